@@ -1,0 +1,125 @@
+//! Byte strings that are shown like text.
+//!
+//! Everything that comes from tmux (pane output, names, command output) is bytes that are usually,
+//! but not always, UTF-8. Keeping them as `Vec<u8>` is correct; printing a `Vec<u8>` with `{:?}`
+//! gives a list of numbers nobody can read. [`RawBytes`] keeps the bytes exact and prints them as
+//! an escaped string, which makes test snapshots and logs readable.
+
+use std::fmt;
+use std::ops::Deref;
+
+use serde::{Serialize, Serializer};
+
+/// Exact bytes, displayed as text: `Debug` escapes them unambiguously, `Display` decodes lossily.
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RawBytes(pub Vec<u8>);
+
+impl RawBytes {
+    /// The bytes, borrowed.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The bytes decoded as UTF-8, with invalid sequences replaced by U+FFFD.
+    pub fn to_string_lossy(&self) -> String {
+        String::from_utf8_lossy(&self.0).into_owned()
+    }
+
+    /// Consumes the wrapper and returns the bytes.
+    pub fn into_vec(self) -> Vec<u8> {
+        self.0
+    }
+}
+
+impl Deref for RawBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl From<Vec<u8>> for RawBytes {
+    fn from(bytes: Vec<u8>) -> Self {
+        RawBytes(bytes)
+    }
+}
+
+impl From<&[u8]> for RawBytes {
+    fn from(bytes: &[u8]) -> Self {
+        RawBytes(bytes.to_vec())
+    }
+}
+
+impl From<&str> for RawBytes {
+    fn from(text: &str) -> Self {
+        RawBytes(text.as_bytes().to_vec())
+    }
+}
+
+impl PartialEq<[u8]> for RawBytes {
+    fn eq(&self, other: &[u8]) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for RawBytes {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == other.as_bytes()
+    }
+}
+
+impl fmt::Debug for RawBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "\"{}\"", escape(&self.0))
+    }
+}
+
+impl fmt::Display for RawBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&String::from_utf8_lossy(&self.0))
+    }
+}
+
+impl Serialize for RawBytes {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&String::from_utf8_lossy(&self.0))
+    }
+}
+
+/// Escapes bytes for display: printable ASCII stays, `\n \r \t \\ \"` are C-style, everything
+/// else (including bytes of multi-byte UTF-8 characters) becomes `\xNN`. Unambiguous and stable,
+/// which is what logs and snapshots need.
+pub fn escape(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for &b in bytes {
+        match b {
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            b'\\' => out.push_str("\\\\"),
+            b'"' => out.push_str("\\\""),
+            0x20..=0x7e => out.push(char::from(b)),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_escapes_every_non_printable_byte() {
+        let raw = RawBytes(b"a\"b\\c\n\x1b\xff\xc3\xa9".to_vec());
+        assert_eq!(format!("{raw:?}"), r#""a\"b\\c\n\x1b\xff\xc3\xa9""#);
+    }
+
+    #[test]
+    fn display_and_json_are_lossy_text() {
+        let raw = RawBytes(b"caf\xc3\xa9 \xff".to_vec());
+        assert_eq!(raw.to_string(), "café \u{fffd}");
+        assert_eq!(serde_json::to_string(&raw).unwrap(), "\"café \u{fffd}\"");
+    }
+}

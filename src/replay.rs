@@ -1,0 +1,383 @@
+//! Offline replay of a recorded control-mode transcript.
+//!
+//! `panectl replay` runs the raw stdout of a `tmux -C` client through the [`Decoder`] and one
+//! [`PaneScreen`] per pane, and reports each pane's final screen. It is the quickest way to see
+//! what panectl makes of a stream, and the fixtures in `fixtures/transcripts/` are checked with
+//! it against the `capture-pane` tmux printed at the end of each recording.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read;
+
+use serde::Serialize;
+
+use crate::control::{Decoder, Event, Layout, Notification};
+use crate::ids::{PaneId, WindowId};
+use crate::screen::PaneScreen;
+
+/// Why a transcript could not be replayed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The input is not the output of a tmux control client.
+    #[error("not a tmux control-mode transcript: {0}")]
+    NotControlMode(String),
+    /// Reading the input failed.
+    #[error("cannot read the transcript: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Settings for a replay.
+#[derive(Debug, Clone, Copy)]
+pub struct ReplayOptions {
+    /// Size of a pane whose size the transcript never states (no `%layout-change` for it).
+    pub default_size: (u16, u16),
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        ReplayOptions {
+            default_size: (80, 24),
+        }
+    }
+}
+
+/// The outcome of a replay: pane screens and what the stream contained.
+#[derive(Debug, Default)]
+pub struct Replay {
+    /// Every pane still open at the end, with its screen.
+    pub panes: BTreeMap<PaneId, PaneScreen>,
+    /// Notifications seen, by tmux name (`output`, `layout-change`, ...).
+    pub notifications: BTreeMap<String, u64>,
+    /// Reply blocks seen.
+    pub replies: u64,
+    /// Bare lines outside blocks.
+    pub stray_lines: u64,
+    /// Lines that could not be decoded.
+    pub parse_errors: u64,
+    /// The first few undecodable lines, described, for the user.
+    pub first_errors: Vec<String>,
+}
+
+/// A pane in the JSON report.
+#[derive(Debug, Serialize)]
+pub struct PaneReport {
+    /// The pane id, `%N`.
+    pub pane: PaneId,
+    /// Width in cells.
+    pub width: u16,
+    /// Height in cells.
+    pub height: u16,
+    /// Whether the alternate screen is on.
+    pub alternate_screen: bool,
+    /// The screen as text (see [`PaneScreen::text`]).
+    pub screen: String,
+}
+
+/// The JSON report of `panectl replay --json`.
+#[derive(Debug, Serialize)]
+pub struct ReplayReport {
+    /// Final screens, in pane id order.
+    pub panes: Vec<PaneReport>,
+    /// Notification counts by name.
+    pub notifications: BTreeMap<String, u64>,
+    /// Reply blocks seen.
+    pub replies: u64,
+    /// Bare lines outside blocks.
+    pub stray_lines: u64,
+    /// Lines that could not be decoded.
+    pub parse_errors: u64,
+}
+
+/// Applies decoded events to pane screens, tracking which panes belong to which window.
+struct Player {
+    options: ReplayOptions,
+    replay: Replay,
+    windows: BTreeMap<WindowId, BTreeSet<PaneId>>,
+    /// Whether any line was recognized as control-mode output.
+    recognized: bool,
+    /// Set when the first line is not control-mode output.
+    bad_start: Option<String>,
+    lines_seen: bool,
+}
+
+const ERRORS_KEPT: usize = 5;
+
+impl Player {
+    fn event(&mut self, event: Event) {
+        let first = !self.lines_seen;
+        self.lines_seen = true;
+        match event {
+            Event::Notification(notification) => {
+                if first && matches!(notification, Notification::Unknown { .. }) {
+                    self.bad_start = Some(describe_first_line(&notification));
+                }
+                if !matches!(notification, Notification::Unknown { .. }) {
+                    self.recognized = true;
+                }
+                *self
+                    .replay
+                    .notifications
+                    .entry(notification.name().to_string())
+                    .or_default() += 1;
+                self.notification(notification);
+            }
+            Event::Reply(_) => {
+                self.recognized = true;
+                self.replay.replies += 1;
+            }
+            Event::Abandoned { .. } => {}
+            Event::Stray(line) => {
+                if first {
+                    self.bad_start = Some(format!("the first line is {:?}", clip(&line)));
+                }
+                self.replay.stray_lines += 1;
+            }
+            Event::ParseError(error) => {
+                if first {
+                    self.bad_start = Some(format!("the first line is {:?}", clip(&error.line)));
+                }
+                self.replay.parse_errors += 1;
+                if self.replay.first_errors.len() < ERRORS_KEPT {
+                    self.replay.first_errors.push(error.to_string());
+                }
+            }
+        }
+    }
+
+    fn screen(&mut self, pane: PaneId) -> &mut PaneScreen {
+        let (width, height) = self.options.default_size;
+        self.replay
+            .panes
+            .entry(pane)
+            .or_insert_with(|| PaneScreen::new(width, height))
+    }
+
+    fn notification(&mut self, notification: Notification) {
+        match notification {
+            Notification::Output { pane, data }
+            | Notification::ExtendedOutput { pane, data, .. } => {
+                self.screen(pane).feed(&data);
+            }
+            Notification::LayoutChange {
+                window,
+                layout,
+                visible_layout,
+                ..
+            } => self.layout(window, &layout, visible_layout.as_ref()),
+            Notification::WindowClose { window } | Notification::UnlinkedWindowClose { window } => {
+                for pane in self.windows.remove(&window).unwrap_or_default() {
+                    self.replay.panes.remove(&pane);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn layout(&mut self, window: WindowId, layout: &Layout, visible: Option<&Layout>) {
+        let panes: BTreeSet<PaneId> = layout.panes().iter().map(|p| p.pane).collect();
+        // Panes that left the window's layout were closed.
+        if let Some(previous) = self.windows.insert(window, panes) {
+            let current = &self.windows[&window];
+            for gone in previous.difference(current) {
+                self.replay.panes.remove(gone);
+            }
+        }
+        // A zoomed pane has the size of the visible layout; the others keep their tiled size.
+        for geometry in layout
+            .panes()
+            .into_iter()
+            .chain(visible.map(Layout::panes).unwrap_or_default())
+        {
+            let width = u16::try_from(geometry.width).unwrap_or(u16::MAX);
+            let height = u16::try_from(geometry.height).unwrap_or(u16::MAX);
+            self.screen(geometry.pane).resize(width, height);
+        }
+    }
+}
+
+fn clip(bytes: &[u8]) -> String {
+    let text = crate::raw::escape(&bytes[..bytes.len().min(60)]);
+    if bytes.len() > 60 {
+        format!("{text}...")
+    } else {
+        text
+    }
+}
+
+fn describe_first_line(notification: &Notification) -> String {
+    match notification {
+        Notification::Unknown { name, .. } => {
+            format!(
+                "the first line starts with %{}, which tmux never sends",
+                clip(name)
+            )
+        }
+        other => format!("unexpected first line %{}", other.name()),
+    }
+}
+
+/// Replays a transcript read from `input`.
+pub fn replay(mut input: impl Read, options: ReplayOptions) -> Result<Replay, ReplayError> {
+    let mut decoder = Decoder::new();
+    let mut player = Player {
+        options,
+        replay: Replay::default(),
+        windows: BTreeMap::new(),
+        recognized: false,
+        bad_start: None,
+        lines_seen: false,
+    };
+    let mut buffer = vec![0u8; 256 * 1024];
+    loop {
+        let read = match input.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        };
+        decoder.feed(&buffer[..read], &mut |event| player.event(event));
+        if let Some(reason) = player.bad_start.take() {
+            return Err(ReplayError::NotControlMode(reason));
+        }
+    }
+    decoder.finish(&mut |event| player.event(event));
+    if let Some(reason) = player.bad_start.take() {
+        return Err(ReplayError::NotControlMode(reason));
+    }
+    if !player.lines_seen {
+        return Err(ReplayError::NotControlMode("the input is empty".into()));
+    }
+    if !player.recognized {
+        return Err(ReplayError::NotControlMode(
+            "no line is a notification or reply tmux sends".into(),
+        ));
+    }
+    Ok(player.replay)
+}
+
+impl Replay {
+    /// The JSON report, optionally for one pane only.
+    pub fn report(&self, only: Option<PaneId>) -> ReplayReport {
+        let panes = self
+            .panes
+            .iter()
+            .filter(|(id, _)| only.is_none_or(|wanted| **id == wanted))
+            .map(|(id, screen)| {
+                let (width, height) = screen.size();
+                PaneReport {
+                    pane: *id,
+                    width,
+                    height,
+                    alternate_screen: screen.alternate_screen(),
+                    screen: screen.text(),
+                }
+            })
+            .collect();
+        ReplayReport {
+            panes,
+            notifications: self.notifications.clone(),
+            replies: self.replies,
+            stray_lines: self.stray_lines,
+            parse_errors: self.parse_errors,
+        }
+    }
+
+    /// The text report: each pane's screen under a header line, or one pane's screen alone.
+    pub fn text(&self, only: Option<PaneId>) -> String {
+        if let Some(pane) = only {
+            return self
+                .panes
+                .get(&pane)
+                .map(PaneScreen::text)
+                .unwrap_or_default();
+        }
+        let mut out = String::new();
+        for (id, screen) in &self.panes {
+            let (width, height) = screen.size();
+            let alternate = if screen.alternate_screen() {
+                " alternate screen"
+            } else {
+                ""
+            };
+            out.push_str(&format!("--- {id} {width}x{height}{alternate} ---\n"));
+            let text = screen.text();
+            if !text.is_empty() {
+                out.push_str(&text);
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(stream: &[u8]) -> Result<Replay, ReplayError> {
+        replay(stream, ReplayOptions::default())
+    }
+
+    #[test]
+    fn output_builds_screens_sized_by_layouts() {
+        let stream = b"%begin 1 2 0\n%end 1 2 0\n%session-changed $0 main\n\
+%layout-change @0 b25d,80x24,0,0,0 b25d,80x24,0,0,0 *\n\
+%output %0 caf\xc3\n%output %0 \xa9 \\033[1mbold\\033[m\\015\\012$ \n";
+        let replay = run(stream).unwrap();
+        let screen = &replay.panes[&PaneId(0)];
+        assert_eq!(screen.text(), "café bold\n$");
+        assert_eq!(screen.size(), (80, 24));
+        assert_eq!(replay.notifications["output"], 2);
+        assert_eq!(replay.replies, 1);
+    }
+
+    #[test]
+    fn panes_leave_with_their_window_or_layout() {
+        let layout = |w: u32, body: &str| {
+            format!(
+                "%layout-change @{w} {csum:04x},{body} {csum:04x},{body} *\n",
+                csum = crate::control::layout::checksum(body.as_bytes())
+            )
+        };
+        let mut stream = String::new();
+        stream += &layout(0, "80x24,0,0{40x24,0,0,0,39x24,41,0,1}");
+        stream += &layout(1, "80x24,0,0,2");
+        stream += "%output %1 x\n%output %2 y\n";
+        stream += &layout(0, "80x24,0,0,0");
+        stream += "%unlinked-window-close @1\n";
+        let replay = run(stream.as_bytes()).unwrap();
+        assert_eq!(
+            replay.panes.keys().copied().collect::<Vec<_>>(),
+            [PaneId(0)]
+        );
+        assert_eq!(replay.panes[&PaneId(0)].size(), (80, 24));
+    }
+
+    #[test]
+    fn zoomed_panes_take_the_visible_size() {
+        let full = "80x24,0,0{40x24,0,0,0,39x24,41,0,1}";
+        let visible = "80x24,0,0,1";
+        let stream = format!(
+            "%layout-change @0 {:04x},{full} {:04x},{visible} *Z\n",
+            crate::control::layout::checksum(full.as_bytes()),
+            crate::control::layout::checksum(visible.as_bytes())
+        );
+        let replay = run(stream.as_bytes()).unwrap();
+        assert_eq!(replay.panes[&PaneId(0)].size(), (40, 24));
+        assert_eq!(replay.panes[&PaneId(1)].size(), (80, 24));
+    }
+
+    #[test]
+    fn input_that_is_not_control_mode_is_refused() {
+        for input in [
+            &b""[..],
+            b"hello world\n",
+            b"%PDF-1.4\n\x00\x01binary\n",
+            b"\x89PNG\r\n\x1a\n",
+        ] {
+            match run(input) {
+                Err(ReplayError::NotControlMode(reason)) => assert!(!reason.contains('\n')),
+                other => panic!("{input:?}: {other:?}"),
+            }
+        }
+    }
+}

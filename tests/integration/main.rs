@@ -1,0 +1,8 @@
+//! The integration tests: one binary, with a shared harness that starts real tmux servers on
+//! private sockets.
+
+mod cli_replay;
+mod command_roundtrip;
+mod decoder_properties;
+mod support;
+mod transcripts;
