@@ -1,10 +1,15 @@
 //! panectl: a tmux control-mode client that mirrors every pane of a tmux server.
 //!
-//! The crate is split into a sans-IO core ([`control`] for the protocol, [`screen`] for pane
-//! screens) and the programs built on it ([`replay`]). See README.md for the tour.
+//! The crate is a sans-IO core ([`control`] for the protocol, [`screen`] and [`mirror`] for pane
+//! state, [`tmux::query`] for the queries) inside an IO shell ([`tmux`] connections, the
+//! [`daemon`] that supervises them, the [`api`]). See README.md for the tour.
 
+pub mod api;
 pub mod control;
+pub mod daemon;
 pub mod ids;
+pub mod mirror;
 pub mod raw;
 pub mod replay;
 pub mod screen;
+pub mod tmux;

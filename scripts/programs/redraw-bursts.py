@@ -11,7 +11,9 @@ usage: redraw-bursts.py [BURSTS [FRAMES_PER_BURST [PAUSE_SECONDS]]]
 import os
 import shutil
 import sys
+import termios
 import time
+import tty
 
 
 def frame(n: int, cols: int, rows: int, label: str) -> bytes:
@@ -42,10 +44,16 @@ def main() -> None:
         time.sleep(pause)
     out.write(b"\x1b[2J" + frame(n, cols, rows, "settled"))
     out.flush()
+    saved = termios.tcgetattr(0) if os.isatty(0) else None
     try:
+        if saved is not None:
+            tty.setcbreak(0)  # one key press ends it, no Enter needed
         os.read(0, 1)
     except KeyboardInterrupt:
         pass
+    finally:
+        if saved is not None:
+            termios.tcsetattr(0, termios.TCSADRAIN, saved)
     out.write(b"\x1b[?25h\x1b[?1049l")
     out.flush()
 

@@ -439,6 +439,15 @@ pub mod commands {
             .replies_with_notifications()
     }
 
+    /// `refresh-client -f pause-after=SECONDS` (tmux 3.2+): tmux pauses a pane whose output
+    /// waited that long for this client, instead of disconnecting the client as too far behind.
+    pub fn pause_after(seconds: u32) -> Command {
+        let value = format!("pause-after={seconds}");
+        Command::new("refresh-client")
+            .flag("-f")
+            .push_trusted(value.as_bytes())
+    }
+
     /// The states of `refresh-client -A`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum PaneOutput {

@@ -3,6 +3,7 @@
 
 mod cli_replay;
 mod command_roundtrip;
+mod daemon;
 mod decoder_properties;
 mod support;
 mod transcripts;

@@ -204,3 +204,250 @@ impl Drop for ControlClient {
         }
     }
 }
+
+impl TmuxServer {
+    /// The socket name given to `-L`.
+    pub fn socket_name(&self) -> &str {
+        &self.socket
+    }
+
+    /// A `panectl` command aimed at this server, with the same private environment.
+    pub fn panectl(&self) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_panectl"));
+        command
+            .args(["-L", &self.socket])
+            .env_remove("TMUX")
+            .env("TMUX_TMPDIR", self.dir.path())
+            .env("XDG_RUNTIME_DIR", self.dir.path().join("run"))
+            .env("LC_ALL", "C.UTF-8");
+        command
+    }
+
+    /// Runs `panectl ARGS` and returns stdout; panics with stderr on failure.
+    pub fn panectl_ok(&self, args: &[&str]) -> String {
+        let output = self.panectl().args(args).output().expect("run panectl");
+        assert!(
+            output.status.success(),
+            "panectl {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Runs `panectl ls --json`.
+    pub fn panes(&self) -> Vec<serde_json::Value> {
+        let output = self.panectl_ok(&["ls", "--json"]);
+        serde_json::from_str::<Vec<serde_json::Value>>(&output).expect("ls --json")
+    }
+
+    /// Runs `panectl health --json`.
+    pub fn health(&self) -> serde_json::Value {
+        serde_json::from_str(&self.panectl_ok(&["health", "--json"])).expect("health --json")
+    }
+
+    /// The daemon's mirrored screen of a pane.
+    pub fn daemon_screen(&self, pane: &str) -> String {
+        let output = self
+            .panectl()
+            .args(["screen", pane])
+            .output()
+            .expect("run panectl");
+        String::from_utf8_lossy(&output.stdout)
+            .trim_end_matches('\n')
+            .to_string()
+    }
+
+    /// tmux's own screen of a pane, normalized like the daemon's.
+    pub fn tmux_screen(&self, pane: &str) -> String {
+        panectl::screen::normalize_capture(&self.tmux(&["capture-pane", "-p", "-t", pane]))
+    }
+
+    /// Starts a daemon for this server (in the foreground, as a child of the test).
+    pub fn start_daemon(&self, extra: &[&str]) -> Daemon {
+        let log = self.dir.path().join(format!(
+            "daemon-{}.log",
+            NEXT_SERVER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let child = self
+            .panectl()
+            .arg("daemon")
+            .args(extra)
+            .arg("--log-file")
+            .arg(&log)
+            .env("PANECTL_LOG", "debug")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the daemon");
+        let daemon = Daemon { child, log };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self
+            .panectl()
+            .args(["health", "--json"])
+            .output()
+            .is_ok_and(|o| !o.status.success())
+        {
+            assert!(
+                Instant::now() < deadline,
+                "the daemon did not start: {}",
+                daemon.log_text()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        daemon
+    }
+
+    /// Waits until `condition` holds, polling; panics with `what` after `timeout`.
+    pub fn wait_for(&self, what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
+        let deadline = Instant::now() + timeout;
+        while !condition() {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// Waits until the daemon mirrors exactly `count` panes, all seeded.
+    pub fn wait_for_panes(&self, count: usize) -> Vec<serde_json::Value> {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let last = self.panes();
+            if last.len() == count && last.iter().all(|p| p["sync"] == "live") {
+                return last;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "expected {count} live panes, have {last:#?}"
+            );
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// Waits until the daemon's screen of `pane` equals tmux's.
+    pub fn wait_for_same_screen(&self, pane: &str, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let ours = self.daemon_screen(pane);
+            let theirs = self.tmux_screen(pane);
+            if ours == theirs {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "screen of {pane} differs:\n--- daemon\n{ours}\n--- tmux\n{theirs}"
+            );
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+}
+
+/// A running `panectl daemon`, ended (SIGTERM, then SIGKILL) and reaped on drop.
+pub struct Daemon {
+    child: Child,
+    log: std::path::PathBuf,
+}
+
+impl Daemon {
+    /// The daemon's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Its log so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Kills it with SIGKILL (a crash) and reaps it.
+    pub fn crash(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Asks it to stop and waits; returns whether it exited within `timeout`.
+    pub fn stop(&mut self, timeout: Duration) -> bool {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        self.wait_exit(timeout)
+    }
+
+    /// Waits for it to exit on its own; returns whether it did within `timeout`.
+    pub fn wait_exit(&mut self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
+        if !self.stop(Duration::from_secs(5)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Serializes the tests that run a daemon: they measure time and share two CPU cores.
+pub fn daemon_test_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// An ordinary (non-control) tmux client on a pseudo-terminal of a given size, like a user's
+/// terminal. Its output is drained and thrown away.
+pub struct PtyClient {
+    child: Child,
+    drain: Option<JoinHandle<()>>,
+}
+
+impl PtyClient {
+    /// Attaches to session `$0` from a `width` x `height` terminal.
+    pub fn attach(server: &TmuxServer, width: u16, height: u16) -> PtyClient {
+        let size = nix::pty::Winsize {
+            ws_row: height,
+            ws_col: width,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        let pty = nix::pty::openpty(Some(&size), None).expect("openpty");
+        let slave = std::fs::File::from(pty.slave);
+        let child = server
+            .command()
+            .args(["attach-session", "-t", "$0"])
+            .env("TERM", "xterm")
+            .stdin(Stdio::from(slave.try_clone().expect("dup")))
+            .stdout(Stdio::from(slave.try_clone().expect("dup")))
+            .stderr(Stdio::from(slave))
+            .spawn()
+            .expect("start a tmux client");
+        let mut master = std::fs::File::from(pty.master);
+        let drain = std::thread::spawn(move || {
+            let mut buffer = [0u8; 4096];
+            while matches!(master.read(&mut buffer), Ok(n) if n > 0) {}
+        });
+        PtyClient {
+            child,
+            drain: Some(drain),
+        }
+    }
+}
+
+impl Drop for PtyClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(drain) = self.drain.take() {
+            // The master reads EOF/EIO once every slave copy is closed.
+            let _ = drain.join();
+        }
+    }
+}

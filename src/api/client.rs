@@ -1,0 +1,190 @@
+//! The CLI's side of the local API: HTTP/1.1 over the daemon's Unix socket.
+
+use std::path::PathBuf;
+
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Bytes;
+use hyper::{Request, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde::de::DeserializeOwned;
+use tokio::net::UnixStream;
+
+/// Why a request to the daemon failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// Nothing listens on the socket.
+    #[error("no panectl daemon is running for the tmux server {server}; start one with: {start}")]
+    NoDaemon {
+        /// The tmux server.
+        server: String,
+        /// The command that starts a daemon for it.
+        start: String,
+    },
+    /// The connection failed midway.
+    #[error("talking to the daemon: {0}")]
+    Transport(String),
+    /// The daemon answered with an error.
+    #[error("{message}")]
+    Status {
+        /// The HTTP status.
+        status: StatusCode,
+        /// The daemon's message.
+        message: String,
+    },
+    /// The answer was not what the client expects.
+    #[error("unexpected answer from the daemon: {0}")]
+    Protocol(String),
+}
+
+/// An answer: status, headers and body.
+#[derive(Debug)]
+pub struct Answer {
+    /// Headers.
+    pub headers: hyper::HeaderMap,
+    /// Body.
+    pub body: Bytes,
+}
+
+impl Answer {
+    /// A header as text, if present.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+/// A client of one daemon's API.
+#[derive(Debug, Clone)]
+pub struct ApiClient {
+    socket: PathBuf,
+    server: String,
+    start: String,
+}
+
+/// Percent-encodes a path segment (everything but unreserved characters).
+pub fn encode_segment(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+impl ApiClient {
+    /// A client for the daemon listening on `socket`. `server` and `start` only go into the
+    /// message shown when no daemon runs.
+    pub fn new(socket: PathBuf, server: String, start: String) -> ApiClient {
+        ApiClient {
+            socket,
+            server,
+            start,
+        }
+    }
+
+    async fn connect(
+        &self,
+    ) -> Result<hyper::client::conn::http1::SendRequest<Empty<Bytes>>, ClientError> {
+        let stream =
+            UnixStream::connect(&self.socket)
+                .await
+                .map_err(|error| match error.kind() {
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused => {
+                        ClientError::NoDaemon {
+                            server: self.server.clone(),
+                            start: self.start.clone(),
+                        }
+                    }
+                    _ => ClientError::Transport(format!("{}: {error}", self.socket.display())),
+                })?;
+        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| ClientError::Transport(e.to_string()))?;
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        Ok(sender)
+    }
+
+    async fn send(
+        &self,
+        path: &str,
+    ) -> Result<hyper::Response<hyper::body::Incoming>, ClientError> {
+        let mut sender = self.connect().await?;
+        let request = Request::get(path)
+            .header("host", "panectl")
+            .body(Empty::<Bytes>::new())
+            .map_err(|e| ClientError::Protocol(e.to_string()))?;
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|e| ClientError::Transport(e.to_string()))?;
+        if response.status().is_success() {
+            return Ok(response);
+        }
+        let status = response.status();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        let message = serde_json::from_slice::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_string))
+            .unwrap_or_else(|| format!("{status}: {}", String::from_utf8_lossy(&body)));
+        Err(ClientError::Status { status, message })
+    }
+
+    /// GET a path; the whole answer.
+    pub async fn get(&self, path: &str) -> Result<Answer, ClientError> {
+        let response = self.send(path).await?;
+        let headers = response.headers().clone();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| ClientError::Transport(e.to_string()))?
+            .to_bytes();
+        Ok(Answer { headers, body })
+    }
+
+    /// GET a path and parse the JSON answer.
+    pub async fn get_json<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
+        let answer = self.get(path).await?;
+        serde_json::from_slice(&answer.body).map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    /// GET a streaming path; `chunk` gets each piece of the body until it returns `false` or
+    /// the daemon ends the stream.
+    pub async fn stream(
+        &self,
+        path: &str,
+        mut chunk: impl FnMut(&[u8]) -> bool,
+    ) -> Result<(), ClientError> {
+        let mut body = self.send(path).await?.into_body();
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| ClientError::Transport(e.to_string()))?;
+            if let Some(data) = frame.data_ref()
+                && !chunk(data)
+            {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pane_names_are_encoded_for_paths() {
+        assert_eq!(encode_segment("%3"), "%253");
+        assert_eq!(encode_segment("main:0.1"), "main%3A0.1");
+        assert_eq!(encode_segment("a b/é"), "a%20b%2F%C3%A9");
+    }
+}

@@ -1,0 +1,5 @@
+//! The daemon's local API ([`server`]), the client the CLI uses ([`client`]), and pane names.
+
+pub mod client;
+pub mod names;
+pub mod server;

@@ -1,0 +1,434 @@
+//! The local API: HTTP/1.1 and JSON over a Unix socket that only the daemon's user can use.
+//!
+//! | route | answer |
+//! |---|---|
+//! | `GET /v1/health` | daemon, server and counter summary (JSON) |
+//! | `GET /v1/panes` | every pane (JSON list) |
+//! | `GET /v1/panes/{pane}` | one pane (JSON) |
+//! | `GET /v1/panes/{pane}/screen[?format=ansi]` | the mirrored screen (text, or ANSI) |
+//! | `GET /v1/panes/{pane}/output[?from=SEQ&limit=N]` | recent output bytes, headers say which |
+//! | `GET /v1/events` | Server-Sent Events: every change, numbered |
+//!
+//! `{pane}` is any name [`names::resolve`] accepts, percent-encoded.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{Path as UrlPath, Query, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use futures::stream::Stream;
+use serde::{Deserialize, Serialize};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::{broadcast, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::names::{self, NameError};
+use crate::daemon::events::{DaemonEvent, EventBus};
+use crate::daemon::supervisor::{Connections, ServerStatus};
+use crate::ids::PaneId;
+use crate::mirror::PaneCounters;
+use crate::tmux::{ConnectionHandle, PaneSummary, ServerAddress};
+
+/// What the handlers share.
+#[derive(Clone)]
+pub struct ApiState {
+    /// The live connections.
+    pub connections: watch::Receiver<Connections>,
+    /// The supervisor's status.
+    pub status: watch::Receiver<ServerStatus>,
+    /// The event bus.
+    pub bus: EventBus,
+    /// The tmux server.
+    pub address: ServerAddress,
+    /// When the daemon started.
+    pub started: Instant,
+    /// Fires at shutdown; ends event streams so the server can stop.
+    pub shutdown: CancellationToken,
+}
+
+/// A Unix listener that only hands out connections from the daemon's own user.
+pub struct PeerCheckedListener {
+    listener: UnixListener,
+    uid: u32,
+}
+
+impl PeerCheckedListener {
+    /// Binds the socket (replacing a stale file) with mode 0600.
+    pub fn bind(path: &Path) -> io::Result<PeerCheckedListener> {
+        match std::fs::remove_file(path) {
+            Ok(()) => {}
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+            Err(error) => return Err(error),
+        }
+        let listener = UnixListener::bind(path)?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+        Ok(PeerCheckedListener {
+            listener,
+            uid: nix::unistd::getuid().as_raw(),
+        })
+    }
+}
+
+impl axum::serve::Listener for PeerCheckedListener {
+    type Io = UnixStream;
+    type Addr = tokio::net::unix::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            match self.listener.accept().await {
+                Ok((stream, address)) => match stream.peer_cred() {
+                    Ok(cred) if cred.uid() == self.uid => return (stream, address),
+                    Ok(cred) => tracing::warn!(
+                        uid = cred.uid(),
+                        "refused an API connection from another user"
+                    ),
+                    Err(error) => tracing::warn!(%error, "cannot check an API peer; refused"),
+                },
+                Err(error) => {
+                    tracing::warn!(%error, "accepting an API connection failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+            }
+        }
+    }
+
+    fn local_addr(&self) -> io::Result<Self::Addr> {
+        self.listener.local_addr()
+    }
+}
+
+/// Serves the API until `cancel` fires.
+pub async fn serve(
+    listener: PeerCheckedListener,
+    state: ApiState,
+    cancel: CancellationToken,
+) -> io::Result<()> {
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(cancel.cancelled_owned())
+        .await
+}
+
+/// The routes.
+pub fn router(state: ApiState) -> Router {
+    Router::new()
+        .route("/v1/health", get(health))
+        .route("/v1/panes", get(list_panes))
+        .route("/v1/panes/{pane}", get(one_pane))
+        .route("/v1/panes/{pane}/screen", get(screen))
+        .route("/v1/panes/{pane}/output", get(output))
+        .route("/v1/events", get(events))
+        .with_state(state)
+}
+
+/// An error answer: status and a JSON `{"error": ...}` body.
+struct ApiError(StatusCode, String);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.0, axum::Json(serde_json::json!({ "error": self.1 }))).into_response()
+    }
+}
+
+impl From<NameError> for ApiError {
+    fn from(error: NameError) -> Self {
+        let status = match error {
+            NameError::NotFound(_) => StatusCode::NOT_FOUND,
+            NameError::Ambiguous { .. } => StatusCode::CONFLICT,
+        };
+        ApiError(status, error.to_string())
+    }
+}
+
+impl ApiState {
+    fn handles(&self) -> Connections {
+        self.connections.borrow().clone()
+    }
+
+    /// Every pane of every session; a pane in windows linked to several sessions once.
+    async fn all_panes(&self) -> Vec<PaneSummary> {
+        let handles = self.handles();
+        let replies =
+            futures::future::join_all(handles.values().map(ConnectionHandle::panes)).await;
+        let mut panes: BTreeMap<PaneId, PaneSummary> = BTreeMap::new();
+        for pane in replies.into_iter().flatten().flatten() {
+            panes.entry(pane.pane).or_insert(pane);
+        }
+        panes.into_values().collect()
+    }
+
+    async fn find(&self, name: &str) -> Result<(PaneSummary, ConnectionHandle), ApiError> {
+        let panes = self.all_panes().await;
+        let id = names::resolve(name, &panes)?;
+        let pane = panes
+            .into_iter()
+            .find(|p| p.pane == id)
+            .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, format!("no pane named {name:?}")))?;
+        let handle = self
+            .handles()
+            .get(&pane.session_id)
+            .cloned()
+            .ok_or_else(|| {
+                ApiError(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the pane's session is reconnecting".into(),
+                )
+            })?;
+        Ok((pane, handle))
+    }
+}
+
+/// The health report.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Health {
+    /// `ok`, or `degraded` while the tmux server is unreachable.
+    pub status: String,
+    /// The daemon's version.
+    pub version: String,
+    /// The tmux server's socket.
+    pub tmux_socket: String,
+    /// tmux's version.
+    pub tmux_version: String,
+    /// Whether the tmux server answers.
+    pub server_alive: bool,
+    /// Seconds since the daemon started.
+    pub uptime_seconds: u64,
+    /// Sessions with a live control connection.
+    pub sessions: usize,
+    /// Panes mirrored.
+    pub panes: usize,
+    /// Control connections restarted after ending unexpectedly.
+    pub reconnects: u64,
+    /// Control clients of a previous daemon ended at start.
+    pub leftover_clients_ended: usize,
+    /// Lines from tmux the decoder could not read.
+    pub parse_errors: u64,
+    /// Commands that tmux did not answer in time.
+    pub timeouts: u64,
+    /// Commands sent over control connections.
+    pub commands: u64,
+    /// Pane output, summed.
+    pub output_bytes: u64,
+    /// Screens rebuilt from tmux, for any reason.
+    pub resyncs: u64,
+    /// Times tmux paused a pane.
+    pub pauses: u64,
+    /// Times the watchdog found a screen different from tmux's.
+    pub divergences: u64,
+    /// Id of the last event published.
+    pub last_event: u64,
+}
+
+async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
+    let handles = state.handles();
+    let stats = futures::future::join_all(handles.values().map(ConnectionHandle::stats)).await;
+    let status = state.status.borrow().clone();
+    let mut totals = PaneCounters::default();
+    let (mut parse_errors, mut timeouts, mut commands, mut panes) = (0, 0, 0, 0);
+    let mut tmux_version = String::new();
+    for stat in stats.into_iter().flatten() {
+        totals.bytes += stat.totals.bytes;
+        totals.resyncs += stat.totals.resyncs;
+        totals.pauses += stat.totals.pauses;
+        totals.divergences += stat.totals.divergences;
+        parse_errors += stat.parse_errors;
+        timeouts += stat.timeouts;
+        commands += stat.commands;
+        panes += stat.panes;
+        if tmux_version.is_empty() {
+            tmux_version = stat.tmux_version;
+        }
+    }
+    axum::Json(Health {
+        status: if status.server_alive {
+            "ok"
+        } else {
+            "degraded"
+        }
+        .into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        tmux_socket: state.address.to_string(),
+        tmux_version,
+        server_alive: status.server_alive,
+        uptime_seconds: state.started.elapsed().as_secs(),
+        sessions: status.sessions,
+        panes,
+        reconnects: status.reconnects,
+        leftover_clients_ended: status.leftover_clients_ended,
+        parse_errors,
+        timeouts,
+        commands,
+        output_bytes: totals.bytes,
+        resyncs: totals.resyncs,
+        pauses: totals.pauses,
+        divergences: totals.divergences,
+        last_event: state.bus.last_id(),
+    })
+}
+
+async fn list_panes(State(state): State<ApiState>) -> axum::Json<Vec<PaneSummary>> {
+    axum::Json(state.all_panes().await)
+}
+
+async fn one_pane(
+    State(state): State<ApiState>,
+    UrlPath(name): UrlPath<String>,
+) -> Result<axum::Json<PaneSummary>, ApiError> {
+    let (pane, _) = state.find(&name).await?;
+    Ok(axum::Json(pane))
+}
+
+/// Query of the screen route.
+#[derive(Debug, Deserialize)]
+struct ScreenQuery {
+    format: Option<String>,
+}
+
+fn header_value(value: impl ToString) -> HeaderValue {
+    HeaderValue::from_str(&value.to_string()).unwrap_or_else(|_| HeaderValue::from_static("?"))
+}
+
+async fn screen(
+    State(state): State<ApiState>,
+    UrlPath(name): UrlPath<String>,
+    Query(query): Query<ScreenQuery>,
+) -> Result<Response, ApiError> {
+    let ansi = match query.format.as_deref() {
+        None | Some("text") => false,
+        Some("ansi") => true,
+        Some(other) => {
+            return Err(ApiError(
+                StatusCode::BAD_REQUEST,
+                format!("unknown format {other:?}: use text or ansi"),
+            ));
+        }
+    };
+    let (pane, handle) = state.find(&name).await?;
+    let dump = handle
+        .screen(pane.pane, ansi)
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?
+        .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, format!("pane {} is gone", pane.pane)))?;
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    let extra = [
+        ("x-panectl-pane", pane.pane.to_string()),
+        ("x-panectl-size", format!("{}x{}", dump.width, dump.height)),
+        (
+            "x-panectl-cursor",
+            format!("{},{}", dump.cursor.0, dump.cursor.1),
+        ),
+        (
+            "x-panectl-alternate-screen",
+            dump.alternate_screen.to_string(),
+        ),
+        ("x-panectl-output-seq", dump.output_seq.to_string()),
+        (
+            "x-panectl-sync",
+            serde_json::to_string(&dump.sync)
+                .unwrap_or_default()
+                .trim_matches('"')
+                .to_string(),
+        ),
+    ];
+    for (name, value) in extra {
+        headers.insert(HeaderName::from_static(name), header_value(value));
+    }
+    Ok((headers, dump.content).into_response())
+}
+
+/// Query of the output route.
+#[derive(Debug, Deserialize)]
+struct OutputQuery {
+    from: Option<u64>,
+    limit: Option<usize>,
+}
+
+async fn output(
+    State(state): State<ApiState>,
+    UrlPath(name): UrlPath<String>,
+    Query(query): Query<OutputQuery>,
+) -> Result<Response, ApiError> {
+    let (pane, handle) = state.find(&name).await?;
+    let limit = query.limit.unwrap_or(1 << 20).min(16 << 20);
+    let read = handle
+        .output(pane.pane, query.from, limit)
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?
+        .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, format!("pane {} is gone", pane.pane)))?;
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/octet-stream"),
+    );
+    headers.insert(
+        HeaderName::from_static("x-panectl-from"),
+        header_value(read.from),
+    );
+    headers.insert(
+        HeaderName::from_static("x-panectl-next"),
+        header_value(read.next),
+    );
+    if let Some(missed) = &read.missed {
+        headers.insert(
+            HeaderName::from_static("x-panectl-missed"),
+            header_value(format!("{}-{}", missed.start, missed.end)),
+        );
+    }
+    if !read.gaps.is_empty() {
+        headers.insert(
+            HeaderName::from_static("x-panectl-gaps"),
+            header_value(serde_json::to_string(&read.gaps).unwrap_or_default()),
+        );
+    }
+    Ok((headers, read.data).into_response())
+}
+
+fn sse_event(event: &DaemonEvent) -> SseEvent {
+    let kind = serde_json::to_value(&event.kind)
+        .ok()
+        .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_string))
+        .unwrap_or_else(|| "event".into());
+    SseEvent::default()
+        .id(event.id.to_string())
+        .event(kind)
+        .data(serde_json::to_string(event).unwrap_or_default())
+}
+
+fn event_stream(
+    receiver: broadcast::Receiver<Arc<DaemonEvent>>,
+    shutdown: CancellationToken,
+) -> impl Stream<Item = Result<SseEvent, std::convert::Infallible>> {
+    futures::stream::unfold(
+        (receiver, shutdown),
+        |(mut receiver, shutdown)| async move {
+            let next = tokio::select! {
+                () = shutdown.cancelled() => return None,
+                next = receiver.recv() => next,
+            };
+            let event = match next {
+                Ok(event) => sse_event(&event),
+                Err(broadcast::error::RecvError::Lagged(missed)) => SseEvent::default()
+                    .event("lagged")
+                    .data(serde_json::json!({ "type": "lagged", "missed": missed }).to_string()),
+                Err(broadcast::error::RecvError::Closed) => return None,
+            };
+            Some((Ok(event), (receiver, shutdown)))
+        },
+    )
+}
+
+async fn events(State(state): State<ApiState>) -> impl IntoResponse {
+    let stream = event_stream(state.bus.subscribe(), state.shutdown.clone());
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}

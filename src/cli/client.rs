@@ -1,0 +1,212 @@
+//! The commands that talk to a running daemon: `ls`, `screen`, `output`, `health`, `events`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use panectl::api::client::{ApiClient, encode_segment};
+use panectl::api::server::Health;
+use panectl::daemon::paths::RuntimePaths;
+use serde_json::Value;
+
+use super::ServerArgs;
+
+fn client(server: &ServerArgs) -> anyhow::Result<ApiClient> {
+    let address = server.address()?;
+    let paths = RuntimePaths::for_server(&address);
+    Ok(ApiClient::new(
+        paths.socket(),
+        address.to_string(),
+        server.start_command(),
+    ))
+}
+
+fn block_on<T>(future: impl std::future::Future<Output = anyhow::Result<T>>) -> anyhow::Result<T> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(future)
+}
+
+fn text(value: &Value, key: &str) -> String {
+    match value.get(key) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    }
+}
+
+pub fn ls(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let client = client(server)?;
+    let panes: Value = block_on(async { Ok(client.get_json("/v1/panes").await?) })?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &panes)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows: Vec<[String; 6]> = panes
+        .as_array()
+        .map(|panes| {
+            panes
+                .iter()
+                .map(|p| {
+                    [
+                        text(p, "pane"),
+                        text(p, "session"),
+                        format!("{}:{}", text(p, "window_index"), text(p, "window")),
+                        format!("{}x{}", text(p, "width"), text(p, "height")),
+                        text(p, "command"),
+                        text(p, "title"),
+                    ]
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let headers = ["PANE", "SESSION", "WINDOW", "SIZE", "COMMAND", "TITLE"];
+    let mut widths = headers.map(str::len);
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let print = |out: &mut dyn Write, cells: &[&str]| -> std::io::Result<()> {
+        let mut line = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            }
+        }
+        writeln!(out, "{}", line.trim_end())
+    };
+    print(&mut out, &headers)?;
+    for row in &rows {
+        print(&mut out, &row.each_ref().map(String::as_str))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn screen(server: &ServerArgs, pane: &str, ansi: bool) -> anyhow::Result<ExitCode> {
+    let client = client(server)?;
+    let path = format!(
+        "/v1/panes/{}/screen{}",
+        encode_segment(pane),
+        if ansi { "?format=ansi" } else { "" }
+    );
+    let answer = block_on(async { Ok(client.get(&path).await?) })?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(&answer.body)?;
+    if !answer.body.ends_with(b"\n") {
+        out.write_all(b"\n")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn output(server: &ServerArgs, pane: &str, from: Option<u64>) -> anyhow::Result<ExitCode> {
+    let client = client(server)?;
+    let mut path = format!("/v1/panes/{}/output", encode_segment(pane));
+    if let Some(from) = from {
+        path.push_str(&format!("?from={from}"));
+    }
+    let answer = block_on(async { Ok(client.get(&path).await?) })?;
+    if let Some(missed) = answer.header("x-panectl-missed") {
+        eprintln!("panectl: bytes {missed} have left the daemon's buffer");
+    }
+    if let Some(next) = answer.header("x-panectl-next") {
+        eprintln!("panectl: next sequence number {next}");
+    }
+    std::io::stdout().lock().write_all(&answer.body)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn health(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let client = client(server)?;
+    let health: Health = block_on(async { Ok(client.get_json("/v1/health").await?) })?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &health)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(out, "status        {}", health.status)?;
+    writeln!(
+        out,
+        "daemon        panectl {}, up {} s",
+        health.version, health.uptime_seconds
+    )?;
+    writeln!(
+        out,
+        "tmux          {} at {}",
+        health.tmux_version, health.tmux_socket
+    )?;
+    writeln!(out, "sessions      {}", health.sessions)?;
+    writeln!(out, "panes         {}", health.panes)?;
+    writeln!(out, "output        {} bytes", health.output_bytes)?;
+    writeln!(out, "resyncs       {}", health.resyncs)?;
+    writeln!(out, "pauses        {}", health.pauses)?;
+    writeln!(out, "divergences   {}", health.divergences)?;
+    writeln!(out, "reconnects    {}", health.reconnects)?;
+    writeln!(out, "parse errors  {}", health.parse_errors)?;
+    writeln!(out, "timeouts      {}", health.timeouts)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints one event: its JSON line, or a short human form.
+fn print_event(data: &str, json: bool) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if json {
+        writeln!(out, "{data}")?;
+        return out.flush();
+    }
+    let value: Value = serde_json::from_str(data).unwrap_or(Value::Null);
+    let mut fields: Vec<String> = Vec::new();
+    if let Some(object) = value.as_object() {
+        for (key, field) in object {
+            if !matches!(key.as_str(), "id" | "time_ms" | "type") {
+                let shown = match field {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                fields.push(format!("{key}={shown}"));
+            }
+        }
+    }
+    writeln!(
+        out,
+        "{:>6} {:<16} {}",
+        text(&value, "id"),
+        text(&value, "type"),
+        fields.join(" ")
+    )?;
+    out.flush()
+}
+
+pub fn events(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let client = client(server)?;
+    block_on(async {
+        let mut pending = Vec::new();
+        let mut failure = None;
+        client
+            .stream("/v1/events", |chunk| {
+                pending.extend_from_slice(chunk);
+                while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+                    let line: Vec<u8> = pending.drain(..=end).collect();
+                    let line = String::from_utf8_lossy(&line);
+                    if let Some(data) = line.trim_end().strip_prefix("data:")
+                        && let Err(error) = print_event(data.trim_start(), json)
+                    {
+                        failure = Some(error);
+                        return false;
+                    }
+                }
+                true
+            })
+            .await?;
+        match failure {
+            Some(error) => Err(error.into()),
+            None => Ok(()),
+        }
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

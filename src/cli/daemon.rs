@@ -1,0 +1,191 @@
+//! `panectl daemon`: runs the daemon in the foreground, or starts it in the background.
+
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use panectl::daemon::paths::RuntimePaths;
+use panectl::daemon::{self, DaemonOptions};
+use panectl::tmux::ConnectionConfig;
+use tokio_util::sync::CancellationToken;
+
+use super::ServerArgs;
+
+/// Options of `panectl daemon`.
+#[derive(Debug, Clone, Args)]
+pub struct DaemonArgs {
+    /// Start in the background and return once the API is up.
+    #[arg(long)]
+    detach: bool,
+    /// Stop when the tmux server stops (what the tmux plugin uses); by default the daemon waits
+    /// for the server to come back.
+    #[arg(long)]
+    exit_with_server: bool,
+    /// Seconds a pane's output may wait for the daemon before tmux pauses the pane (which the
+    /// daemon then resyncs); 0 turns flow control off.
+    #[arg(long, default_value_t = 5, value_name = "SECONDS")]
+    pause_after: u32,
+    /// Bytes of recent output kept per pane.
+    #[arg(long, default_value_t = 128 * 1024, value_name = "BYTES")]
+    ring_bytes: usize,
+    /// How often the divergence watchdog compares screens that changed with tmux's.
+    #[arg(long, default_value_t = 2000, value_name = "MS")]
+    watchdog_ms: u64,
+    /// How long a command may wait for tmux's reply.
+    #[arg(long, default_value_t = 10_000, value_name = "MS")]
+    command_timeout_ms: u64,
+    /// Write the log here instead of stderr (a detached daemon logs to the runtime directory).
+    #[arg(long, value_name = "PATH")]
+    log_file: Option<PathBuf>,
+}
+
+fn init_logging(log_file: Option<&PathBuf>) -> anyhow::Result<()> {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("PANECTL_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false);
+    match log_file {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("cannot open the log file {}", path.display()))?;
+            builder
+                .with_ansi(false)
+                .with_writer(std::sync::Mutex::new(file))
+                .init();
+        }
+        None => builder.with_writer(std::io::stderr).init(),
+    }
+    Ok(())
+}
+
+pub fn run(server: &ServerArgs, args: DaemonArgs) -> anyhow::Result<ExitCode> {
+    let address = server.address()?;
+    let paths = RuntimePaths::for_server(&address);
+    let options = DaemonOptions {
+        address,
+        paths,
+        connection: ConnectionConfig {
+            pause_after: args.pause_after,
+            command_timeout: Duration::from_millis(args.command_timeout_ms.max(100)),
+            ring_bytes: args.ring_bytes.max(1024),
+            watchdog_interval: Duration::from_millis(args.watchdog_ms.max(100)),
+        },
+        exit_with_server: args.exit_with_server,
+    };
+    if args.detach {
+        return detach(server, &args, &options);
+    }
+    init_logging(args.log_file.as_ref())?;
+    let lock = daemon::lock(&options)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let cancel = CancellationToken::new();
+        spawn_signal_handler(cancel.clone())?;
+        daemon::run(options, &lock, cancel, || {}).await?;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn spawn_signal_handler(cancel: CancellationToken) -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
+    let mut interrupt = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
+    let mut hangup = signal(SignalKind::hangup()).context("cannot handle SIGHUP")?;
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = terminate.recv() => break,
+                _ = interrupt.recv() => break,
+                _ = hangup.recv() => tracing::info!("SIGHUP: nothing to reload yet"),
+                () = cancel.cancelled() => return,
+            }
+        }
+        tracing::info!("shutting down");
+        cancel.cancel();
+    });
+    Ok(())
+}
+
+/// Starts `panectl daemon` in a new session with its log in the runtime directory, and returns
+/// once its API answers.
+fn detach(
+    server: &ServerArgs,
+    args: &DaemonArgs,
+    options: &DaemonOptions,
+) -> anyhow::Result<ExitCode> {
+    // Fail here, with a clear message, if a daemon already runs.
+    drop(daemon::lock(options)?);
+    let log = args.log_file.clone().unwrap_or_else(|| options.paths.log());
+    let exe = std::env::current_exe().context("cannot find the panectl executable")?;
+    let mut command = std::process::Command::new(exe);
+    if let Some(name) = &server.socket_name {
+        command.arg("-L").arg(name);
+    }
+    if let Some(path) = &server.socket_path {
+        command.arg("-S").arg(path);
+    }
+    command
+        .arg("daemon")
+        .arg("--pause-after")
+        .arg(args.pause_after.to_string())
+        .arg("--ring-bytes")
+        .arg(args.ring_bytes.to_string())
+        .arg("--watchdog-ms")
+        .arg(args.watchdog_ms.to_string())
+        .arg("--command-timeout-ms")
+        .arg(args.command_timeout_ms.to_string())
+        .arg("--log-file")
+        .arg(&log)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    if args.exit_with_server {
+        command.arg("--exit-with-server");
+    }
+    // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        command.pre_exec(|| {
+            nix::unistd::setsid().map_err(std::io::Error::from)?;
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().context("cannot start the daemon")?;
+    let socket = options.paths.socket();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if std::os::unix::net::UnixStream::connect(&socket).is_ok() {
+            println!(
+                "panectl daemon started (pid {}) for the tmux server {}; API {}; log {}",
+                child.id(),
+                options.address,
+                socket.display(),
+                log.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        if let Some(status) = child.try_wait()? {
+            bail!(
+                "the daemon exited at start ({status}); see {}",
+                log.display()
+            );
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "the daemon did not open its API within 10 s; see {}",
+                log.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

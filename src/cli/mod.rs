@@ -1,0 +1,141 @@
+//! The subcommands of the `panectl` binary (this module belongs to the binary, not the library).
+
+mod client;
+mod daemon;
+mod replay;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use panectl::ids::PaneId;
+use panectl::tmux::ServerAddress;
+
+/// Tracks CLI coding agents running in tmux panes through tmux control mode.
+#[derive(Debug, Parser)]
+#[command(name = "panectl", version, about)]
+pub struct Cli {
+    #[command(flatten)]
+    server: ServerArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Which tmux server, chosen as tmux chooses it.
+#[derive(Debug, Clone, Args)]
+pub struct ServerArgs {
+    /// tmux socket name (like `tmux -L`).
+    #[arg(
+        short = 'L',
+        global = true,
+        value_name = "NAME",
+        conflicts_with = "socket_path"
+    )]
+    socket_name: Option<String>,
+    /// tmux socket path (like `tmux -S`).
+    #[arg(short = 'S', global = true, value_name = "PATH")]
+    socket_path: Option<PathBuf>,
+}
+
+impl ServerArgs {
+    fn address(&self) -> anyhow::Result<ServerAddress> {
+        Ok(ServerAddress::resolve(
+            self.socket_name.as_deref(),
+            self.socket_path.as_deref(),
+        )?)
+    }
+
+    /// The command line that starts a daemon for the same server.
+    fn start_command(&self) -> String {
+        let mut command = String::from("panectl");
+        if let Some(name) = &self.socket_name {
+            command.push_str(&format!(" -L {name}"));
+        }
+        if let Some(path) = &self.socket_path {
+            command.push_str(&format!(" -S {}", path.display()));
+        }
+        command.push_str(" daemon --detach");
+        command
+    }
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the daemon: mirror every pane of the tmux server and serve the local API.
+    Daemon(daemon::DaemonArgs),
+    /// List the panes.
+    Ls {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a pane's screen as the daemon mirrors it.
+    Screen {
+        /// The pane: %N, session:window.pane, or a unique window name.
+        pane: String,
+        /// Keep colours and attributes (ANSI escape sequences).
+        #[arg(long)]
+        ansi: bool,
+    },
+    /// Print a pane's recent output bytes.
+    Output {
+        /// The pane.
+        pane: String,
+        /// Start at this sequence number (default: the oldest byte kept).
+        #[arg(long)]
+        from: Option<u64>,
+    },
+    /// Show the daemon's health.
+    Health {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Follow the daemon's events.
+    Events {
+        /// Print one JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replay a recorded control-mode transcript and print each pane's final screen.
+    Replay {
+        /// Raw stdout of a `tmux -C` client.
+        transcript: PathBuf,
+        /// Print a JSON report instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Only this pane (`%N`).
+        #[arg(long)]
+        pane: Option<PaneId>,
+        /// Size of panes the transcript gives no size for, as WIDTHxHEIGHT.
+        #[arg(long, value_parser = replay::parse_size, default_value = "80x24")]
+        size: (u16, u16),
+    },
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Daemon(args) => daemon::run(&cli.server, args),
+        Command::Replay {
+            transcript,
+            json,
+            pane,
+            size,
+        } => replay::run(&transcript, json, pane, size),
+        Command::Ls { json } => client::ls(&cli.server, json),
+        Command::Screen { pane, ansi } => client::screen(&cli.server, &pane, ansi),
+        Command::Output { pane, from } => client::output(&cli.server, &pane, from),
+        Command::Health { json } => client::health(&cli.server, json),
+        Command::Events { json } => client::events(&cli.server, json),
+    }
+}
+
+/// Whether the error is a closed stdout (`panectl ls | head`), which is not a failure.
+pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

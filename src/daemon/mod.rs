@@ -1,0 +1,147 @@
+//! The daemon: a supervisor of control connections, the event bus and the API, wired together
+//! and shut down through one cancellation token.
+
+pub mod clients;
+pub mod events;
+pub mod paths;
+pub mod supervisor;
+
+use std::fs::File;
+use std::time::{Duration, Instant};
+
+use nix::fcntl::{Flock, FlockArg};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::{info, warn};
+
+use crate::api::server::{ApiState, PeerCheckedListener};
+use crate::tmux::{ConnectionConfig, ServerAddress};
+use events::EventBus;
+use paths::RuntimePaths;
+use supervisor::Supervisor;
+
+/// Everything a daemon needs to know.
+#[derive(Debug, Clone)]
+pub struct DaemonOptions {
+    /// The tmux server to mirror.
+    pub address: ServerAddress,
+    /// Where its files go.
+    pub paths: RuntimePaths,
+    /// Per-connection settings.
+    pub connection: ConnectionConfig,
+    /// End when the tmux server ends (what the tmux plugin wants) instead of waiting for it.
+    pub exit_with_server: bool,
+}
+
+/// Why the daemon could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    /// The runtime directory is unusable.
+    #[error(transparent)]
+    Paths(#[from] paths::PathError),
+    /// Another daemon serves the same tmux server.
+    #[error("a panectl daemon is already running for the tmux server {server} (lock {lock})")]
+    AlreadyRunning {
+        /// The server.
+        server: String,
+        /// The lock file.
+        lock: String,
+    },
+    /// A file could not be created.
+    #[error("{what} {path}: {source}")]
+    Io {
+        /// What the file is for.
+        what: &'static str,
+        /// Its path.
+        path: String,
+        /// The failure.
+        source: std::io::Error,
+    },
+}
+
+/// Holds the single-instance lock for as long as the daemon runs.
+pub struct InstanceLock {
+    _lock: Flock<File>,
+}
+
+/// Takes the lock that allows one daemon per tmux server.
+pub fn lock(options: &DaemonOptions) -> Result<InstanceLock, DaemonError> {
+    options.paths.ensure_dir()?;
+    let path = options.paths.lock();
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|source| DaemonError::Io {
+            what: "lock file",
+            path: path.display().to_string(),
+            source,
+        })?;
+    let lock = Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|_| {
+        DaemonError::AlreadyRunning {
+            server: options.address.to_string(),
+            lock: path.display().to_string(),
+        }
+    })?;
+    Ok(InstanceLock { _lock: lock })
+}
+
+/// Runs the daemon until `cancel` fires (or the server ends with `exit_with_server`).
+/// `ready` is called once the API socket accepts connections.
+pub async fn run(
+    options: DaemonOptions,
+    _lock: &InstanceLock,
+    cancel: CancellationToken,
+    ready: impl FnOnce(),
+) -> Result<(), DaemonError> {
+    let started = Instant::now();
+    let leftovers = clients::end_leftovers(&options.paths.clients(), &options.address);
+    clients::init(options.paths.clients());
+    let socket = options.paths.socket();
+    let listener = PeerCheckedListener::bind(&socket).map_err(|source| DaemonError::Io {
+        what: "API socket",
+        path: socket.display().to_string(),
+        source,
+    })?;
+    let bus = EventBus::new();
+    let tracker = TaskTracker::new();
+    let (supervisor, connections, status) = Supervisor::new(
+        options.address.clone(),
+        options.connection.clone(),
+        options.exit_with_server,
+        bus.clone(),
+        tracker.clone(),
+        cancel.clone(),
+        leftovers,
+    );
+    let api_state = ApiState {
+        connections,
+        status,
+        bus,
+        address: options.address.clone(),
+        started,
+        shutdown: cancel.clone(),
+    };
+    let api_cancel = cancel.clone();
+    let api = tracker.spawn(async move {
+        if let Err(error) = crate::api::server::serve(listener, api_state, api_cancel).await {
+            warn!(%error, "the API server stopped");
+        }
+    });
+    info!(server = %options.address, api = %socket.display(), "panectl daemon started");
+    ready();
+    supervisor.run().await;
+    cancel.cancel();
+    tracker.close();
+    if tokio::time::timeout(Duration::from_secs(5), tracker.wait())
+        .await
+        .is_err()
+    {
+        warn!("some tasks did not finish within 5 s of shutdown");
+    }
+    drop(api);
+    let _ = std::fs::remove_file(&socket);
+    info!("panectl daemon stopped");
+    Ok(())
+}

@@ -1,0 +1,321 @@
+//! Keeps one control connection per session of the tmux server.
+//!
+//! The supervisor attaches to every session at start, to sessions created later (tmux says
+//! `%sessions-changed`, then a `list-sessions` tells which), and drops connections of sessions
+//! that closed. A connection that ends while its session lives is restarted with backoff and its
+//! panes resynced. When the server itself goes away the supervisor waits for it to come back,
+//! or, with `exit_with_server`, ends the daemon.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use serde::Serialize;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::{info, warn};
+
+use crate::control::command::Line;
+use crate::daemon::events::{EventBus, EventKind, ResyncReason};
+use crate::ids::SessionId;
+use crate::raw::RawBytes;
+use crate::tmux::connection::{self, ConnectionContext, EndReason, Upcall};
+use crate::tmux::query::{self, SessionRow};
+use crate::tmux::{ConnectionConfig, ConnectionHandle, ServerAddress};
+
+/// The live connections, by session, as the API sees them.
+pub type Connections = Arc<BTreeMap<SessionId, ConnectionHandle>>;
+
+/// The supervisor's view of the server, published for `panectl health`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ServerStatus {
+    /// Whether the tmux server answers.
+    pub server_alive: bool,
+    /// Sessions with a live control connection.
+    pub sessions: usize,
+    /// Connections restarted after they ended unexpectedly.
+    pub reconnects: u64,
+    /// Leftover control clients of a previous daemon ended at start.
+    pub leftover_clients_ended: usize,
+}
+
+struct Entry {
+    handle: ConnectionHandle,
+    cancel: CancellationToken,
+    started: Instant,
+}
+
+/// See the module documentation.
+pub struct Supervisor {
+    address: ServerAddress,
+    context: ConnectionContext,
+    exit_with_server: bool,
+    bus: EventBus,
+    tracker: TaskTracker,
+    cancel: CancellationToken,
+    entries: BTreeMap<SessionId, Entry>,
+    backoff: BTreeMap<SessionId, Duration>,
+    connections: watch::Sender<Connections>,
+    status: watch::Sender<ServerStatus>,
+    upcall_receiver: mpsc::UnboundedReceiver<Upcall>,
+    restarts: mpsc::UnboundedSender<SessionId>,
+    restart_receiver: mpsc::UnboundedReceiver<SessionId>,
+}
+
+type Ended = std::pin::Pin<Box<dyn std::future::Future<Output = (SessionId, EndReason)> + Send>>;
+
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+
+impl Supervisor {
+    /// A supervisor; nothing runs until [`Supervisor::run`].
+    pub fn new(
+        address: ServerAddress,
+        config: ConnectionConfig,
+        exit_with_server: bool,
+        bus: EventBus,
+        tracker: TaskTracker,
+        cancel: CancellationToken,
+        leftover_clients_ended: usize,
+    ) -> (
+        Supervisor,
+        watch::Receiver<Connections>,
+        watch::Receiver<ServerStatus>,
+    ) {
+        let (connections, connections_receiver) = watch::channel(Arc::new(BTreeMap::new()));
+        let (status, status_receiver) = watch::channel(ServerStatus {
+            leftover_clients_ended,
+            ..ServerStatus::default()
+        });
+        let (upcalls, upcall_receiver) = mpsc::unbounded_channel();
+        let (restarts, restart_receiver) = mpsc::unbounded_channel();
+        let context = ConnectionContext {
+            address: address.clone(),
+            config,
+            bus: bus.clone(),
+            upcalls,
+        };
+        let supervisor = Supervisor {
+            address,
+            context,
+            exit_with_server,
+            bus,
+            tracker,
+            cancel,
+            entries: BTreeMap::new(),
+            backoff: BTreeMap::new(),
+            connections,
+            status,
+            upcall_receiver,
+            restarts,
+            restart_receiver,
+        };
+        (supervisor, connections_receiver, status_receiver)
+    }
+
+    /// Runs until cancelled, or until the server ends with `exit_with_server`.
+    pub async fn run(mut self) {
+        let mut ended: FuturesUnordered<Ended> = FuturesUnordered::new();
+        let mut server_alive = self.address.is_alive();
+        if server_alive {
+            self.sync(&mut ended, ResyncReason::Attach).await;
+        } else if self.exit_with_server {
+            warn!(server = %self.address, "no tmux server is running; exiting");
+            self.cancel.cancel();
+            return;
+        } else {
+            info!(server = %self.address, "waiting for a tmux server");
+        }
+        self.publish_status(server_alive);
+        let mut poll = tokio::time::interval(Duration::from_millis(500));
+        poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = self.cancel.cancelled() => break,
+                Some(upcall) = self.upcall_receiver.recv() => match upcall {
+                    Upcall::SessionsChanged => self.sync(&mut ended, ResyncReason::Attach).await,
+                },
+                Some((session, reason)) = ended.next(), if !ended.is_empty() => {
+                    self.ended(session, reason).await;
+                    server_alive = self.address.is_alive();
+                    if !server_alive && self.entries.is_empty() {
+                        if self.exit_with_server {
+                            info!(server = %self.address, "the tmux server is gone; exiting");
+                            self.cancel.cancel();
+                            break;
+                        }
+                        info!(server = %self.address, "the tmux server is gone; waiting for it");
+                    }
+                    self.publish_status(server_alive);
+                }
+                Some(session) = self.restart_receiver.recv() => {
+                    if !self.entries.contains_key(&session) && self.address.is_alive() {
+                        self.sync(&mut ended, ResyncReason::Reconnect).await;
+                    }
+                }
+                _ = poll.tick(), if !server_alive => {
+                    if self.address.is_alive() {
+                        info!(server = %self.address, "tmux server is back");
+                        server_alive = true;
+                        self.sync(&mut ended, ResyncReason::Attach).await;
+                        self.publish_status(server_alive);
+                    }
+                }
+            }
+        }
+        for entry in self.entries.values() {
+            entry.cancel.cancel();
+        }
+        // Let every connection close its client and reap it.
+        while tokio::time::timeout(Duration::from_secs(3), ended.next())
+            .await
+            .is_ok_and(|next| next.is_some())
+        {}
+    }
+
+    fn publish_status(&self, server_alive: bool) {
+        self.status.send_modify(|status| {
+            status.server_alive = server_alive;
+            status.sessions = self.entries.len();
+        });
+        let handles: BTreeMap<SessionId, ConnectionHandle> = self
+            .entries
+            .iter()
+            .map(|(id, entry)| (*id, entry.handle.clone()))
+            .collect();
+        self.connections.send_replace(Arc::new(handles));
+    }
+
+    /// The sessions tmux has now: through a live connection if there is one (no process
+    /// started), else with a one-shot `tmux list-sessions`.
+    async fn list_sessions(&self) -> Option<Vec<SessionRow>> {
+        for entry in self.entries.values() {
+            if let Ok(replies) = entry
+                .handle
+                .command(Line::new(query::list_sessions()))
+                .await
+                && let Some(Some(reply)) = replies.first()
+                && reply.success
+            {
+                return query::parse_sessions(&reply.body).ok();
+            }
+        }
+        match self
+            .address
+            .run(&["list-sessions", "-F", query::sessions_format()])
+            .await
+        {
+            Ok(lines) => query::parse_sessions(&lines).ok(),
+            Err(error) => {
+                if self.address.is_alive() {
+                    warn!(%error, "cannot list sessions");
+                }
+                // No server (or no sessions, which ends a server): nothing to attach to.
+                Some(Vec::new())
+            }
+        }
+    }
+
+    /// Attaches to sessions without a connection and drops connections of closed sessions.
+    async fn sync(&mut self, ended: &mut FuturesUnordered<Ended>, reason: ResyncReason) {
+        let Some(sessions) = self.list_sessions().await else {
+            return;
+        };
+        let live: BTreeMap<SessionId, RawBytes> =
+            sessions.into_iter().map(|s| (s.id, s.name)).collect();
+        let gone: Vec<SessionId> = self
+            .entries
+            .keys()
+            .filter(|id| !live.contains_key(id))
+            .copied()
+            .collect();
+        for session in gone {
+            if let Some(entry) = self.entries.get(&session) {
+                entry.cancel.cancel();
+            }
+        }
+        for (session, name) in live {
+            if self.entries.contains_key(&session) {
+                continue;
+            }
+            let first_sight = if self.backoff.contains_key(&session) {
+                ResyncReason::Reconnect
+            } else {
+                reason
+            };
+            let cancel = self.cancel.child_token();
+            let (handle, task) = connection::spawn(
+                &self.context,
+                session,
+                first_sight,
+                cancel.clone(),
+                &self.tracker,
+            );
+            ended.push(Box::pin(async move {
+                let reason = task.await.unwrap_or_else(|error| {
+                    EndReason::Failed(format!("connection task failed: {error}"))
+                });
+                (session, reason)
+            }));
+            self.entries.insert(
+                session,
+                Entry {
+                    handle,
+                    cancel,
+                    started: Instant::now(),
+                },
+            );
+            info!(%session, name = %name, "attached");
+            self.bus.publish(EventKind::SessionAdded { session, name });
+        }
+        self.publish_status(true);
+    }
+
+    async fn ended(&mut self, session: SessionId, reason: EndReason) {
+        let Some(entry) = self.entries.remove(&session) else {
+            return;
+        };
+        self.publish_status(self.address.is_alive());
+        if reason == EndReason::Cancelled || self.cancel.is_cancelled() {
+            self.backoff.remove(&session);
+            self.bus.publish(EventKind::SessionRemoved { session });
+            return;
+        }
+        // Did the session close, or only our client?
+        let still_there = self.address.is_alive()
+            && self
+                .list_sessions()
+                .await
+                .is_some_and(|sessions| sessions.iter().any(|s| s.id == session));
+        if !still_there {
+            self.backoff.remove(&session);
+            info!(%session, %reason, "session closed");
+            self.bus.publish(EventKind::SessionRemoved { session });
+            return;
+        }
+        warn!(%session, %reason, "control connection lost; reconnecting");
+        self.bus.publish(EventKind::ConnectionLost {
+            session,
+            reason: reason.to_string(),
+        });
+        self.status.send_modify(|status| status.reconnects += 1);
+        let delay = match self.backoff.get(&session) {
+            Some(previous) if entry.started.elapsed() < Duration::from_secs(10) => {
+                (*previous * 2).min(MAX_BACKOFF)
+            }
+            _ => FIRST_BACKOFF,
+        };
+        self.backoff.insert(session, delay);
+        let restarts = self.restarts.clone();
+        let cancel = self.cancel.clone();
+        self.tracker.spawn(async move {
+            tokio::select! {
+                () = cancel.cancelled() => {}
+                () = tokio::time::sleep(delay) => { let _ = restarts.send(session); }
+            }
+        });
+    }
+}

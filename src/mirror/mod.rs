@@ -1,0 +1,7 @@
+//! The mirrored state of panes, without IO: screens, recent output and sync state.
+
+pub mod pane;
+pub mod ring;
+
+pub use pane::{PaneCounters, PaneMirror, SyncState};
+pub use ring::{Gap, GapReason, OutputRing, RingRead};

@@ -1,0 +1,298 @@
+//! One pane as panectl mirrors it: metadata, screen, recent output and sync state.
+//!
+//! Sans-IO: the connection task feeds it output and snapshots in stream order and asks it what
+//! to do; nothing here sends a command.
+
+use serde::Serialize;
+
+use super::ring::{GapReason, OutputRing, RingRead};
+use crate::ids::{PaneId, WindowId};
+use crate::raw::RawBytes;
+use crate::screen::{PaneScreen, Snapshot, normalize_rows};
+use crate::tmux::query::{PaneRow, PaneUpdate, ShownScreen};
+
+/// How far the screen can be trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncState {
+    /// Not seeded yet: the screen holds only what was printed since attach.
+    Unseeded,
+    /// Seeded and following every byte: the screen equals tmux's.
+    Live,
+    /// tmux paused the pane (or panectl saw a reason to doubt the screen); a resync is due.
+    Stale,
+}
+
+/// Counters of one pane, summed into `panectl health`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PaneCounters {
+    /// Output bytes received.
+    pub bytes: u64,
+    /// `%output` lines received.
+    pub chunks: u64,
+    /// Times the screen was rebuilt from a snapshot.
+    pub resyncs: u64,
+    /// Times tmux paused the pane.
+    pub pauses: u64,
+    /// Times the watchdog found the screen different from tmux's.
+    pub divergences: u64,
+}
+
+/// A pane being mirrored. See the module documentation.
+#[derive(Debug)]
+pub struct PaneMirror {
+    /// Its metadata as last reported by tmux.
+    pub row: PaneRow,
+    screen: PaneScreen,
+    ring: OutputRing,
+    state: SyncState,
+    /// Output that arrived while the replies of a seed line were coming in, applied after the
+    /// snapshot (tmux does not interleave output there, but nothing is dropped if it does).
+    held: Option<Vec<u8>>,
+    /// Set when output arrived since the last watchdog check.
+    changed_since_check: bool,
+    /// The counters.
+    pub counters: PaneCounters,
+}
+
+impl PaneMirror {
+    /// Starts mirroring a pane described by `list-panes`.
+    pub fn new(row: PaneRow, ring_capacity: usize) -> PaneMirror {
+        PaneMirror {
+            screen: PaneScreen::with_scrollback(row.width, row.height, 0),
+            row,
+            ring: OutputRing::new(ring_capacity),
+            state: SyncState::Unseeded,
+            held: None,
+            changed_since_check: true,
+            counters: PaneCounters::default(),
+        }
+    }
+
+    /// The pane id.
+    pub fn id(&self) -> PaneId {
+        self.row.id
+    }
+
+    /// The window it is in.
+    pub fn window(&self) -> WindowId {
+        self.row.window
+    }
+
+    /// The sync state.
+    pub fn state(&self) -> SyncState {
+        self.state
+    }
+
+    /// The screen.
+    pub fn screen(&self) -> &PaneScreen {
+        &self.screen
+    }
+
+    /// Applies output; returns the sequence number of its first byte.
+    pub fn output(&mut self, data: &[u8]) -> u64 {
+        self.counters.bytes += data.len() as u64;
+        self.counters.chunks += 1;
+        self.changed_since_check = true;
+        match &mut self.held {
+            Some(held) => held.extend_from_slice(data),
+            None => self.screen.feed(data),
+        }
+        self.ring.push(data)
+    }
+
+    /// tmux paused the pane: its output until the resync is lost.
+    pub fn paused(&mut self) {
+        self.counters.pauses += 1;
+        self.state = SyncState::Stale;
+        self.ring.mark_gap(GapReason::Paused);
+    }
+
+    /// Marks the screen as needing a resync (after a resize, say).
+    pub fn mark_stale(&mut self) {
+        if self.state == SyncState::Live {
+            self.state = SyncState::Stale;
+        }
+    }
+
+    /// The first reply of this pane's seed line arrived; output is held until the last.
+    pub fn seed_started(&mut self) {
+        if self.held.is_none() {
+            self.held = Some(Vec::new());
+        }
+    }
+
+    /// The seed line completed: rebuild the screen, then apply what arrived meanwhile.
+    pub fn seeded(&mut self, snapshot: &Snapshot, reason: GapReason) {
+        if self.state == SyncState::Unseeded || reason != GapReason::Paused {
+            self.ring.mark_gap(reason);
+        }
+        self.screen.reseed(snapshot);
+        self.row.width = snapshot.width;
+        self.row.height = snapshot.height;
+        if let Some(held) = self.held.take() {
+            self.screen.feed(&held);
+        }
+        self.state = SyncState::Live;
+        self.counters.resyncs += 1;
+        self.changed_since_check = true;
+    }
+
+    /// The seed line failed (the pane went away, say); output flows to the screen again.
+    pub fn seed_failed(&mut self) {
+        if let Some(held) = self.held.take() {
+            self.screen.feed(&held);
+        }
+    }
+
+    /// New size from a layout change. Returns `true` if it changed, in which case the screen is
+    /// stale: tmux reflows content on resize and the terminal model does not.
+    pub fn resize(&mut self, width: u16, height: u16) -> bool {
+        if (self.row.width, self.row.height) == (width, height) {
+            return false;
+        }
+        self.row.width = width;
+        self.row.height = height;
+        self.screen.resize(width, height);
+        self.mark_stale();
+        true
+    }
+
+    /// Applies a subscription update; returns which visible fields changed.
+    pub fn update(&mut self, update: PaneUpdate) -> MetaChange {
+        let change = MetaChange {
+            title: self.row.title != update.title,
+            command: self.row.command != update.command,
+            dead: self.row.dead != update.dead,
+        };
+        self.row.dead = update.dead;
+        self.row.in_mode = update.in_mode;
+        self.row.pid = update.pid;
+        self.row.command = update.command;
+        self.row.title = update.title;
+        change
+    }
+
+    /// Whether output arrived since the last check (and clears the flag).
+    pub fn take_changed(&mut self) -> bool {
+        std::mem::take(&mut self.changed_since_check)
+    }
+
+    /// Compares the screen with what tmux shows, at the same point of the stream. Returns
+    /// `true` if they differ (the caller then resyncs).
+    pub fn diverges_from(&mut self, shown: &ShownScreen) -> bool {
+        if self.state != SyncState::Live || self.held.is_some() {
+            return false;
+        }
+        let differs = self.screen.text() != normalize_rows(&shown.rows)
+            || self.screen.cursor() != shown.cursor
+            || self.screen.alternate_screen() != shown.alternate;
+        if differs {
+            self.counters.divergences += 1;
+            self.state = SyncState::Stale;
+        }
+        differs
+    }
+
+    /// Reads recent output.
+    pub fn read_output(&self, from: Option<u64>, limit: usize) -> RingRead {
+        self.ring.read(from, limit)
+    }
+
+    /// Sequence number the next output byte will get.
+    pub fn output_end(&self) -> u64 {
+        self.ring.end()
+    }
+
+    /// The title, as text.
+    pub fn title(&self) -> RawBytes {
+        self.row.title.clone()
+    }
+}
+
+/// Which visible metadata fields a subscription update changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MetaChange {
+    /// The title changed.
+    pub title: bool,
+    /// The current command changed.
+    pub command: bool,
+    /// The dead flag changed.
+    pub dead: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row() -> PaneRow {
+        PaneRow {
+            id: PaneId(1),
+            window: WindowId(0),
+            index: 0,
+            width: 20,
+            height: 3,
+            active: true,
+            dead: false,
+            in_mode: false,
+            pid: 1,
+            command: "sh".into(),
+            title: "t".into(),
+        }
+    }
+
+    fn snapshot(lines: &[&str], cursor: (u16, u16)) -> Snapshot {
+        Snapshot {
+            width: 20,
+            height: 3,
+            primary: lines.iter().map(|l| l.as_bytes().to_vec()).collect(),
+            cursor,
+            ..Snapshot::default()
+        }
+    }
+
+    #[test]
+    fn output_during_a_seed_is_applied_after_the_snapshot() {
+        let mut pane = PaneMirror::new(row(), 1024);
+        pane.output(b"old text");
+        pane.seed_started();
+        pane.output(b" more");
+        assert_eq!(pane.screen().text(), "old text");
+        pane.seeded(&snapshot(&["$ ", "", ""], (2, 0)), GapReason::Seeded);
+        assert_eq!(pane.screen().text(), "$  more");
+        assert_eq!(pane.state(), SyncState::Live);
+        // Every byte is in the ring, with the seed marked as a gap.
+        let read = pane.read_output(None, 100);
+        assert_eq!(read.data, b"old text more");
+        assert_eq!(read.gaps.len(), 1);
+    }
+
+    #[test]
+    fn watchdog_compares_text_cursor_and_alternate_screen() {
+        let mut pane = PaneMirror::new(row(), 1024);
+        pane.seeded(&snapshot(&["hello", "", ""], (5, 0)), GapReason::Seeded);
+        let shown = ShownScreen {
+            rows: vec!["hello".into(), "".into(), "".into()],
+            cursor: (5, 0),
+            alternate: false,
+        };
+        assert!(!pane.diverges_from(&shown));
+        let moved = ShownScreen {
+            cursor: (0, 1),
+            ..shown.clone()
+        };
+        assert!(pane.diverges_from(&moved));
+        assert_eq!(pane.counters.divergences, 1);
+        assert_eq!(pane.state(), SyncState::Stale);
+    }
+
+    #[test]
+    fn resizes_make_the_screen_stale() {
+        let mut pane = PaneMirror::new(row(), 1024);
+        pane.seeded(&snapshot(&[""], (0, 0)), GapReason::Seeded);
+        assert!(!pane.resize(20, 3));
+        assert!(pane.resize(30, 3));
+        assert_eq!(pane.state(), SyncState::Stale);
+        assert_eq!(pane.screen().size(), (30, 3));
+    }
+}

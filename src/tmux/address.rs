@@ -1,0 +1,168 @@
+//! Which tmux server to talk to, and how to start `tmux` processes aimed at it.
+//!
+//! panectl picks the server as tmux itself does: `-S path`, else `-L name` under
+//! `$TMUX_TMPDIR/tmux-UID/`, else the socket of the server it runs inside (`$TMUX`), else the
+//! default socket. The choice is resolved once to a socket path, and every `tmux` process is
+//! started with `-S` that path, so they can never disagree.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::raw::RawBytes;
+
+/// Why a tmux server address could not be worked out or used.
+#[derive(Debug, thiserror::Error)]
+pub enum AddressError {
+    /// Both `-L` and `-S` were given.
+    #[error("give either -L NAME or -S PATH, not both")]
+    Conflict,
+    /// A label with a slash would leave tmux's socket directory.
+    #[error("invalid tmux socket name {0:?}: it may not contain '/'")]
+    BadLabel(String),
+    /// Running `tmux` failed.
+    #[error("cannot run tmux: {0}")]
+    Spawn(#[source] std::io::Error),
+    /// `tmux` ran and failed.
+    #[error("tmux {command} failed: {stderr}")]
+    Failed {
+        /// The command.
+        command: String,
+        /// What tmux printed on stderr.
+        stderr: String,
+    },
+    /// `tmux` did not answer in time.
+    #[error("tmux {0} did not finish within 10 seconds")]
+    Timeout(String),
+}
+
+/// A tmux server, by socket path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerAddress {
+    socket: PathBuf,
+}
+
+/// The directory tmux keeps its sockets in: `$TMUX_TMPDIR/tmux-UID` (default `/tmp`).
+fn socket_dir() -> PathBuf {
+    let base = std::env::var_os("TMUX_TMPDIR")
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+    base.join(format!("tmux-{}", nix::unistd::getuid()))
+}
+
+impl ServerAddress {
+    /// Resolves the server from `-L`/`-S` and the environment, as tmux does.
+    pub fn resolve(
+        label: Option<&str>,
+        path: Option<&Path>,
+    ) -> Result<ServerAddress, AddressError> {
+        let socket = match (label, path) {
+            (Some(_), Some(_)) => return Err(AddressError::Conflict),
+            (None, Some(path)) => path.to_path_buf(),
+            (Some(label), None) => {
+                if label.contains('/') || label.is_empty() {
+                    return Err(AddressError::BadLabel(label.to_string()));
+                }
+                socket_dir().join(label)
+            }
+            (None, None) => match std::env::var("TMUX") {
+                // $TMUX is "socket,pid,session".
+                Ok(value) if !value.is_empty() => {
+                    PathBuf::from(value.split(',').next().unwrap_or_default())
+                }
+                _ => socket_dir().join("default"),
+            },
+        };
+        Ok(ServerAddress { socket })
+    }
+
+    /// A server at an explicit socket path.
+    pub fn from_socket(socket: impl Into<PathBuf>) -> ServerAddress {
+        ServerAddress {
+            socket: socket.into(),
+        }
+    }
+
+    /// The socket path.
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// A `tmux` command aimed at this server: UTF-8 forced (`-u`, else tmux replaces non-ASCII
+    /// in replies with `_`) and `TMUX` removed so it never talks to another server.
+    pub fn command(&self) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new("tmux");
+        command
+            .arg("-u")
+            .arg("-S")
+            .arg(&self.socket)
+            .env_remove("TMUX")
+            .stdin(Stdio::null())
+            .kill_on_drop(true);
+        command
+    }
+
+    /// Whether a server is listening on the socket. Connects without starting a process.
+    pub fn is_alive(&self) -> bool {
+        std::os::unix::net::UnixStream::connect(&self.socket).is_ok()
+    }
+
+    /// Runs a one-shot tmux command and returns its stdout lines. Used only where no control
+    /// connection exists yet (at start, and when a server comes back).
+    pub async fn run(&self, args: &[&str]) -> Result<Vec<RawBytes>, AddressError> {
+        let described = args.join(" ");
+        let output = self
+            .command()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output();
+        let output = tokio::time::timeout(Duration::from_secs(10), output)
+            .await
+            .map_err(|_| AddressError::Timeout(described.clone()))?
+            .map_err(AddressError::Spawn)?;
+        if !output.status.success() {
+            return Err(AddressError::Failed {
+                command: described,
+                stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+            });
+        }
+        Ok(output
+            .stdout
+            .split(|&b| b == b'\n')
+            .filter(|line| !line.is_empty())
+            .map(RawBytes::from)
+            .collect())
+    }
+}
+
+impl std::fmt::Display for ServerAddress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.socket.display())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explicit_choices_win() {
+        let path = ServerAddress::resolve(None, Some(Path::new("/x/sock"))).unwrap();
+        assert_eq!(path.socket(), Path::new("/x/sock"));
+        let label = ServerAddress::resolve(Some("work"), None).unwrap();
+        assert!(
+            label
+                .socket()
+                .ends_with(format!("tmux-{}/work", nix::unistd::getuid()))
+        );
+        assert!(matches!(
+            ServerAddress::resolve(Some("a"), Some(Path::new("/b"))),
+            Err(AddressError::Conflict)
+        ));
+        assert!(matches!(
+            ServerAddress::resolve(Some("../x"), None),
+            Err(AddressError::BadLabel(_))
+        ));
+    }
+}

@@ -1,0 +1,1085 @@
+//! One control connection: a `tmux -C attach` client for one session, and the mirror of every
+//! pane in it.
+//!
+//! The connection is a task that owns the child process, its decoder, the commands waiting for
+//! replies and the [`PaneMirror`]s of the session. Owning all of them in one task is what makes
+//! seeding race-free: the task sees replies and `%output` in exactly the order tmux wrote them,
+//! so a snapshot is applied at the point of the stream it describes (see [`query::seed_line`]).
+//! Other tasks talk to it through a [`ConnectionHandle`].
+//!
+//! The connection never sends `refresh-client -C`: a control client that never states a size is
+//! ignored when tmux sizes windows, and stating one would resize the windows of every user
+//! attached to the session (protocol notes §5.2). panectl only observes.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn};
+
+use super::address::ServerAddress;
+use super::query::{self, PaneRow, SEED_PARTS};
+use crate::control::command::{Line, Target, commands};
+use crate::control::{Decoder, Event, Notification, Reply};
+use crate::daemon::events::{EventBus, EventKind, ResyncReason};
+use crate::ids::{PaneId, SessionId, WindowId};
+use crate::mirror::{PaneCounters, PaneMirror, RingRead, SyncState};
+use crate::raw::RawBytes;
+
+/// Settings of a control connection.
+#[derive(Debug, Clone)]
+pub struct ConnectionConfig {
+    /// `pause-after` in seconds: tmux pauses a pane whose output waited that long for us,
+    /// instead of disconnecting us; 0 disables it.
+    pub pause_after: u32,
+    /// How long a command may wait for its reply.
+    pub command_timeout: Duration,
+    /// Bytes of recent output kept per pane.
+    pub ring_bytes: usize,
+    /// How often the divergence watchdog looks at panes that printed since its last look.
+    pub watchdog_interval: Duration,
+}
+
+impl Default for ConnectionConfig {
+    fn default() -> Self {
+        ConnectionConfig {
+            pause_after: 5,
+            command_timeout: Duration::from_secs(10),
+            ring_bytes: 128 * 1024,
+            watchdog_interval: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Why a command through the connection failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectionError {
+    /// The connection is gone.
+    #[error("the control connection to session {0} is closed")]
+    Closed(SessionId),
+    /// tmux did not answer in time.
+    #[error("tmux did not answer `{command}` within {after:?}")]
+    Timeout {
+        /// The command line.
+        command: String,
+        /// The timeout.
+        after: Duration,
+    },
+}
+
+/// A pane as the API lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct PaneSummary {
+    /// The pane id.
+    pub pane: PaneId,
+    /// The session's id.
+    pub session_id: SessionId,
+    /// The session's name.
+    pub session: RawBytes,
+    /// The window's id.
+    pub window_id: WindowId,
+    /// The window's index.
+    pub window_index: u32,
+    /// The window's name.
+    pub window: RawBytes,
+    /// The pane's index in its window.
+    pub index: u32,
+    /// The title the program set.
+    pub title: RawBytes,
+    /// The foreground command.
+    pub command: RawBytes,
+    /// The pane's first process.
+    pub pid: u32,
+    /// Width in cells.
+    pub width: u16,
+    /// Height in cells.
+    pub height: u16,
+    /// Whether its process exited.
+    pub dead: bool,
+    /// Whether it is in copy/view mode.
+    pub in_mode: bool,
+    /// Whether it is the active pane of its window.
+    pub active: bool,
+    /// Whether the alternate screen is on.
+    pub alternate_screen: bool,
+    /// How far the mirrored screen can be trusted.
+    pub sync: SyncState,
+    /// Sequence number of the next output byte.
+    pub output_seq: u64,
+    /// Counters.
+    pub counters: PaneCounters,
+}
+
+/// A pane's screen, as the API returns it.
+#[derive(Debug, Clone)]
+pub struct ScreenDump {
+    /// Text or ANSI bytes.
+    pub content: Vec<u8>,
+    /// Width.
+    pub width: u16,
+    /// Height.
+    pub height: u16,
+    /// Cursor column and row.
+    pub cursor: (u16, u16),
+    /// Alternate screen on.
+    pub alternate_screen: bool,
+    /// Output sequence number the screen reflects.
+    pub output_seq: u64,
+    /// Sync state.
+    pub sync: SyncState,
+}
+
+/// Counters of one connection.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ConnectionStats {
+    /// The session.
+    pub session: Option<SessionId>,
+    /// tmux's version as it reports it.
+    pub tmux_version: String,
+    /// Lines the decoder could not read.
+    pub parse_errors: u64,
+    /// Bare lines outside reply blocks.
+    pub stray_lines: u64,
+    /// Commands that timed out.
+    pub timeouts: u64,
+    /// Commands sent.
+    pub commands: u64,
+    /// Panes mirrored.
+    pub panes: usize,
+    /// Sum of the pane counters.
+    pub totals: PaneCounters,
+}
+
+/// What a connection tells its supervisor.
+#[derive(Debug)]
+pub enum Upcall {
+    /// tmux reported `%sessions-changed`: a session was created or destroyed.
+    SessionsChanged,
+}
+
+enum Request {
+    Command {
+        line: Line,
+        reply: oneshot::Sender<Result<Vec<Option<Reply>>, ConnectionError>>,
+    },
+    Panes {
+        reply: oneshot::Sender<Vec<PaneSummary>>,
+    },
+    Screen {
+        pane: PaneId,
+        ansi: bool,
+        reply: oneshot::Sender<Option<ScreenDump>>,
+    },
+    Output {
+        pane: PaneId,
+        from: Option<u64>,
+        limit: usize,
+        reply: oneshot::Sender<Option<RingRead>>,
+    },
+    Stats {
+        reply: oneshot::Sender<ConnectionStats>,
+    },
+}
+
+/// Talks to a connection task. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct ConnectionHandle {
+    session: SessionId,
+    requests: mpsc::Sender<Request>,
+}
+
+impl ConnectionHandle {
+    /// The session this connection mirrors.
+    pub fn session(&self) -> SessionId {
+        self.session
+    }
+
+    async fn ask<T>(
+        &self,
+        make: impl FnOnce(oneshot::Sender<T>) -> Request,
+    ) -> Result<T, ConnectionError> {
+        let (sender, receiver) = oneshot::channel();
+        self.requests
+            .send(make(sender))
+            .await
+            .map_err(|_| ConnectionError::Closed(self.session))?;
+        receiver
+            .await
+            .map_err(|_| ConnectionError::Closed(self.session))
+    }
+
+    /// Sends a line and waits for the replies to its commands (`None` for a command tmux
+    /// skipped because an earlier one on the line failed).
+    pub async fn command(&self, line: Line) -> Result<Vec<Option<Reply>>, ConnectionError> {
+        self.ask(|reply| Request::Command { line, reply }).await?
+    }
+
+    /// The panes of the session.
+    pub async fn panes(&self) -> Result<Vec<PaneSummary>, ConnectionError> {
+        self.ask(|reply| Request::Panes { reply }).await
+    }
+
+    /// A pane's screen, if the pane is in this session.
+    pub async fn screen(
+        &self,
+        pane: PaneId,
+        ansi: bool,
+    ) -> Result<Option<ScreenDump>, ConnectionError> {
+        self.ask(|reply| Request::Screen { pane, ansi, reply })
+            .await
+    }
+
+    /// A pane's recent output from `from`.
+    pub async fn output(
+        &self,
+        pane: PaneId,
+        from: Option<u64>,
+        limit: usize,
+    ) -> Result<Option<RingRead>, ConnectionError> {
+        self.ask(|reply| Request::Output {
+            pane,
+            from,
+            limit,
+            reply,
+        })
+        .await
+    }
+
+    /// The connection's counters.
+    pub async fn stats(&self) -> Result<ConnectionStats, ConnectionError> {
+        self.ask(|reply| Request::Stats { reply }).await
+    }
+}
+
+/// How a connection ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EndReason {
+    /// Shutdown was requested.
+    Cancelled,
+    /// tmux said `%exit` (with its reason, if any).
+    Exit(Option<String>),
+    /// The client's output ended without `%exit`.
+    Eof,
+    /// The client could not be started or talked to.
+    Failed(String),
+}
+
+impl std::fmt::Display for EndReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EndReason::Cancelled => write!(f, "shut down"),
+            EndReason::Exit(None) => write!(f, "tmux ended the control client"),
+            EndReason::Exit(Some(reason)) => write!(f, "tmux ended the control client: {reason}"),
+            EndReason::Eof => write!(f, "the control client's output ended"),
+            EndReason::Failed(reason) => write!(f, "{reason}"),
+        }
+    }
+}
+
+/// What every connection of a daemon shares: where tmux is, settings, and whom to tell.
+#[derive(Debug, Clone)]
+pub struct ConnectionContext {
+    /// The tmux server.
+    pub address: ServerAddress,
+    /// Settings.
+    pub config: ConnectionConfig,
+    /// Where pane events go.
+    pub bus: EventBus,
+    /// Where `%sessions-changed` goes.
+    pub upcalls: mpsc::UnboundedSender<Upcall>,
+}
+
+/// Starts a connection task for a session; `first_sight` says why its panes get seeded.
+/// Returns its handle and a join handle that yields how it ended.
+pub fn spawn(
+    context: &ConnectionContext,
+    session: SessionId,
+    first_sight: ResyncReason,
+    cancel: CancellationToken,
+    tracker: &tokio_util::task::TaskTracker,
+) -> (ConnectionHandle, tokio::task::JoinHandle<EndReason>) {
+    let (requests, receiver) = mpsc::channel(256);
+    let handle = ConnectionHandle { session, requests };
+    let context = context.clone();
+    let task = tracker.spawn(async move {
+        let reason = run(context, session, first_sight, receiver, cancel).await;
+        debug!(%session, %reason, "control connection ended");
+        reason
+    });
+    (handle, task)
+}
+
+async fn run(
+    context: ConnectionContext,
+    session: SessionId,
+    first_sight: ResyncReason,
+    requests: mpsc::Receiver<Request>,
+    cancel: CancellationToken,
+) -> EndReason {
+    let ConnectionContext {
+        address,
+        config,
+        bus,
+        upcalls,
+    } = context;
+    let mut child = match address
+        .command()
+        .args(["-C", "attach-session", "-t", &session.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(error) => return EndReason::Failed(format!("cannot start tmux: {error}")),
+    };
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return EndReason::Failed("tmux started without pipes".into());
+    };
+    if let Some(pid) = child.id() {
+        crate::daemon::clients::remember(&address, pid);
+    }
+    let (lines, line_receiver) = mpsc::unbounded_channel();
+    let writer = tokio::spawn(write_lines(stdin, line_receiver));
+    let mut connection = Connection {
+        session,
+        config,
+        bus,
+        upcalls,
+        decoder: Decoder::new(),
+        lines,
+        next_tag: 0,
+        tag_lines: HashMap::new(),
+        pending: HashMap::new(),
+        panes: BTreeMap::new(),
+        windows: BTreeMap::new(),
+        early_output: HashMap::new(),
+        seeding: HashMap::new(),
+        session_name: RawBytes::default(),
+        stats: ConnectionStats {
+            session: Some(session),
+            ..ConnectionStats::default()
+        },
+        first_sight,
+        exit_reason: None,
+        attached: false,
+        deferred: Vec::new(),
+    };
+    connection.start();
+    let reason = connection.run(stdout, requests, &cancel).await;
+    drop(connection);
+    // Dropping the line sender closes the client's stdin: tmux treats EOF as detach.
+    let _ = writer.await;
+    end_child(&mut child).await;
+    if let Some(pid) = child.id() {
+        crate::daemon::clients::forget(&address, pid);
+    }
+    reason
+}
+
+/// Waits for the client to exit after its stdin closed; kills it if it lingers. Always reaps.
+async fn end_child(child: &mut Child) {
+    let pid = child.id();
+    if tokio::time::timeout(Duration::from_secs(2), child.wait())
+        .await
+        .is_err()
+    {
+        warn!(?pid, "tmux control client did not exit; killing it");
+        let _ = child.kill().await;
+    }
+    if let Some(pid) = pid {
+        crate::daemon::clients::forget_pid(pid);
+    }
+}
+
+async fn write_lines(mut stdin: ChildStdin, mut lines: mpsc::UnboundedReceiver<Vec<u8>>) {
+    while let Some(line) = lines.recv().await {
+        if let Err(error) = stdin.write_all(&line).await {
+            debug!(%error, "writing to the control client failed");
+            break;
+        }
+    }
+    let _ = stdin.shutdown().await;
+}
+
+/// What a line of commands was sent for.
+enum Purpose {
+    /// A caller through the handle.
+    External(oneshot::Sender<Result<Vec<Option<Reply>>, ConnectionError>>),
+    /// Setting flags and subscriptions: only failures matter (logged).
+    Setup,
+    /// `display-message -p '#{version}'`.
+    Version,
+    /// `list-windows` of the session.
+    Windows,
+    /// `list-panes` of the session or of one window; new panes are seeded for `reason`.
+    Panes(ResyncReason),
+    /// A seed line for a pane.
+    Seed(PaneId, ResyncReason),
+    /// A watchdog check of a pane.
+    Check(PaneId),
+}
+
+struct PendingLine {
+    purpose: Purpose,
+    text: String,
+    replies: Vec<Option<Reply>>,
+    received: usize,
+    deadline: Instant,
+}
+
+struct WindowState {
+    index: u32,
+    name: RawBytes,
+    panes: BTreeSet<PaneId>,
+}
+
+struct Connection {
+    session: SessionId,
+    config: ConnectionConfig,
+    bus: EventBus,
+    upcalls: mpsc::UnboundedSender<Upcall>,
+    decoder: Decoder,
+    lines: mpsc::UnboundedSender<Vec<u8>>,
+    next_tag: u64,
+    /// Tag of each command sent -> (first tag of its line, index in the line).
+    tag_lines: HashMap<u64, (u64, usize)>,
+    /// Lines waiting for replies, by their first tag.
+    pending: HashMap<u64, PendingLine>,
+    panes: BTreeMap<PaneId, PaneMirror>,
+    windows: BTreeMap<WindowId, WindowState>,
+    /// Output of panes not listed yet (they appear before `list-panes` answers).
+    early_output: HashMap<PaneId, Vec<u8>>,
+    /// Panes with a seed line in flight -> whether another seed is due after it.
+    seeding: HashMap<PaneId, bool>,
+    session_name: RawBytes,
+    stats: ConnectionStats,
+    first_sight: ResyncReason,
+    exit_reason: Option<Option<String>>,
+    /// tmux has confirmed the attach (`%session-changed`). Before that, commands can run
+    /// before the client exists and fail with "no current client" (tmux up to 3.3 reads
+    /// input while the attach command is still pending), so they wait in `deferred`.
+    attached: bool,
+    deferred: Vec<(Line, Purpose)>,
+}
+
+impl Connection {
+    /// The first lines: flow control, subscriptions and the state of the session.
+    fn start(&mut self) {
+        if self.config.pause_after > 0 {
+            let command = commands::pause_after(self.config.pause_after);
+            self.send(Line::new(command), Purpose::Setup);
+        }
+        self.send(Line::new(query::subscribe_panes()), Purpose::Setup);
+        self.send(Line::new(query::version()), Purpose::Version);
+        self.send(
+            Line::new(query::list_windows(self.session)),
+            Purpose::Windows,
+        );
+        let reason = self.first_sight;
+        self.send(
+            Line::new(query::list_panes(Target::Session(self.session))),
+            Purpose::Panes(reason),
+        );
+    }
+
+    fn send(&mut self, line: Line, purpose: Purpose) {
+        if !self.attached {
+            self.deferred.push((line, purpose));
+            return;
+        }
+        let first = self.next_tag;
+        let expected = line.expected(first);
+        self.next_tag += expected.len() as u64;
+        for (index, expect) in expected.iter().enumerate() {
+            self.tag_lines.insert(expect.tag, (first, index));
+        }
+        self.decoder.expect_line(expected.iter().copied());
+        let bytes = line.to_bytes();
+        self.stats.commands += expected.len() as u64;
+        self.pending.insert(
+            first,
+            PendingLine {
+                purpose,
+                text: String::from_utf8_lossy(&bytes[..bytes.len().saturating_sub(1)]).into_owned(),
+                replies: vec![None; expected.len()],
+                received: 0,
+                deadline: Instant::now() + self.config.command_timeout,
+            },
+        );
+        // A closed writer means the client is gone; the read side notices and ends the task.
+        let _ = self.lines.send(bytes);
+    }
+
+    async fn run(
+        &mut self,
+        mut stdout: tokio::process::ChildStdout,
+        mut requests: mpsc::Receiver<Request>,
+        cancel: &CancellationToken,
+    ) -> EndReason {
+        let mut buffer = vec![0u8; 64 * 1024];
+        let mut ticker = tokio::time::interval(Duration::from_millis(200));
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut next_watchdog = Instant::now() + self.config.watchdog_interval;
+        loop {
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return EndReason::Cancelled,
+                read = stdout.read(&mut buffer) => match read {
+                    Ok(0) => {
+                        let mut events = Vec::new();
+                        self.decoder.finish(&mut |event| events.push(event));
+                        for event in events {
+                            self.event(event);
+                        }
+                        return match self.exit_reason.take() {
+                            Some(reason) => EndReason::Exit(reason),
+                            None => EndReason::Eof,
+                        };
+                    }
+                    Ok(n) => {
+                        let mut events = Vec::new();
+                        self.decoder.feed(&buffer[..n], &mut |event| events.push(event));
+                        for event in events {
+                            self.event(event);
+                        }
+                    }
+                    Err(error) => return EndReason::Failed(format!("reading the control client: {error}")),
+                },
+                Some(request) = requests.recv() => self.request(request),
+                _ = ticker.tick() => {
+                    self.expire();
+                    if Instant::now() >= next_watchdog {
+                        self.watchdog();
+                        next_watchdog = Instant::now() + self.config.watchdog_interval;
+                    }
+                }
+            }
+        }
+    }
+
+    fn event(&mut self, event: Event) {
+        match event {
+            Event::Notification(notification) => self.notification(notification),
+            Event::Reply(reply) => self.reply(reply),
+            Event::Abandoned { tag } => self.record(tag, None),
+            Event::Stray(line) => {
+                self.stats.stray_lines += 1;
+                debug!(session = %self.session, ?line, "stray line from tmux");
+            }
+            Event::ParseError(error) => {
+                self.stats.parse_errors += 1;
+                warn!(session = %self.session, %error, "undecodable line from tmux");
+            }
+        }
+    }
+
+    fn reply(&mut self, reply: Reply) {
+        match reply.tag {
+            Some(tag) => self.record(tag, Some(reply)),
+            None if reply.is_solicited() => {
+                warn!(session = %self.session, "reply to a command nobody sent")
+            }
+            None => {} // hooks and the attach command
+        }
+    }
+
+    fn record(&mut self, tag: u64, reply: Option<Reply>) {
+        let Some((first, index)) = self.tag_lines.remove(&tag) else {
+            return;
+        };
+        let Some(line) = self.pending.get_mut(&first) else {
+            return; // timed out earlier
+        };
+        if line.received == 0
+            && let Purpose::Seed(pane, _) = line.purpose
+            && let Some(mirror) = self.panes.get_mut(&pane)
+        {
+            mirror.seed_started();
+        }
+        if let Some(slot) = line.replies.get_mut(index) {
+            *slot = reply;
+        }
+        line.received += 1;
+        if line.received == line.replies.len()
+            && let Some(line) = self.pending.remove(&first)
+        {
+            self.complete(line.purpose, line.replies);
+        }
+    }
+
+    fn complete(&mut self, purpose: Purpose, replies: Vec<Option<Reply>>) {
+        match purpose {
+            Purpose::External(sender) => {
+                let _ = sender.send(Ok(replies));
+            }
+            Purpose::Setup => {
+                for reply in replies.iter().flatten().filter(|r| !r.success) {
+                    warn!(session = %self.session, error = %RawBytes(reply.joined_body()), "tmux refused a setup command");
+                }
+            }
+            Purpose::Version => {
+                if let Some(Some(reply)) = replies.first() {
+                    self.stats.tmux_version = RawBytes(reply.joined_body()).to_string();
+                }
+            }
+            Purpose::Windows => match replies
+                .first()
+                .and_then(Option::as_ref)
+                .map(query::parse_windows)
+            {
+                Some(Ok(rows)) => {
+                    for row in rows {
+                        let window = self.windows.entry(row.id).or_insert_with(|| WindowState {
+                            index: row.index,
+                            name: row.name.clone(),
+                            panes: BTreeSet::new(),
+                        });
+                        window.index = row.index;
+                        window.name = row.name;
+                    }
+                }
+                Some(Err(error)) => warn!(session = %self.session, %error),
+                None => {}
+            },
+            Purpose::Panes(reason) => match replies.first().and_then(Option::as_ref) {
+                Some(reply) if reply.success => match query::parse_panes(reply) {
+                    Ok(rows) => {
+                        for row in rows {
+                            self.add_pane(row, reason);
+                        }
+                    }
+                    Err(error) => warn!(session = %self.session, %error),
+                },
+                _ => {} // the window or session is gone already
+            },
+            Purpose::Seed(pane, reason) => self.seeded(pane, reason, &replies),
+            Purpose::Check(pane) => self.checked(pane, &replies),
+        }
+    }
+
+    fn expire(&mut self) {
+        let now = Instant::now();
+        let expired: Vec<u64> = self
+            .pending
+            .iter()
+            .filter(|(_, line)| line.deadline <= now)
+            .map(|(first, _)| *first)
+            .collect();
+        for first in expired {
+            let Some(line) = self.pending.remove(&first) else {
+                continue;
+            };
+            self.stats.timeouts += 1;
+            let error = ConnectionError::Timeout {
+                command: line.text.clone(),
+                after: self.config.command_timeout,
+            };
+            warn!(session = %self.session, %error);
+            match line.purpose {
+                Purpose::External(sender) => {
+                    let _ = sender.send(Err(error));
+                }
+                Purpose::Seed(pane, _) => {
+                    self.seeding.remove(&pane);
+                    if let Some(mirror) = self.panes.get_mut(&pane) {
+                        mirror.seed_failed();
+                        mirror.mark_stale();
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn add_pane(&mut self, row: PaneRow, reason: ResyncReason) {
+        let id = row.id;
+        if let Some(window) = self.windows.get_mut(&row.window) {
+            window.panes.insert(id);
+        } else {
+            self.windows.insert(
+                row.window,
+                WindowState {
+                    index: 0,
+                    name: RawBytes::default(),
+                    panes: BTreeSet::from([id]),
+                },
+            );
+            // Its index and name come with the next list-windows.
+            self.send(
+                Line::new(query::list_windows(self.session)),
+                Purpose::Windows,
+            );
+        }
+        if self.panes.contains_key(&id) {
+            return;
+        }
+        self.bus.publish(EventKind::PaneAdded {
+            pane: id,
+            session: self.session,
+            window: row.window,
+            width: row.width,
+            height: row.height,
+        });
+        let mut mirror = PaneMirror::new(row, self.config.ring_bytes);
+        if let Some(early) = self.early_output.remove(&id) {
+            let seq = mirror.output(&early);
+            self.bus.publish(EventKind::Output {
+                pane: id,
+                seq,
+                len: early.len() as u64,
+            });
+        }
+        self.panes.insert(id, mirror);
+        self.seed(id, reason);
+    }
+
+    fn remove_pane(&mut self, pane: PaneId) {
+        if self.panes.remove(&pane).is_some() {
+            self.seeding.remove(&pane);
+            self.bus.publish(EventKind::PaneRemoved { pane });
+        }
+        self.early_output.remove(&pane);
+    }
+
+    /// Sends a seed line for a pane, unless one is in flight (then another follows it).
+    fn seed(&mut self, pane: PaneId, reason: ResyncReason) {
+        if let Some(again) = self.seeding.get_mut(&pane) {
+            *again = true;
+            return;
+        }
+        self.seeding.insert(pane, false);
+        self.send(query::seed_line(pane), Purpose::Seed(pane, reason));
+    }
+
+    fn seeded(&mut self, pane: PaneId, reason: ResyncReason, replies: &[Option<Reply>]) {
+        let again = self.seeding.remove(&pane).unwrap_or(false);
+        debug_assert_eq!(replies.len(), SEED_PARTS.len());
+        let Some(mirror) = self.panes.get_mut(&pane) else {
+            return;
+        };
+        match query::parse_seed(replies) {
+            Ok(snapshot) => {
+                let resized =
+                    (mirror.row.width, mirror.row.height) != (snapshot.width, snapshot.height);
+                mirror.seeded(&snapshot, reason.gap());
+                if resized {
+                    self.bus.publish(EventKind::PaneResized {
+                        pane,
+                        width: snapshot.width,
+                        height: snapshot.height,
+                    });
+                }
+                self.bus.publish(EventKind::Resync { pane, reason });
+            }
+            Err(error) => {
+                debug!(session = %self.session, %pane, %error, "seed failed");
+                mirror.seed_failed();
+                mirror.mark_stale();
+            }
+        }
+        if again {
+            self.seed(pane, reason);
+        }
+    }
+
+    /// Looks at panes that printed since the last look, and resyncs stale ones.
+    fn watchdog(&mut self) {
+        let mut checks = Vec::new();
+        let mut reseeds = Vec::new();
+        for (id, mirror) in &mut self.panes {
+            if self.seeding.contains_key(id) {
+                continue;
+            }
+            match mirror.state() {
+                SyncState::Live => {
+                    if mirror.take_changed() {
+                        checks.push(*id);
+                    }
+                }
+                // A seed that failed (or never ran) is tried again.
+                SyncState::Stale | SyncState::Unseeded => reseeds.push(*id),
+            }
+        }
+        for pane in reseeds {
+            self.seed(pane, ResyncReason::Retry);
+        }
+        for pane in checks {
+            self.send(query::check_line(pane), Purpose::Check(pane));
+        }
+    }
+
+    fn checked(&mut self, pane: PaneId, replies: &[Option<Reply>]) {
+        let Ok(shown) = query::parse_check(replies) else {
+            return;
+        };
+        if self.seeding.contains_key(&pane) {
+            return;
+        }
+        let Some(mirror) = self.panes.get_mut(&pane) else {
+            return;
+        };
+        if mirror.diverges_from(&shown) {
+            warn!(session = %self.session, %pane, "mirrored screen differs from tmux's; resyncing");
+            self.seed(pane, ResyncReason::Divergence);
+        }
+    }
+
+    fn notification(&mut self, notification: Notification) {
+        match notification {
+            Notification::Output { pane, data }
+            | Notification::ExtendedOutput { pane, data, .. } => self.output(pane, &data),
+            Notification::Pause { pane } => {
+                if let Some(mirror) = self.panes.get_mut(&pane) {
+                    mirror.paused();
+                    info!(session = %self.session, %pane, "tmux paused the pane; resyncing");
+                    self.seed(pane, ResyncReason::Pause);
+                }
+            }
+            Notification::Continue { .. } => {}
+            Notification::LayoutChange {
+                window,
+                layout,
+                visible_layout,
+                ..
+            } => self.layout(window, &layout, visible_layout.as_ref()),
+            Notification::WindowAdd { .. } => {
+                self.send(
+                    Line::new(query::list_windows(self.session)),
+                    Purpose::Windows,
+                );
+                self.send(
+                    Line::new(query::list_panes(Target::Session(self.session))),
+                    Purpose::Panes(ResyncReason::Attach),
+                );
+            }
+            Notification::WindowClose { window } | Notification::UnlinkedWindowClose { window } => {
+                if let Some(state) = self.windows.remove(&window) {
+                    for pane in state.panes {
+                        self.remove_pane(pane);
+                    }
+                }
+            }
+            Notification::WindowPaneChanged { window, pane } => {
+                for mirror in self.panes.values_mut().filter(|m| m.window() == window) {
+                    mirror.row.active = mirror.id() == pane;
+                }
+            }
+            Notification::WindowRenamed { window, name } => {
+                if let Some(state) = self.windows.get_mut(&window) {
+                    state.name = name.clone();
+                    self.bus.publish(EventKind::WindowRenamed { window, name });
+                }
+            }
+            Notification::SessionChanged { session, name }
+            | Notification::SessionRenamed { session, name }
+                if session == self.session =>
+            {
+                self.session_name = name;
+                if !self.attached {
+                    self.attached = true;
+                    for (line, purpose) in std::mem::take(&mut self.deferred) {
+                        self.send(line, purpose);
+                    }
+                }
+            }
+            Notification::SessionsChanged => {
+                let _ = self.upcalls.send(Upcall::SessionsChanged);
+            }
+            Notification::SubscriptionChanged {
+                name,
+                pane: Some(pane),
+                value,
+                ..
+            } if name.as_bytes() == query::PANE_SUBSCRIPTION.as_bytes() => {
+                self.subscription(pane, &value);
+            }
+            Notification::Exit { reason } => {
+                self.exit_reason = Some(reason.map(|r| r.to_string()));
+            }
+            _ => {}
+        }
+    }
+
+    fn output(&mut self, pane: PaneId, data: &[u8]) {
+        match self.panes.get_mut(&pane) {
+            Some(mirror) => {
+                let seq = mirror.output(data);
+                self.bus.publish(EventKind::Output {
+                    pane,
+                    seq,
+                    len: data.len() as u64,
+                });
+            }
+            None => {
+                let early = self.early_output.entry(pane).or_default();
+                early.extend_from_slice(data);
+                let excess = early.len().saturating_sub(self.config.ring_bytes);
+                early.drain(..excess);
+            }
+        }
+    }
+
+    fn layout(
+        &mut self,
+        window: WindowId,
+        layout: &crate::control::Layout,
+        visible: Option<&crate::control::Layout>,
+    ) {
+        let geometries = layout.panes();
+        let present: BTreeSet<PaneId> = geometries.iter().map(|g| g.pane).collect();
+        let state = self.windows.entry(window).or_insert_with(|| WindowState {
+            index: 0,
+            name: RawBytes::default(),
+            panes: BTreeSet::new(),
+        });
+        let gone: Vec<PaneId> = state.panes.difference(&present).copied().collect();
+        let new: Vec<PaneId> = present.difference(&state.panes).copied().collect();
+        state.panes = present;
+        for pane in gone {
+            self.remove_pane(pane);
+        }
+        // A zoomed pane has the visible layout's size; the others keep their tiled size.
+        let mut sizes: BTreeMap<PaneId, (u16, u16)> = BTreeMap::new();
+        for geometry in geometries
+            .iter()
+            .chain(visible.map(|v| v.panes()).unwrap_or_default().iter())
+        {
+            let clamp = |n: u32| u16::try_from(n).unwrap_or(u16::MAX);
+            sizes.insert(
+                geometry.pane,
+                (clamp(geometry.width), clamp(geometry.height)),
+            );
+        }
+        let mut resized = Vec::new();
+        for (pane, (width, height)) in sizes {
+            if let Some(mirror) = self.panes.get_mut(&pane)
+                && mirror.resize(width, height)
+            {
+                resized.push((pane, width, height));
+            }
+        }
+        for (pane, width, height) in resized {
+            self.bus.publish(EventKind::PaneResized {
+                pane,
+                width,
+                height,
+            });
+            self.seed(pane, ResyncReason::Resize);
+        }
+        if new.iter().any(|pane| !self.panes.contains_key(pane)) {
+            self.send(
+                Line::new(query::list_panes(Target::Window(window))),
+                Purpose::Panes(ResyncReason::Attach),
+            );
+        }
+    }
+
+    fn subscription(&mut self, pane: PaneId, value: &[u8]) {
+        let Some(update) = query::parse_pane_update(value) else {
+            return;
+        };
+        let Some(mirror) = self.panes.get_mut(&pane) else {
+            return;
+        };
+        let change = mirror.update(update);
+        if change.title {
+            self.bus.publish(EventKind::PaneRenamed {
+                pane,
+                title: mirror.row.title.clone(),
+            });
+        }
+        if change.command || change.dead {
+            self.bus.publish(EventKind::PaneCommand {
+                pane,
+                command: mirror.row.command.clone(),
+                dead: mirror.row.dead,
+            });
+        }
+    }
+
+    fn request(&mut self, request: Request) {
+        match request {
+            Request::Command { line, reply } => self.send(line, Purpose::External(reply)),
+            Request::Panes { reply } => {
+                let _ = reply.send(self.summaries());
+            }
+            Request::Screen { pane, ansi, reply } => {
+                let dump = self.panes.get(&pane).map(|mirror| {
+                    let screen = mirror.screen();
+                    let (width, height) = screen.size();
+                    ScreenDump {
+                        content: if ansi {
+                            screen.ansi()
+                        } else {
+                            screen.text().into_bytes()
+                        },
+                        width,
+                        height,
+                        cursor: screen.cursor(),
+                        alternate_screen: screen.alternate_screen(),
+                        output_seq: mirror.output_end(),
+                        sync: mirror.state(),
+                    }
+                });
+                let _ = reply.send(dump);
+            }
+            Request::Output {
+                pane,
+                from,
+                limit,
+                reply,
+            } => {
+                let _ = reply.send(self.panes.get(&pane).map(|m| m.read_output(from, limit)));
+            }
+            Request::Stats { reply } => {
+                let mut stats = self.stats.clone();
+                stats.panes = self.panes.len();
+                for mirror in self.panes.values() {
+                    let c = mirror.counters;
+                    stats.totals.bytes += c.bytes;
+                    stats.totals.chunks += c.chunks;
+                    stats.totals.resyncs += c.resyncs;
+                    stats.totals.pauses += c.pauses;
+                    stats.totals.divergences += c.divergences;
+                }
+                let _ = reply.send(stats);
+            }
+        }
+    }
+
+    fn summaries(&self) -> Vec<PaneSummary> {
+        self.panes
+            .values()
+            .map(|mirror| {
+                let window = self.windows.get(&mirror.window());
+                PaneSummary {
+                    pane: mirror.id(),
+                    session_id: self.session,
+                    session: self.session_name.clone(),
+                    window_id: mirror.window(),
+                    window_index: window.map_or(0, |w| w.index),
+                    window: window.map(|w| w.name.clone()).unwrap_or_default(),
+                    index: mirror.row.index,
+                    title: mirror.row.title.clone(),
+                    command: mirror.row.command.clone(),
+                    pid: mirror.row.pid,
+                    width: mirror.row.width,
+                    height: mirror.row.height,
+                    dead: mirror.row.dead,
+                    in_mode: mirror.row.in_mode,
+                    active: mirror.row.active,
+                    alternate_screen: mirror.screen().alternate_screen(),
+                    sync: mirror.state(),
+                    output_seq: mirror.output_end(),
+                    counters: mirror.counters,
+                }
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,10 @@
+//! The IO shell around tmux: which server, and one control connection per session.
+
+pub mod address;
+pub mod connection;
+pub mod query;
+
+pub use address::{AddressError, ServerAddress};
+pub use connection::{
+    ConnectionConfig, ConnectionError, ConnectionHandle, EndReason, PaneSummary, ScreenDump,
+};

@@ -1,0 +1,520 @@
+//! The queries panectl sends to tmux and the parsing of their replies. Pure: formats and
+//! parsers here, the sending in [`super::connection`].
+//!
+//! Fields are separated by TAB, which tmux cannot put in names or titles (names are
+//! vis-encoded, titles must be valid UTF-8 without C0), and free-form fields come last.
+
+use crate::control::Reply;
+use crate::control::command::{Command, Format, Line, Target, commands};
+use crate::control::escape::unvis;
+use crate::ids::{PaneId, SessionId, WindowId};
+use crate::raw::RawBytes;
+use crate::screen::Snapshot;
+
+/// A reply that does not have the shape its query asks for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unexpected reply to {query}: {detail}")]
+pub struct QueryError {
+    /// Which query.
+    pub query: &'static str,
+    /// What was wrong.
+    pub detail: String,
+}
+
+fn error(query: &'static str, detail: impl Into<String>) -> QueryError {
+    QueryError {
+        query,
+        detail: detail.into(),
+    }
+}
+
+/// A session as `list-sessions` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRow {
+    /// Its id.
+    pub id: SessionId,
+    /// Its name, vis-decoded.
+    pub name: RawBytes,
+}
+
+const SESSIONS: Format = Format::new("#{session_id}\t#{session_name}");
+
+/// `list-sessions` with the fields panectl needs.
+pub fn list_sessions() -> Command {
+    Command::new("list-sessions").format_option("-F", SESSIONS)
+}
+
+/// Parses the reply (or the stdout of a one-shot `tmux list-sessions -F ...`).
+pub fn parse_sessions(lines: &[RawBytes]) -> Result<Vec<SessionRow>, QueryError> {
+    lines
+        .iter()
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            let mut fields = line.splitn(2, |&b| b == b'\t');
+            let id = fields
+                .next()
+                .and_then(SessionId::from_bytes)
+                .ok_or_else(|| error("list-sessions", format!("bad line {line:?}")))?;
+            let name = RawBytes(unvis(fields.next().unwrap_or_default()));
+            Ok(SessionRow { id, name })
+        })
+        .collect()
+}
+
+/// The format of [`list_sessions`], for one-shot `tmux` invocations.
+pub fn sessions_format() -> &'static str {
+    SESSIONS.as_str()
+}
+
+/// A window as `list-windows` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WindowRow {
+    /// Its id.
+    pub id: WindowId,
+    /// Its index in the session.
+    pub index: u32,
+    /// Whether it is the session's current window.
+    pub active: bool,
+    /// Its name, vis-decoded.
+    pub name: RawBytes,
+}
+
+const WINDOWS: Format =
+    Format::new("#{window_id}\t#{window_index}\t#{window_active}\t#{window_name}");
+
+/// `list-windows -t $s` for one session.
+pub fn list_windows(session: SessionId) -> Command {
+    Command::new("list-windows")
+        .target("-t", session)
+        .format_option("-F", WINDOWS)
+}
+
+/// Parses a `list-windows` reply.
+pub fn parse_windows(reply: &Reply) -> Result<Vec<WindowRow>, QueryError> {
+    reply
+        .body
+        .iter()
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            let fields: Vec<&[u8]> = line.splitn(4, |&b| b == b'\t').collect();
+            let bad = || error("list-windows", format!("bad line {line:?}"));
+            let [id, index, active, name] = fields.as_slice() else {
+                return Err(bad());
+            };
+            Ok(WindowRow {
+                id: WindowId::from_bytes(id).ok_or_else(bad)?,
+                index: number(index).ok_or_else(bad)?,
+                active: *active == b"1",
+                name: RawBytes(unvis(name)),
+            })
+        })
+        .collect()
+}
+
+/// What panectl knows about a pane besides its screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaneRow {
+    /// Its id.
+    pub id: PaneId,
+    /// The window it is in.
+    pub window: WindowId,
+    /// Its index in the window.
+    pub index: u32,
+    /// Width in cells.
+    pub width: u16,
+    /// Height in cells.
+    pub height: u16,
+    /// Whether it is its window's active pane.
+    pub active: bool,
+    /// Whether its process has exited (with `remain-on-exit`).
+    pub dead: bool,
+    /// Whether it is in copy, view or tree mode.
+    pub in_mode: bool,
+    /// The pid of its first process.
+    pub pid: u32,
+    /// `#{pane_current_command}`: the foreground process's name.
+    pub command: RawBytes,
+    /// `#{pane_title}`, as the program set it.
+    pub title: RawBytes,
+}
+
+const PANES: Format = Format::new(
+    "#{pane_id}\t#{window_id}\t#{pane_index}\t#{pane_width}\t#{pane_height}\t#{pane_active}\t#{pane_dead}\t#{pane_in_mode}\t#{pane_pid}\t#{pane_current_command}\t#{pane_title}",
+);
+
+/// `list-panes` for every pane of a session (`-s`) or of a window.
+pub fn list_panes(target: Target) -> Command {
+    let command = Command::new("list-panes");
+    let command = match target {
+        Target::Session(_) => command.flag("-s"),
+        _ => command,
+    };
+    command.target("-t", target).format_option("-F", PANES)
+}
+
+/// Parses a `list-panes` reply.
+pub fn parse_panes(reply: &Reply) -> Result<Vec<PaneRow>, QueryError> {
+    reply
+        .body
+        .iter()
+        .filter(|line| !line.is_empty())
+        .map(|line| parse_pane_row(line))
+        .collect()
+}
+
+fn parse_pane_row(line: &[u8]) -> Result<PaneRow, QueryError> {
+    let fields: Vec<&[u8]> = line.splitn(11, |&b| b == b'\t').collect();
+    let bad = || error("list-panes", format!("bad line {:?}", RawBytes::from(line)));
+    let [
+        id,
+        window,
+        index,
+        width,
+        height,
+        active,
+        dead,
+        in_mode,
+        pid,
+        command,
+        title,
+    ] = fields.as_slice()
+    else {
+        return Err(bad());
+    };
+    Ok(PaneRow {
+        id: PaneId::from_bytes(id).ok_or_else(bad)?,
+        window: WindowId::from_bytes(window).ok_or_else(bad)?,
+        index: number(index).ok_or_else(bad)?,
+        width: number(width).ok_or_else(bad)?,
+        height: number(height).ok_or_else(bad)?,
+        active: *active == b"1",
+        dead: *dead == b"1",
+        in_mode: *in_mode == b"1",
+        pid: number(pid).unwrap_or(0),
+        command: RawBytes::from(*command),
+        title: RawBytes::from(*title),
+    })
+}
+
+/// Name of the subscription that reports pane titles and commands.
+pub const PANE_SUBSCRIPTION: &str = "panectl-panes";
+
+/// `refresh-client -B`: tmux checks these formats for every pane of the session once a second
+/// and sends `%subscription-changed` only when a value changes, so titles and commands stay
+/// current without any polling by panectl.
+pub fn subscribe_panes() -> Command {
+    Command::new("refresh-client").flag("-B").format(Format::new(
+        "panectl-panes:%*:#{pane_dead}\t#{pane_in_mode}\t#{pane_pid}\t#{pane_current_command}\t#{pane_title}",
+    ))
+}
+
+/// A pane's subscription value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaneUpdate {
+    /// `#{pane_dead}`.
+    pub dead: bool,
+    /// `#{pane_in_mode}`.
+    pub in_mode: bool,
+    /// `#{pane_pid}`.
+    pub pid: u32,
+    /// `#{pane_current_command}`.
+    pub command: RawBytes,
+    /// `#{pane_title}`.
+    pub title: RawBytes,
+}
+
+/// Parses the value of a [`subscribe_panes`] notification.
+pub fn parse_pane_update(value: &[u8]) -> Option<PaneUpdate> {
+    let fields: Vec<&[u8]> = value.splitn(5, |&b| b == b'\t').collect();
+    let [dead, in_mode, pid, command, title] = fields.as_slice() else {
+        return None;
+    };
+    Some(PaneUpdate {
+        dead: *dead == b"1",
+        in_mode: *in_mode == b"1",
+        pid: number(pid).unwrap_or(0),
+        command: RawBytes::from(*command),
+        title: RawBytes::from(*title),
+    })
+}
+
+const PANE_STATE: Format = Format::new(
+    "#{pane_width} #{pane_height} #{cursor_x} #{cursor_y} #{alternate_on} #{alternate_saved_x} #{alternate_saved_y}",
+);
+
+/// The commands of a seed line, in order; their replies make a [`Snapshot`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeedPart {
+    /// `refresh-client -A %p:continue`: resumes a paused pane (no effect otherwise).
+    Continue,
+    /// `capture-pane -e`: the visible screen (the alternate one when it is on).
+    Visible,
+    /// `capture-pane -a -e`: the primary screen while the alternate one is on (empty otherwise).
+    Primary,
+    /// Size, cursor and alternate-screen state.
+    State,
+    /// `capture-pane -P -C`: an escape sequence the program has only partly written.
+    Pending,
+}
+
+/// The parts of a seed line, in the order of its commands.
+pub const SEED_PARTS: [SeedPart; 5] = [
+    SeedPart::Continue,
+    SeedPart::Visible,
+    SeedPart::Primary,
+    SeedPart::State,
+    SeedPart::Pending,
+];
+
+/// One line that resumes a pane and captures everything needed to rebuild its screen.
+///
+/// tmux runs the commands of a line back to back without reading any pane in between, so the
+/// snapshot matches one point of the output stream: the point where the replies appear. Output
+/// before them is superseded by the snapshot; output after them applies on top (protocol notes
+/// §4.5). `-q` keeps `capture-pane -a` from failing (and aborting the line) when the alternate
+/// screen is off.
+pub fn seed_line(pane: PaneId) -> Line {
+    let capture = || {
+        Command::new("capture-pane")
+            .flag("-p")
+            .flag("-q")
+            .flag("-e")
+            .flag("-N")
+            .target("-t", pane)
+    };
+    Line::new(commands::pane_output(pane, commands::PaneOutput::Continue))
+        .then(capture())
+        .then(capture().flag("-a"))
+        .then(commands::display_print(
+            PANE_STATE,
+            Some(Target::Pane(pane)),
+        ))
+        .then(
+            Command::new("capture-pane")
+                .flag("-p")
+                .flag("-q")
+                .flag("-P")
+                .flag("-C")
+                .target("-t", pane),
+        )
+}
+
+/// Builds the snapshot from the replies of a [`seed_line`].
+pub fn parse_seed(replies: &[Option<Reply>]) -> Result<Snapshot, QueryError> {
+    let part = |which: SeedPart| -> Result<&Reply, QueryError> {
+        let index = SEED_PARTS
+            .iter()
+            .position(|p| *p == which)
+            .unwrap_or_default();
+        match replies.get(index) {
+            Some(Some(reply)) if reply.success => Ok(reply),
+            Some(Some(reply)) => Err(error(
+                "capture-pane",
+                format!("tmux refused: {}", RawBytes(reply.joined_body())),
+            )),
+            _ => Err(error("capture-pane", "the pane is gone")),
+        }
+    };
+    let state = part(SeedPart::State)?;
+    let numbers: Vec<u16> = state
+        .body
+        .first()
+        .map(|line| {
+            line.split(|&b| b == b' ')
+                .map(|field| number(field).unwrap_or(0))
+                .collect()
+        })
+        .unwrap_or_default();
+    let [
+        width,
+        height,
+        cursor_x,
+        cursor_y,
+        alternate,
+        saved_x,
+        saved_y,
+    ] = numbers.as_slice()
+    else {
+        return Err(error(
+            "display-message",
+            format!("bad pane state {:?}", state.body),
+        ));
+    };
+    let lines = |reply: &Reply| reply.body.iter().map(|l| l.0.clone()).collect::<Vec<_>>();
+    let visible = lines(part(SeedPart::Visible)?);
+    let alternate_on = *alternate == 1;
+    let (primary, alternate) = if alternate_on {
+        (lines(part(SeedPart::Primary)?), Some(visible))
+    } else {
+        (visible, None)
+    };
+    let pending = unvis(&part(SeedPart::Pending)?.joined_body());
+    Ok(Snapshot {
+        width: *width,
+        height: *height,
+        primary,
+        alternate,
+        cursor: (*cursor_x, *cursor_y),
+        saved_cursor: alternate_on.then_some((*saved_x, *saved_y)),
+        pending,
+    })
+}
+
+/// `capture-pane -p` of the visible screen, for the divergence watchdog.
+pub fn check_line(pane: PaneId) -> Line {
+    Line::new(
+        Command::new("capture-pane")
+            .flag("-p")
+            .flag("-q")
+            .target("-t", pane),
+    )
+    .then(commands::display_print(
+        Format::new("#{cursor_x} #{cursor_y} #{alternate_on}"),
+        Some(Target::Pane(pane)),
+    ))
+}
+
+/// What tmux shows for a pane: text rows, cursor and alternate-screen flag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShownScreen {
+    /// The rows, lossily decoded.
+    pub rows: Vec<String>,
+    /// Cursor column and row.
+    pub cursor: (u16, u16),
+    /// Alternate screen on.
+    pub alternate: bool,
+}
+
+/// Parses the replies of a [`check_line`].
+pub fn parse_check(replies: &[Option<Reply>]) -> Result<ShownScreen, QueryError> {
+    let (Some(Some(capture)), Some(Some(state))) = (replies.first(), replies.get(1)) else {
+        return Err(error("capture-pane", "the pane is gone"));
+    };
+    if !capture.success || !state.success {
+        return Err(error("capture-pane", "tmux refused the check"));
+    }
+    let numbers: Vec<u16> = state
+        .body
+        .first()
+        .map(|line| {
+            line.split(|&b| b == b' ')
+                .map(|f| number(f).unwrap_or(0))
+                .collect()
+        })
+        .unwrap_or_default();
+    let [x, y, alternate] = numbers.as_slice() else {
+        return Err(error(
+            "display-message",
+            format!("bad cursor state {:?}", state.body),
+        ));
+    };
+    Ok(ShownScreen {
+        rows: capture.body.iter().map(|l| l.to_string_lossy()).collect(),
+        cursor: (*x, *y),
+        alternate: *alternate == 1,
+    })
+}
+
+/// `display-message -p '#{version}'`.
+pub fn version() -> Command {
+    commands::display_print(Format::new("#{version}"), None)
+}
+
+fn number<T: std::str::FromStr>(field: &[u8]) -> Option<T> {
+    std::str::from_utf8(field).ok()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::control::Guard;
+
+    fn reply(lines: &[&[u8]]) -> Reply {
+        Reply {
+            guard: Guard {
+                time: 1,
+                number: 1,
+                flags: 1,
+            },
+            success: true,
+            body: lines.iter().map(|l| RawBytes::from(*l)).collect(),
+            tag: None,
+            incomplete: false,
+        }
+    }
+
+    #[test]
+    fn pane_rows_parse_with_titles_holding_anything() {
+        let panes = parse_panes(&reply(&[
+            b"%3\t@1\t0\t80\t24\t1\t0\t0\t4242\tbash\ttitle with\ttab-like spaces",
+            b"%4\t@1\t1\t40\t12\t0\t1\t1\t0\tclaude\t",
+        ]))
+        .unwrap();
+        assert_eq!(panes[0].id, PaneId(3));
+        assert_eq!(panes[0].title, "title with\ttab-like spaces");
+        assert!(panes[1].dead && panes[1].in_mode && !panes[1].active);
+        assert!(parse_panes(&reply(&[b"garbage"])).is_err());
+    }
+
+    #[test]
+    fn sessions_and_windows_decode_vis_names() {
+        let sessions = parse_sessions(&[
+            RawBytes::from("$0\tmain"),
+            RawBytes::from("$7\ta\\\\b \\$x"),
+        ])
+        .unwrap();
+        assert_eq!(
+            sessions[1],
+            SessionRow {
+                id: SessionId(7),
+                name: "a\\b $x".into()
+            }
+        );
+        let windows = parse_windows(&reply(&[b"@2\t3\t1\tmy window \\033"])).unwrap();
+        assert_eq!(windows[0].name, RawBytes(b"my window \x1b".to_vec()));
+        assert_eq!((windows[0].index, windows[0].active), (3, true));
+    }
+
+    #[test]
+    fn seed_replies_make_a_snapshot() {
+        let replies = vec![
+            Some(reply(&[])),
+            Some(reply(&[b"\x1b[1mvi\x1b[0m screen", b"~"])),
+            Some(reply(&[b"$ vi", b""])),
+            Some(reply(&[b"80 2 3 1 1 4 0"])),
+            Some(reply(&[b"\\033["])),
+        ];
+        let snapshot = parse_seed(&replies).unwrap();
+        assert_eq!(
+            (snapshot.width, snapshot.height, snapshot.cursor),
+            (80, 2, (3, 1))
+        );
+        assert_eq!(snapshot.primary, vec![b"$ vi".to_vec(), Vec::new()]);
+        assert_eq!(snapshot.alternate.as_ref().map(Vec::len), Some(2));
+        assert_eq!(snapshot.saved_cursor, Some((4, 0)));
+        assert_eq!(snapshot.pending, b"\x1b[");
+
+        let gone = vec![Some(reply(&[])), None, None, None, None];
+        assert!(parse_seed(&gone).is_err());
+    }
+
+    #[test]
+    fn seed_line_is_one_line_of_five_commands() {
+        let line = seed_line(PaneId(7));
+        assert_eq!(line.commands().len(), SEED_PARTS.len());
+        let bytes = line.to_bytes();
+        assert_eq!(bytes.iter().filter(|&&b| b == b'\n').count(), 1);
+        assert!(
+            String::from_utf8_lossy(&bytes)
+                .starts_with("refresh-client -A '%7:continue' ; capture-pane")
+        );
+    }
+
+    #[test]
+    fn subscription_values_parse() {
+        let update = parse_pane_update(b"0\t0\t99\tnode\tClaude Code").unwrap();
+        assert_eq!(update.command, "node");
+        assert_eq!(update.title, "Claude Code");
+        assert!(parse_pane_update(b"short").is_none());
+    }
+}

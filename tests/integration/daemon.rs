@@ -1,0 +1,417 @@
+//! The daemon against real tmux servers: discovery, following changes, race-free seeding,
+//! flow control, reconnects, restarts, the watchdog, and never resizing anybody's window.
+
+use std::time::{Duration, Instant};
+
+use crate::support::{TmuxServer, daemon_test_lock};
+
+/// The watchdog must stay silent on healthy streams; every test ends with this check.
+fn assert_healthy(server: &TmuxServer) {
+    let health = server.health();
+    assert_eq!(health["divergences"], 0, "watchdog fired: {health:#}");
+    assert_eq!(health["parse_errors"], 0, "{health:#}");
+    assert_eq!(health["timeouts"], 0, "{health:#}");
+}
+
+fn control_clients(server: &TmuxServer) -> Vec<String> {
+    server
+        .tmux(&[
+            "list-clients",
+            "-F",
+            "#{client_pid} #{client_control_mode} #{session_id}",
+        ])
+        .lines()
+        .filter(|l| l.split(' ').nth(1) == Some("1"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn discovers_twenty_sessions_of_three_panes() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    server.tmux(&["split-window", "-t", "$0"]);
+    server.tmux(&["split-window", "-h", "-t", "$0"]);
+    for i in 1..20 {
+        let name = format!("s{i}");
+        server.tmux(&["new-session", "-d", "-s", &name, "-x", "100", "-y", "30"]);
+        server.tmux(&["split-window", "-t", &name]);
+        server.tmux(&["split-window", "-h", "-t", &name]);
+    }
+    let daemon = server.start_daemon(&[]);
+    let panes = server.wait_for_panes(60);
+    let tmux_sizes = server.tmux(&[
+        "list-panes",
+        "-a",
+        "-F",
+        "#{pane_id} #{pane_width}x#{pane_height}",
+    ]);
+    for pane in &panes {
+        let line = format!(
+            "{} {}x{}",
+            pane["pane"].as_str().unwrap(),
+            pane["width"],
+            pane["height"]
+        );
+        assert!(
+            tmux_sizes.lines().any(|l| l == line),
+            "{line} not in\n{tmux_sizes}"
+        );
+    }
+    assert_eq!(server.health()["sessions"], 20);
+    assert_eq!(
+        control_clients(&server).len(),
+        20,
+        "one control client per session"
+    );
+    assert_healthy(&server);
+    drop(daemon);
+    // Shutdown detaches every control client.
+    server.wait_for("control clients to leave", Duration::from_secs(5), || {
+        control_clients(&server).is_empty()
+    });
+}
+
+#[test]
+fn follows_sessions_windows_and_panes_as_they_change() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let _daemon = server.start_daemon(&[]);
+    server.wait_for_panes(1);
+
+    server.tmux(&["new-session", "-d", "-s", "later"]);
+    server.wait_for_panes(2);
+    server.tmux(&["new-window", "-t", "later", "-n", "agents"]);
+    server.tmux(&["split-window", "-t", "later:agents"]);
+    let panes = server.wait_for_panes(4);
+    assert!(
+        panes
+            .iter()
+            .any(|p| p["window"] == "agents" && p["session"] == "later"),
+        "{panes:#?}"
+    );
+
+    server.tmux(&["rename-window", "-t", "later:agents", "renamed"]);
+    server.wait_for("the rename", Duration::from_secs(5), || {
+        server.panes().iter().any(|p| p["window"] == "renamed")
+    });
+    // Named by unique window name, and by session:window.pane.
+    let by_window = server.panectl_ok(&["screen", "renamed"]);
+    let by_target = server.panectl_ok(&["screen", "later:renamed.0"]);
+    assert_eq!(by_window.is_empty(), by_target.is_empty());
+
+    let doomed = server.tmux(&[
+        "display-message",
+        "-p",
+        "-t",
+        "later:renamed.1",
+        "#{pane_id}",
+    ]);
+    server.tmux(&["kill-pane", "-t", doomed.trim()]);
+    server.wait_for_panes(3);
+    server.tmux(&["kill-window", "-t", "later:renamed"]);
+    server.wait_for_panes(2);
+    server.tmux(&["kill-session", "-t", "later"]);
+    let panes = server.wait_for_panes(1);
+    assert_eq!(panes[0]["pane"], "%0");
+    server.wait_for(
+        "the connection of the closed session to go",
+        Duration::from_secs(5),
+        || control_clients(&server).len() == 1,
+    );
+
+    // A resized pane is resynced and its size follows.
+    server.tmux(&["split-window", "-h", "-t", "%0"]);
+    server.tmux(&["resize-pane", "-t", "%0", "-x", "30"]);
+    server.wait_for("the resize", Duration::from_secs(5), || {
+        server
+            .panes()
+            .iter()
+            .any(|p| p["pane"] == "%0" && p["width"] == 30)
+    });
+    server.wait_for_same_screen("%0", Duration::from_secs(5));
+    assert_healthy(&server);
+}
+
+#[test]
+fn a_pane_printing_while_it_is_seeded_ends_equal_to_tmux() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(100, 30);
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%0",
+        "i=0; while [ $i -lt 40000 ]; do i=$((i+1)); echo \"line $i $(printf '%040d' $i)\"; done; echo finished",
+        "Enter",
+    ]);
+    std::thread::sleep(Duration::from_millis(300));
+    // The daemon attaches and seeds while the loop prints.
+    let _daemon = server.start_daemon(&[]);
+    server.wait_for("the loop to finish", Duration::from_secs(60), || {
+        server.tmux_screen("%0").contains("finished")
+    });
+    server.wait_for_same_screen("%0", Duration::from_secs(5));
+    let panes = server.panes();
+    assert_eq!(panes[0]["sync"], "live");
+    assert!(
+        panes[0]["output_seq"].as_u64().unwrap() > 100_000,
+        "{panes:#?}"
+    );
+    assert_healthy(&server);
+}
+
+#[test]
+fn a_full_screen_program_bursting_on_the_alternate_screen_settles_exactly() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(90, 28);
+    let _daemon = server.start_daemon(&[]);
+    server.wait_for_panes(1);
+    let bursts = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scripts/programs/redraw-bursts.py"
+    );
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%0",
+        &format!("python3 {bursts} 8 80 0.05"),
+        "Enter",
+    ]);
+    server.wait_for("the program to settle", Duration::from_secs(30), || {
+        server.tmux_screen("%0").contains("settled frame")
+    });
+    server.wait_for_same_screen("%0", Duration::from_secs(5));
+    assert_eq!(server.panes()[0]["alternate_screen"], true);
+    // Leaving the alternate screen restores the shell exactly.
+    server.tmux(&["send-keys", "-t", "%0", "q"]);
+    server.wait_for("the program to exit", Duration::from_secs(5), || {
+        server.panes()[0]["alternate_screen"] == false
+    });
+    server.wait_for_same_screen("%0", Duration::from_secs(5));
+    assert_healthy(&server);
+}
+
+#[test]
+fn the_watchdog_repairs_a_screen_the_model_cannot_follow() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(40, 8);
+    let _daemon = server.start_daemon(&["--watchdog-ms", "200"]);
+    server.wait_for_panes(1);
+    // DECALN (ESC # 8) fills the screen with E in tmux; the terminal model ignores it.
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%0",
+        "clear; printf '\\033#8'; sleep 30",
+        "Enter",
+    ]);
+    server.wait_for("tmux to show the pattern", Duration::from_secs(5), || {
+        server.tmux_screen("%0").starts_with("EEEE")
+    });
+    server.wait_for_same_screen("%0", Duration::from_secs(5));
+    let health = server.health();
+    assert!(health["divergences"].as_u64().unwrap() >= 1, "{health:#}");
+}
+
+#[test]
+fn flow_control_pauses_and_resyncs_but_never_disconnects() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let daemon = server.start_daemon(&["--pause-after", "1"]);
+    server.wait_for_panes(1);
+    let clients_before = control_clients(&server);
+    // Hold the daemon back: stop it for a few seconds while the pane floods, so tmux pauses.
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%0",
+        "yes 0123456789 | head -c 30000000; echo flood-done",
+        "Enter",
+    ]);
+    let pid = nix::unistd::Pid::from_raw(daemon.pid() as i32);
+    std::thread::sleep(Duration::from_millis(200));
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    std::thread::sleep(Duration::from_millis(3500));
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
+    server.wait_for("the flood to end", Duration::from_secs(60), || {
+        server.tmux_screen("%0").contains("flood-done")
+    });
+    server.wait_for_same_screen("%0", Duration::from_secs(10));
+    let health = server.health();
+    assert!(
+        health["pauses"].as_u64().unwrap() >= 1,
+        "tmux never paused: {health:#}"
+    );
+    assert_eq!(health["reconnects"], 0, "{health:#}");
+    assert_eq!(
+        control_clients(&server),
+        clients_before,
+        "the control client was replaced"
+    );
+    assert_healthy(&server);
+}
+
+#[test]
+fn a_killed_control_client_is_restarted_and_resynced() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let _daemon = server.start_daemon(&[]);
+    server.wait_for_panes(1);
+    let old = control_clients(&server);
+    let pid: i32 = old[0].split(' ').next().unwrap().parse().unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%0",
+        "echo printed while reconnecting",
+        "Enter",
+    ]);
+    server.wait_for("a new control client", Duration::from_secs(5), || {
+        let now = control_clients(&server);
+        now.len() == 1 && now != old
+    });
+    server.wait_for_same_screen("%0", Duration::from_secs(5));
+    assert_eq!(server.health()["reconnects"], 1);
+    assert_healthy(&server);
+}
+
+#[test]
+fn the_daemon_waits_for_a_tmux_server_that_dies_and_comes_back() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let mut daemon = server.start_daemon(&[]);
+    server.wait_for_panes(1);
+    server.tmux(&["kill-server"]);
+    server.wait_for(
+        "the daemon to see the server gone",
+        Duration::from_secs(5),
+        || server.health()["server_alive"] == false,
+    );
+    server.tmux(&["new-session", "-d", "-s", "reborn", "-x", "70", "-y", "20"]);
+    let panes = server.wait_for_panes(1);
+    assert_eq!(panes[0]["session"], "reborn");
+    assert!(
+        daemon.stop(Duration::from_secs(5)),
+        "the daemon did not stop"
+    );
+}
+
+#[test]
+fn with_exit_with_server_the_daemon_ends_with_tmux() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let mut daemon = server.start_daemon(&["--exit-with-server"]);
+    server.wait_for_panes(1);
+    server.tmux(&["kill-server"]);
+    assert!(
+        daemon.wait_exit(Duration::from_secs(5)),
+        "the daemon outlived the server"
+    );
+    // Its API socket is gone with it.
+    let output = server.panectl().arg("ls").output().unwrap();
+    assert!(!output.status.success());
+}
+
+#[test]
+fn a_daemon_killed_and_restarted_is_correct_within_a_second() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    server.tmux(&["split-window", "-t", "%0"]);
+    for pane in ["%0", "%1"] {
+        server.tmux(&[
+            "send-keys",
+            "-t",
+            pane,
+            "for i in $(seq 1 40); do echo tick $i; sleep 0.2; done; echo ticks-done",
+            "Enter",
+        ]);
+    }
+    let daemon = server.start_daemon(&[]);
+    server.wait_for_panes(2);
+    std::thread::sleep(Duration::from_millis(500));
+    daemon.crash();
+    std::thread::sleep(Duration::from_millis(500));
+    let restarted = Instant::now();
+    let _daemon = server.start_daemon(&[]);
+    // Within a second of the restart every screen matches tmux at a quiet moment.
+    for pane in ["%0", "%1"] {
+        let mut matched = false;
+        while restarted.elapsed() < Duration::from_secs(1) && !matched {
+            let before = server.tmux_screen(pane);
+            let ours = server.daemon_screen(pane);
+            let after = server.tmux_screen(pane);
+            matched = before == after && ours == before;
+        }
+        assert!(
+            matched,
+            "{pane} did not match tmux within 1 s of the restart"
+        );
+    }
+    // The crashed daemon left no control client behind.
+    server.wait_for("exactly one control client", Duration::from_secs(5), || {
+        control_clients(&server).len() == 1
+    });
+    server.wait_for("the ticks to end", Duration::from_secs(15), || {
+        server.tmux_screen("%0").contains("ticks-done")
+            && server.tmux_screen("%1").contains("ticks-done")
+    });
+    server.wait_for_same_screen("%0", Duration::from_secs(5));
+    server.wait_for_same_screen("%1", Duration::from_secs(5));
+    assert_healthy(&server);
+}
+
+#[test]
+fn an_ordinary_client_keeps_its_size() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let _client = crate::support::PtyClient::attach(&server, 80, 24);
+    let window_size = || {
+        server.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            "$0",
+            "#{window_width}x#{window_height}",
+        ])
+    };
+    server.wait_for("the client to attach", Duration::from_secs(5), || {
+        server
+            .tmux(&["list-clients", "-F", "#{client_control_mode}"])
+            .lines()
+            .any(|l| l == "0")
+    });
+    let before = window_size();
+    let _daemon = server.start_daemon(&[]);
+    server.wait_for_panes(1);
+    server.tmux(&["split-window", "-t", "%0"]);
+    server.tmux(&["new-session", "-d", "-s", "other", "-x", "132", "-y", "50"]);
+    server.wait_for_panes(3);
+    server.tmux(&["send-keys", "-t", "%0", "echo hello", "Enter"]);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(window_size(), before);
+    assert_eq!(before.trim(), "80x23", "80x24 minus the status line");
+    assert_healthy(&server);
+}
+
+#[test]
+fn client_commands_without_a_daemon_say_how_to_start_one() {
+    let server = TmuxServer::start(80, 24);
+    for args in [&["ls"][..], &["health"], &["screen", "%0"], &["events"]] {
+        let output = server.panectl().args(args).output().unwrap();
+        assert!(!output.status.success());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("no panectl daemon is running"),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("panectl -L {} daemon", server.socket_name())),
+            "{args:?}: {stderr}"
+        );
+    }
+}
