@@ -13,6 +13,25 @@ fn assert_healthy(server: &TmuxServer) {
     assert_eq!(health["timeouts"], 0, "{health:#}");
 }
 
+/// Children of `parent` that exited but were not reaped.
+fn zombie_children(parent: u32) -> Vec<String> {
+    let mut zombies = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid ...": comm may hold anything, so split after the last ')'.
+        let Some((head, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.first() == Some(&"Z") && fields.get(1) == Some(&parent.to_string().as_str()) {
+            zombies.push(head.to_string());
+        }
+    }
+    zombies
+}
+
 fn control_clients(server: &TmuxServer) -> Vec<String> {
     server
         .tmux(&[
@@ -76,7 +95,7 @@ fn discovers_twenty_sessions_of_three_panes() {
 fn follows_sessions_windows_and_panes_as_they_change() {
     let _guard = daemon_test_lock();
     let server = TmuxServer::start(80, 24);
-    let _daemon = server.start_daemon(&[]);
+    let daemon = server.start_daemon(&[]);
     server.wait_for_panes(1);
 
     server.tmux(&["new-session", "-d", "-s", "later"]);
@@ -119,6 +138,10 @@ fn follows_sessions_windows_and_panes_as_they_change() {
         Duration::from_secs(5),
         || control_clients(&server).len() == 1,
     );
+    // Its tmux client was reaped, not left a zombie.
+    server.wait_for("no zombie children", Duration::from_secs(5), || {
+        zombie_children(daemon.pid()).is_empty()
+    });
 
     // A resized pane is resynced and its size follows.
     server.tmux(&["split-window", "-h", "-t", "%0"]);
@@ -141,14 +164,14 @@ fn a_pane_printing_while_it_is_seeded_ends_equal_to_tmux() {
         "send-keys",
         "-t",
         "%0",
-        "i=0; while [ $i -lt 40000 ]; do i=$((i+1)); echo \"line $i $(printf '%040d' $i)\"; done; echo finished",
+        "i=0; while [ $i -lt 40000 ]; do i=$((i+1)); echo \"line $i $(printf '%040d' $i)\"; done; echo finished-$((6*7))",
         "Enter",
     ]);
     std::thread::sleep(Duration::from_millis(300));
     // The daemon attaches and seeds while the loop prints.
     let _daemon = server.start_daemon(&[]);
     server.wait_for("the loop to finish", Duration::from_secs(60), || {
-        server.tmux_screen("%0").contains("finished")
+        server.tmux_screen("%0").contains("finished-42")
     });
     server.wait_for_same_screen("%0", Duration::from_secs(5));
     let panes = server.panes();
@@ -220,33 +243,85 @@ fn flow_control_pauses_and_resyncs_but_never_disconnects() {
     let daemon = server.start_daemon(&["--pause-after", "1"]);
     server.wait_for_panes(1);
     let clients_before = control_clients(&server);
-    // Hold the daemon back: stop it for a few seconds while the pane floods, so tmux pauses.
+    // Hold the daemon back: stop it for a few seconds while the pane floods, so tmux pauses
+    // the pane. How soon tmux notices depends on its timers, so stop it again if needed.
     server.tmux(&[
         "send-keys",
         "-t",
         "%0",
-        "yes 0123456789 | head -c 30000000; echo flood-done",
+        "yes 0123456789 | head -c 100000000; echo flood-$((6*7))",
         "Enter",
     ]);
     let pid = nix::unistd::Pid::from_raw(daemon.pid() as i32);
     std::thread::sleep(Duration::from_millis(200));
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
-    std::thread::sleep(Duration::from_millis(3500));
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
+    for _ in 0..4 {
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+        std::thread::sleep(Duration::from_millis(3000));
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        if server.health()["pauses"].as_u64().unwrap() > 0 {
+            break;
+        }
+    }
     server.wait_for("the flood to end", Duration::from_secs(60), || {
-        server.tmux_screen("%0").contains("flood-done")
+        server.tmux_screen("%0").contains("flood-42")
     });
     server.wait_for_same_screen("%0", Duration::from_secs(10));
     let health = server.health();
     assert!(
         health["pauses"].as_u64().unwrap() >= 1,
-        "tmux never paused: {health:#}"
+        "tmux never paused: {health:#}\n{}",
+        daemon.log_text()
     );
     assert_eq!(health["reconnects"], 0, "{health:#}");
     assert_eq!(
         control_clients(&server),
         clients_before,
         "the control client was replaced"
+    );
+    assert_healthy(&server);
+}
+
+#[test]
+fn a_200_megabyte_flood_with_the_daemon_starved_of_cpu_never_disconnects() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let daemon = server.start_daemon(&[]);
+    server.wait_for_panes(1);
+    let clients_before = control_clients(&server);
+    // The daemon (every thread) and a busy loop share one core.
+    let mut hog = std::process::Command::new("taskset")
+        .args(["-c", "0", "sh", "-c", "while :; do :; done"])
+        .spawn()
+        .expect("taskset (util-linux)");
+    let pinned = std::process::Command::new("taskset")
+        .args(["-a", "-cp", "0", &daemon.pid().to_string()])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(pinned.success());
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%0",
+        "yes 0123456789012345678901234567890123456789012345678901234567890123456789 | head -c 200000000; echo flood-$((6*7))",
+        "Enter",
+    ]);
+    let started = Instant::now();
+    server.wait_for("the flood to end", Duration::from_secs(240), || {
+        server.tmux_screen("%0").contains("flood-42")
+    });
+    let flood_time = started.elapsed();
+    let _ = hog.kill();
+    let _ = hog.wait();
+    server.wait_for_same_screen("%0", Duration::from_secs(20));
+    let health = server.health();
+    eprintln!("200 MB flood took {flood_time:?}; health {health}");
+    assert_eq!(health["reconnects"], 0, "{health:#}");
+    assert_eq!(
+        control_clients(&server),
+        clients_before,
+        "the control client was dropped"
     );
     assert_healthy(&server);
 }
@@ -327,7 +402,7 @@ fn a_daemon_killed_and_restarted_is_correct_within_a_second() {
             "send-keys",
             "-t",
             pane,
-            "for i in $(seq 1 40); do echo tick $i; sleep 0.2; done; echo ticks-done",
+            "for i in $(seq 1 40); do echo tick $i; sleep 0.2; done; echo ticks-$((6*7))",
             "Enter",
         ]);
     }
@@ -357,8 +432,8 @@ fn a_daemon_killed_and_restarted_is_correct_within_a_second() {
         control_clients(&server).len() == 1
     });
     server.wait_for("the ticks to end", Duration::from_secs(15), || {
-        server.tmux_screen("%0").contains("ticks-done")
-            && server.tmux_screen("%1").contains("ticks-done")
+        server.tmux_screen("%0").contains("ticks-42")
+            && server.tmux_screen("%1").contains("ticks-42")
     });
     server.wait_for_same_screen("%0", Duration::from_secs(5));
     server.wait_for_same_screen("%1", Duration::from_secs(5));
@@ -414,4 +489,188 @@ fn client_commands_without_a_daemon_say_how_to_start_one() {
             "{args:?}: {stderr}"
         );
     }
+}
+
+/// Reads `panectl events --json` in the background.
+struct EventReader {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<serde_json::Value>,
+    seen: std::cell::RefCell<Vec<serde_json::Value>>,
+}
+
+impl EventReader {
+    fn start(server: &TmuxServer) -> EventReader {
+        use std::io::BufRead;
+        let mut child = server
+            .panectl()
+            .args(["events", "--json"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if let Ok(value) = serde_json::from_str(&line)
+                    && sender.send(value).is_err()
+                {
+                    break;
+                }
+            }
+        });
+        // Give the subscription a moment to be in place.
+        std::thread::sleep(Duration::from_millis(200));
+        EventReader {
+            child,
+            lines,
+            seen: std::cell::RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Waits for an event matching `wanted` (seen before or arriving now); returns it.
+    fn expect(&self, what: &str, wanted: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+        if let Some(event) = self.seen.borrow().iter().find(|e| wanted(e)) {
+            return event.clone();
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(event) => {
+                    self.seen.borrow_mut().push(event.clone());
+                    if wanted(&event) {
+                        return event;
+                    }
+                }
+                Err(_) => panic!("no {what} event within 10 s; saw {:#?}", self.seen.borrow()),
+            }
+        }
+    }
+}
+
+impl Drop for EventReader {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn events_report_every_change_in_order() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let _daemon = server.start_daemon(&[]);
+    server.wait_for_panes(1);
+    let events = EventReader::start(&server);
+
+    server.tmux(&["split-window", "-t", "%0"]);
+    let added = events.expect("pane_added", |e| e["type"] == "pane_added");
+    assert_eq!(added["pane"], "%1");
+    events.expect("resync of the new pane", |e| {
+        e["type"] == "resync" && e["pane"] == "%1"
+    });
+    events.expect("resize of the old pane", |e| {
+        e["type"] == "pane_resized" && e["pane"] == "%0"
+    });
+
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%1",
+        "printf '\\033]2;agent title\\033\\\\'; echo out",
+        "Enter",
+    ]);
+    let output = events.expect("output", |e| e["type"] == "output" && e["pane"] == "%1");
+    assert!(output["len"].as_u64().unwrap() > 0);
+    events.expect("title", |e| {
+        e["type"] == "pane_renamed" && e["title"] == "agent title"
+    });
+
+    server.tmux(&["kill-pane", "-t", "%1"]);
+    let removed = events.expect("pane_removed", |e| e["type"] == "pane_removed");
+    assert_eq!(removed["pane"], "%1");
+    assert!(removed["id"].as_u64() > added["id"].as_u64());
+    assert!(removed["time_ms"].as_u64().unwrap() >= added["time_ms"].as_u64().unwrap());
+    assert_healthy(&server);
+}
+
+#[test]
+fn output_can_be_resumed_by_sequence_number() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let _daemon = server.start_daemon(&["--ring-bytes", "4096"]);
+    server.wait_for_panes(1);
+    server.tmux(&["send-keys", "-t", "%0", "clear; echo first-marker", "Enter"]);
+    server.wait_for("the first marker", Duration::from_secs(5), || {
+        server.daemon_screen("%0").contains("first-marker\n")
+    });
+    let read = |from: Option<u64>| {
+        let mut command = server.panectl();
+        command.args(["output", "%0"]);
+        if let Some(from) = from {
+            command.args(["--from", &from.to_string()]);
+        }
+        let output = command.output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        let next: u64 = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("panectl: next sequence number "))
+            .unwrap()
+            .parse()
+            .unwrap();
+        (output.stdout, next, stderr)
+    };
+    let (first, next, _) = read(None);
+    assert!(String::from_utf8_lossy(&first).contains("first-marker"));
+    server.tmux(&["send-keys", "-t", "%0", "echo second-marker", "Enter"]);
+    server.wait_for("the second marker", Duration::from_secs(5), || {
+        server.daemon_screen("%0").contains("second-marker\n")
+    });
+    // Resuming gives exactly what came after.
+    let (second, after, _) = read(Some(next));
+    let text = String::from_utf8_lossy(&second);
+    assert!(
+        text.contains("second-marker") && !text.contains("first-marker"),
+        "{text:?}"
+    );
+    assert_eq!(after, next + second.len() as u64);
+    // Push the first bytes out of the 4 KiB ring: the reader learns exactly what it missed.
+    server.tmux(&["send-keys", "-t", "%0", "seq 1 3000", "Enter"]);
+    server.wait_for("the flood", Duration::from_secs(5), || {
+        server.daemon_screen("%0").contains("3000\n")
+    });
+    let (_, _, stderr) = read(Some(0));
+    assert!(stderr.contains("panectl: bytes 0-"), "{stderr}");
+}
+
+#[test]
+fn screens_come_as_text_or_ansi() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(60, 10);
+    let _daemon = server.start_daemon(&[]);
+    server.wait_for_panes(1);
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%0",
+        "clear; printf '\\033[1;31mred\\033[0m plain\\n'",
+        "Enter",
+    ]);
+    server.wait_for_same_screen("%0", Duration::from_secs(5));
+    let text = server.panectl_ok(&["screen", "%0"]);
+    assert!(text.contains("red plain"), "{text:?}");
+    assert!(!text.contains('\x1b'));
+    let ansi = server.panectl_ok(&["screen", "%0", "--ansi"]);
+    assert!(ansi.contains("\x1b[") && ansi.contains("red"), "{ansi:?}");
+    let unknown = server.panectl().args(["screen", "%42"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no pane named \"%42\""));
 }
