@@ -224,6 +224,8 @@ pub struct Health {
     pub divergences: u64,
     /// Id of the last event published.
     pub last_event: u64,
+    /// Processes (tmux clients and one-shot commands) the daemon has started since it began.
+    pub processes_started: u64,
 }
 
 async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
@@ -270,6 +272,7 @@ async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
         pauses: totals.pauses,
         divergences: totals.divergences,
         last_event: state.bus.last_id(),
+        processes_started: crate::tmux::address::processes_started(),
     })
 }
 

@@ -149,6 +149,7 @@ pub fn health(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     writeln!(out, "reconnects    {}", health.reconnects)?;
     writeln!(out, "parse errors  {}", health.parse_errors)?;
     writeln!(out, "timeouts      {}", health.timeouts)?;
+    writeln!(out, "processes     {} started", health.processes_started)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::raw::RawBytes;
@@ -34,6 +35,15 @@ pub enum AddressError {
     /// `tmux` did not answer in time.
     #[error("tmux {0} did not finish within 10 seconds")]
     Timeout(String),
+}
+
+/// Processes this program has started through [`ServerAddress::command`]: the figure behind
+/// the claim that the daemon starts none while panes are idle (`panectl health`).
+static PROCESSES_STARTED: AtomicU64 = AtomicU64::new(0);
+
+/// How many `tmux` processes this program has started so far.
+pub fn processes_started() -> u64 {
+    PROCESSES_STARTED.load(Ordering::Relaxed)
 }
 
 /// A tmux server, by socket path.
@@ -91,6 +101,7 @@ impl ServerAddress {
     /// A `tmux` command aimed at this server: UTF-8 forced (`-u`, else tmux replaces non-ASCII
     /// in replies with `_`) and `TMUX` removed so it never talks to another server.
     pub fn command(&self) -> tokio::process::Command {
+        PROCESSES_STARTED.fetch_add(1, Ordering::Relaxed);
         let mut command = tokio::process::Command::new("tmux");
         command
             .arg("-u")

@@ -590,6 +590,11 @@ fn events_report_every_change_in_order() {
         e["type"] == "pane_renamed" && e["title"] == "agent title"
     });
 
+    server.tmux(&["send-keys", "-t", "%1", "sleep 3", "Enter"]);
+    events.expect("the command", |e| {
+        e["type"] == "pane_command" && e["pane"] == "%1" && e["command"] == "sleep"
+    });
+
     server.tmux(&["kill-pane", "-t", "%1"]);
     let removed = events.expect("pane_removed", |e| e["type"] == "pane_removed");
     assert_eq!(removed["pane"], "%1");

@@ -3,6 +3,7 @@
 
 mod cli_replay;
 mod command_roundtrip;
+mod connection;
 mod daemon;
 mod decoder_properties;
 mod support;

@@ -211,6 +211,17 @@ impl TmuxServer {
         &self.socket
     }
 
+    /// The private directory holding the server's socket and the daemon's runtime files.
+    pub fn dir(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+
+    /// The server's pid.
+    #[allow(dead_code)] // used by the benchmarks, which share this harness
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
     /// A `panectl` command aimed at this server, with the same private environment.
     pub fn panectl(&self) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_panectl"));

@@ -1,0 +1,519 @@
+//! End-to-end figures of the daemon against real tmux servers (issue targets in BENCHMARKS.md).
+//!
+//! `cargo bench --bench daemon [-- latency|cost|scale]...` runs:
+//! * `latency`: time from a byte written in a pane to its event on the API stream, with 60 idle
+//!   panes and 10 printing, and, in the same run and the same way, to its detection by
+//!   `capture-pane` polling every 500 ms and by a `pipe-pane` FIFO reader;
+//! * `cost`: daemon CPU per 100 MB of pane output, and tmux server CPU for a 200 MB burst with
+//!   and without the daemon attached;
+//! * `scale`: 200 panes over 40 sessions: cold start, RSS, idle CPU and processes started over
+//!   60 s.
+//!
+//! It prints Markdown; nothing is asserted (timed assertions belong in no test).
+
+#[path = "../tests/integration/support.rs"]
+#[allow(dead_code)]
+mod support;
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use support::TmuxServer;
+
+/// Bytes per marker line on the pane's output (`mark NNNNNN` + CR LF).
+const MARKER_BYTES: u64 = 13;
+const PROBES: usize = 10;
+const IDLE_PANES: usize = 60;
+const MARKERS: usize = 400;
+const MARKER_INTERVAL_MS: u64 = 25;
+
+fn now_ns() -> u64 {
+    let ts = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).expect("clock");
+    ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64
+}
+
+fn scripts() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/programs")
+}
+
+/// CPU time (user + system) of a process, in seconds.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, r)| r.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks: f64 = fields.get(11).and_then(|v| v.parse().ok()).unwrap_or(0.0)
+        + fields.get(12).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as f64;
+    ticks / hz
+}
+
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .unwrap_or(0.0)
+        / 1024.0
+}
+
+/// Processes created on the whole machine since boot (`processes` in /proc/stat).
+fn machine_forks() -> u64 {
+    std::fs::read_to_string("/proc/stat")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("processes "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+struct Stats {
+    samples: usize,
+    p50: f64,
+    p99: f64,
+    mean: f64,
+    max: f64,
+}
+
+fn stats(mut latencies_ms: Vec<f64>) -> Stats {
+    latencies_ms.sort_by(f64::total_cmp);
+    let at = |q: f64| latencies_ms[((latencies_ms.len() as f64 - 1.0) * q).round() as usize];
+    Stats {
+        samples: latencies_ms.len(),
+        p50: at(0.5),
+        p99: at(0.99),
+        mean: latencies_ms.iter().sum::<f64>() / latencies_ms.len() as f64,
+        max: *latencies_ms.last().unwrap_or(&0.0),
+    }
+}
+
+/// Creates the probe windows in session `probes`, each waiting on `channel` before writing
+/// markers to a log. Returns (pane id, log path) per probe.
+fn create_probes(server: &TmuxServer, channel: &str, dir: &Path) -> Vec<(String, PathBuf)> {
+    let marker = scripts().join("marker.py");
+    (0..PROBES)
+        .map(|i| {
+            let log = dir.join(format!("{channel}-{i}.log"));
+            let command = format!(
+                "tmux wait-for {channel}; exec python3 {} {} {MARKERS} {MARKER_INTERVAL_MS}",
+                marker.display(),
+                log.display()
+            );
+            let pane = server
+                .tmux(&[
+                    "new-window",
+                    "-d",
+                    "-P",
+                    "-F",
+                    "#{pane_id}",
+                    "-t",
+                    "probes",
+                    &command,
+                ])
+                .trim()
+                .to_string();
+            (pane, log)
+        })
+        .collect()
+}
+
+/// Waits for the probes to finish and reads their write times.
+fn write_times(probes: &[(String, PathBuf)]) -> Vec<Vec<u64>> {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    probes
+        .iter()
+        .map(|(_, log)| {
+            loop {
+                if let Ok(text) = std::fs::read_to_string(log)
+                    && text.lines().count() == MARKERS
+                {
+                    break text
+                        .lines()
+                        .map(|l| {
+                            l.split(' ')
+                                .nth(1)
+                                .and_then(|t| t.parse().ok())
+                                .unwrap_or(0)
+                        })
+                        .collect();
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "probe {} did not finish",
+                    log.display()
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        })
+        .collect()
+}
+
+/// Latency of each marker given when each byte offset arrived: (end offset, time) in order.
+fn latencies(writes: &[u64], arrivals: &[(u64, u64)]) -> Vec<f64> {
+    writes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &written)| {
+            let end = (i as u64 + 1) * MARKER_BYTES;
+            let index = arrivals.partition_point(|&(offset, _)| offset < end);
+            arrivals
+                .get(index)
+                .map(|&(_, at)| at.saturating_sub(written) as f64 / 1e6)
+        })
+        .collect()
+}
+
+fn latency_server() -> TmuxServer {
+    let server = TmuxServer::start(80, 24);
+    server.tmux(&["rename-session", "-t", "$0", "probes"]);
+    // 60 idle panes: 6 sessions of 5 windows of 2 panes.
+    for s in 0..IDLE_PANES / 10 {
+        let name = format!("idle{s}");
+        server.tmux(&["new-session", "-d", "-s", &name, "-x", "80", "-y", "24"]);
+        server.tmux(&["split-window", "-t", &name]);
+        for _ in 1..5 {
+            server.tmux(&["new-window", "-t", &name]);
+            server.tmux(&["split-window", "-t", &name]);
+        }
+    }
+    server
+}
+
+/// Per pane: (end offset, arrival time) of every output event, in order.
+type Arrivals = BTreeMap<String, Vec<(u64, u64)>>;
+
+fn run_daemon_latency(server: &TmuxServer, dir: &Path) -> Stats {
+    let probes = create_probes(server, "go-daemon", dir);
+    let daemon = server.start_daemon(&[]);
+    server.wait_for_panes(IDLE_PANES + PROBES + 1);
+    // Subscribe to the event stream and time every output event of the probes.
+    let arrivals: Arc<Mutex<Arrivals>> = Arc::default();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let consumer = {
+        let arrivals = arrivals.clone();
+        let stop = stop.clone();
+        let address = panectl::tmux::ServerAddress::from_socket(server.dir().join(format!(
+            "tmux-{}/{}",
+            nix::unistd::getuid(),
+            server.socket_name()
+        )));
+        let paths = panectl::daemon::paths::RuntimePaths::in_dir(
+            server.dir().join("run/panectl"),
+            address.socket(),
+        );
+        let client =
+            panectl::api::client::ApiClient::new(paths.socket(), String::new(), String::new());
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let mut pending = Vec::new();
+                let stream = client.stream("/v1/events", |chunk| {
+                    let at = now_ns();
+                    pending.extend_from_slice(chunk);
+                    while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+                        let line: Vec<u8> = pending.drain(..=end).collect();
+                        let Some(data) = line.strip_prefix(b"data: ") else {
+                            continue;
+                        };
+                        let Ok(event) = serde_json::from_slice::<serde_json::Value>(data) else {
+                            continue;
+                        };
+                        if event["type"] == "output" {
+                            let pane = event["pane"].as_str().unwrap_or_default().to_string();
+                            let end = event["seq"].as_u64().unwrap_or(0)
+                                + event["len"].as_u64().unwrap_or(0);
+                            arrivals
+                                .lock()
+                                .unwrap()
+                                .entry(pane)
+                                .or_default()
+                                .push((end, at));
+                        }
+                    }
+                    true
+                });
+                tokio::select! {
+                    _ = stream => {}
+                    () = stop.cancelled() => {}
+                }
+            });
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    server.tmux(&["wait-for", "-S", "go-daemon"]);
+    let writes = write_times(&probes);
+    std::thread::sleep(Duration::from_millis(200));
+    stop.cancel();
+    let _ = consumer.join();
+    let arrivals = arrivals.lock().unwrap();
+    let mut all = Vec::new();
+    for ((pane, _), writes) in probes.iter().zip(&writes) {
+        all.extend(latencies(
+            writes,
+            arrivals.get(pane).map_or(&[][..], Vec::as_slice),
+        ));
+    }
+    let health = server.health();
+    assert_eq!(health["divergences"], 0);
+    drop(daemon);
+    for (pane, _) in &probes {
+        server.tmux(&["kill-pane", "-t", pane]);
+    }
+    stats(all)
+}
+
+fn run_polling_latency(server: &TmuxServer, dir: &Path) -> Stats {
+    let probes = create_probes(server, "go-poll", dir);
+    std::thread::sleep(Duration::from_millis(500));
+    let seen: Vec<Mutex<Vec<u64>>> = (0..PROBES).map(|_| Mutex::new(Vec::new())).collect();
+    server.tmux(&["wait-for", "-S", "go-poll"]);
+    let started = Instant::now();
+    let total = Duration::from_millis(MARKERS as u64 * MARKER_INTERVAL_MS) + Duration::from_secs(3);
+    while started.elapsed() < total {
+        let tick = Instant::now();
+        for (i, (pane, _)) in probes.iter().enumerate() {
+            // One tmux process per pane per poll, as polling orchestrators do.
+            let screen = server.tmux(&["capture-pane", "-p", "-t", pane]);
+            let at = now_ns();
+            let newest = screen
+                .lines()
+                .filter_map(|l| {
+                    l.strip_prefix("mark ")
+                        .and_then(|n| n.trim().parse::<usize>().ok())
+                })
+                .max();
+            if let Some(newest) = newest {
+                let mut detected = seen[i].lock().unwrap();
+                while detected.len() <= newest {
+                    detected.push(at);
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(500).saturating_sub(tick.elapsed()));
+    }
+    let writes = write_times(&probes);
+    let mut all = Vec::new();
+    for (writes, detected) in writes.iter().zip(&seen) {
+        let detected = detected.lock().unwrap();
+        all.extend(
+            writes
+                .iter()
+                .zip(detected.iter())
+                .map(|(&w, &d)| d.saturating_sub(w) as f64 / 1e6),
+        );
+    }
+    for (pane, _) in &probes {
+        server.tmux(&["kill-pane", "-t", pane]);
+    }
+    stats(all)
+}
+
+fn run_pipe_pane_latency(server: &TmuxServer, dir: &Path) -> Stats {
+    let probes = create_probes(server, "go-pipe", dir);
+    let mut readers = Vec::new();
+    for (i, (pane, _)) in probes.iter().enumerate() {
+        let fifo = dir.join(format!("fifo-{i}"));
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600))
+            .expect("mkfifo");
+        server.tmux(&[
+            "pipe-pane",
+            "-O",
+            "-t",
+            pane,
+            &format!("cat > {}", fifo.display()),
+        ]);
+        readers.push(std::thread::spawn(move || {
+            let mut file = std::fs::File::open(&fifo).expect("open fifo");
+            let mut arrivals = Vec::new();
+            let mut offset = 0u64;
+            let mut buffer = [0u8; 65536];
+            while offset < MARKERS as u64 * MARKER_BYTES {
+                match file.read(&mut buffer) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        offset += n as u64;
+                        arrivals.push((offset, now_ns()));
+                    }
+                }
+            }
+            arrivals
+        }));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    server.tmux(&["wait-for", "-S", "go-pipe"]);
+    let writes = write_times(&probes);
+    let mut all = Vec::new();
+    for (writes, reader) in writes.iter().zip(readers) {
+        let arrivals = reader.join().unwrap_or_default();
+        all.extend(latencies(writes, &arrivals));
+    }
+    for (pane, _) in &probes {
+        server.tmux(&["kill-pane", "-t", pane]);
+    }
+    stats(all)
+}
+
+fn latency() {
+    let server = latency_server();
+    let dir = tempfile::tempdir().unwrap();
+    let daemon = run_daemon_latency(&server, dir.path());
+    let polling = run_polling_latency(&server, dir.path());
+    let pipe = run_pipe_pane_latency(&server, dir.path());
+    println!(
+        "\n### Latency: byte written in a pane to its event ({IDLE_PANES} idle panes, {PROBES} printing a line every {MARKER_INTERVAL_MS} ms)\n"
+    );
+    println!("| reader | samples | p50 ms | p99 ms | mean ms | max ms | p50 vs daemon |");
+    println!("|---|---|---|---|---|---|---|");
+    for (name, s) in [
+        ("panectl daemon, /v1/events", &daemon),
+        ("capture-pane polling every 500 ms", &polling),
+        ("pipe-pane FIFO reader", &pipe),
+    ] {
+        println!(
+            "| {name} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1}x |",
+            s.samples,
+            s.p50,
+            s.p99,
+            s.mean,
+            s.max,
+            s.p50 / daemon.p50
+        );
+    }
+}
+
+/// Floods a pane of a fresh server with `bytes` and returns (tmux CPU s, daemon CPU s, seconds).
+fn flood(bytes: u64, with_daemon: bool) -> (f64, f64, f64) {
+    let server = TmuxServer::start(80, 24);
+    let daemon = with_daemon.then(|| server.start_daemon(&[]));
+    if with_daemon {
+        server.wait_for_panes(1);
+    }
+    let tmux_pid = server.pid() as u32;
+    let daemon_pid = daemon.as_ref().map(support::Daemon::pid);
+    let (tmux_before, daemon_before) = (cpu_seconds(tmux_pid), daemon_pid.map_or(0.0, cpu_seconds));
+    let started = Instant::now();
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%0",
+        &format!("yes 0123456789012345678901234567890123456789012345678901234567890123456789 | head -c {bytes}; echo flood-$((6*7))"),
+        "Enter",
+    ]);
+    server.wait_for("the flood", Duration::from_secs(600), || {
+        server.tmux_screen("%0").contains("flood-42")
+    });
+    if with_daemon {
+        server.wait_for_same_screen("%0", Duration::from_secs(30));
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    (
+        cpu_seconds(tmux_pid) - tmux_before,
+        daemon_pid.map_or(0.0, cpu_seconds) - daemon_before,
+        elapsed,
+    )
+}
+
+fn cost() {
+    let (tmux_alone, _, alone_s) = flood(200_000_000, false);
+    let (tmux_with, daemon_cpu, with_s) = flood(200_000_000, true);
+    println!("\n### Cost of a 200 MB burst in one pane\n");
+    println!("| | tmux server CPU s | daemon CPU s | wall s |");
+    println!("|---|---|---|---|");
+    println!("| no daemon | {tmux_alone:.2} | - | {alone_s:.1} |");
+    println!("| daemon attached | {tmux_with:.2} | {daemon_cpu:.2} | {with_s:.1} |");
+    println!(
+        "\ntmux server CPU with/without the daemon: {:.2}x; daemon CPU per 100 MB: {:.2} s\n",
+        tmux_with / tmux_alone,
+        daemon_cpu / 2.0
+    );
+}
+
+fn scale() {
+    let server = TmuxServer::start(160, 48);
+    for s in 0..40 {
+        let name = format!("s{s}");
+        if s > 0 {
+            server.tmux(&["new-session", "-d", "-s", &name, "-x", "160", "-y", "48"]);
+        } else {
+            server.tmux(&["rename-session", "-t", "$0", &name]);
+        }
+        for _ in 0..4 {
+            server.tmux(&["split-window", "-t", &name]);
+            server.tmux(&["select-layout", "-t", &name, "tiled"]);
+        }
+    }
+    let started = Instant::now();
+    let daemon = server.start_daemon(&[]);
+    server.wait_for_panes(200);
+    let cold_start = started.elapsed();
+    std::thread::sleep(Duration::from_secs(2));
+    let rss = rss_mib(daemon.pid());
+    let health_before = server.health();
+    let (cpu_before, forks_before) = (cpu_seconds(daemon.pid()), machine_forks());
+    let window = Duration::from_secs(60);
+    std::thread::sleep(window);
+    let idle_cpu = cpu_seconds(daemon.pid()) - cpu_before;
+    let machine = machine_forks() - forks_before;
+    let health_after = server.health();
+    let started_by_daemon = health_after["processes_started"].as_u64().unwrap_or(0)
+        - health_before["processes_started"].as_u64().unwrap_or(0);
+    println!("\n### 200 panes over 40 sessions\n");
+    println!("| measure | value | target |");
+    println!("|---|---|---|");
+    println!(
+        "| cold start (daemon start to 200 panes seeded) | {:.2} s | <= 2 s |",
+        cold_start.as_secs_f64()
+    );
+    println!("| daemon RSS after start | {rss:.1} MiB | <= 100 MB |");
+    println!(
+        "| daemon CPU while idle, 60 s | {:.3} s ({:.2}%) | <= 1% |",
+        idle_cpu,
+        idle_cpu / window.as_secs_f64() * 100.0
+    );
+    println!("| processes started by the daemon while idle, 60 s | {started_by_daemon} | 0 |");
+    println!("| processes started on the whole machine meanwhile | {machine} | (context) |");
+    println!(
+        "| processes capture-pane polling every 500 ms would start, 60 s | {} | (baseline) |",
+        200 * 120
+    );
+}
+
+fn main() {
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let wanted = |name: &str| filters.is_empty() || filters.iter().any(|f| f == name);
+    println!("# panectl daemon benchmarks");
+    println!(
+        "\nmachine: {} cores; tmux {}",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        {
+            let output = std::process::Command::new("tmux")
+                .arg("-V")
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&output.stdout).trim().to_string()
+        }
+    );
+    if wanted("latency") {
+        latency();
+    }
+    if wanted("cost") {
+        cost();
+    }
+    if wanted("scale") {
+        scale();
+    }
+}
