@@ -280,6 +280,9 @@ fn args<'a, O>(
 
 /// Decodes one `%` line (without its line ending) into a notification.
 pub fn parse_notification(line: &[u8]) -> Result<Notification, LineError> {
+    if let Some(output) = fast_output(line) {
+        return output;
+    }
     let body = line.strip_prefix(b"%").ok_or(LineError::NoName)?;
     let (name, tail) = match memchr::memchr(b' ', body) {
         Some(space) => (&body[..space], Some(&body[space + 1..])),
@@ -416,6 +419,16 @@ pub fn parse_notification(line: &[u8]) -> Result<Notification, LineError> {
         },
     };
     Ok(notification)
+}
+
+/// The hot path: `%output %N data`, which is nearly every line of a busy stream, parsed without
+/// the general machinery. `None` for any other line (or an odd one, left to the full parser).
+fn fast_output(line: &[u8]) -> Option<Result<Notification, LineError>> {
+    let rest = line.strip_prefix(b"%output %")?;
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    let data = rest.get(digits..)?.strip_prefix(b" ")?;
+    let pane = PaneId(crate::ids::parse_u32(&rest[..digits])?);
+    Some(output_data("output", data).map(|data| Notification::Output { pane, data }))
 }
 
 fn output_data(notification: &'static str, escaped: &[u8]) -> Result<RawBytes, LineError> {
