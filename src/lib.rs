@@ -12,4 +12,5 @@ pub mod mirror;
 pub mod raw;
 pub mod replay;
 pub mod screen;
+pub mod status;
 pub mod tmux;

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use http_body_util::{BodyExt, Empty};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::{Request, StatusCode};
 use hyper_util::rt::TokioIo;
@@ -86,7 +86,7 @@ impl ApiClient {
 
     async fn connect(
         &self,
-    ) -> Result<hyper::client::conn::http1::SendRequest<Empty<Bytes>>, ClientError> {
+    ) -> Result<hyper::client::conn::http1::SendRequest<Full<Bytes>>, ClientError> {
         let stream =
             UnixStream::connect(&self.socket)
                 .await
@@ -112,10 +112,25 @@ impl ApiClient {
         &self,
         path: &str,
     ) -> Result<hyper::Response<hyper::body::Incoming>, ClientError> {
+        self.send_body(hyper::Method::GET, path, None).await
+    }
+
+    async fn send_body(
+        &self,
+        method: hyper::Method,
+        path: &str,
+        json: Option<Vec<u8>>,
+    ) -> Result<hyper::Response<hyper::body::Incoming>, ClientError> {
         let mut sender = self.connect().await?;
-        let request = Request::get(path)
-            .header("host", "panectl")
-            .body(Empty::<Bytes>::new())
+        let mut request = Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", "panectl");
+        if json.is_some() {
+            request = request.header("content-type", "application/json");
+        }
+        let request = request
+            .body(Full::new(Bytes::from(json.unwrap_or_default())))
             .map_err(|e| ClientError::Protocol(e.to_string()))?;
         let response = sender
             .send_request(request)
@@ -155,6 +170,28 @@ impl ApiClient {
     pub async fn get_json<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
         let answer = self.get(path).await?;
         serde_json::from_slice(&answer.body).map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    /// POST a JSON body and parse the JSON answer.
+    pub async fn post_json<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> Result<T, ClientError> {
+        let response = self
+            .send_body(
+                hyper::Method::POST,
+                path,
+                Some(body.to_string().into_bytes()),
+            )
+            .await?;
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| ClientError::Transport(e.to_string()))?
+            .to_bytes();
+        serde_json::from_slice(&bytes).map_err(|e| ClientError::Protocol(e.to_string()))
     }
 
     /// GET a streaming path; `chunk` gets each piece of the body until it returns `false` or

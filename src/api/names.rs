@@ -126,6 +126,11 @@ mod tests {
             sync: SyncState::Live,
             output_seq: 0,
             counters: PaneCounters::default(),
+            provider: None,
+            provider_source: None,
+            status: crate::status::Status::Unknown,
+            status_rule: None,
+            status_seconds: 0.0,
         }
     }
 

@@ -7,6 +7,10 @@
 //! | `GET /v1/panes/{pane}` | one pane (JSON) |
 //! | `GET /v1/panes/{pane}/screen[?format=ansi]` | the mirrored screen (text, or ANSI) |
 //! | `GET /v1/panes/{pane}/output[?from=SEQ&limit=N]` | recent output bytes, headers say which |
+//! | `GET /v1/panes/{pane}/explain` | which status rule fired and why the others did not (JSON) |
+//! | `GET /v1/panes/{pane}/last-response` | the agent's last answer, without TUI chrome (text) |
+//! | `POST /v1/panes/{pane}/provider` | `{"provider": "codex"}` assigns a provider, `null` unassigns |
+//! | `GET /v1/providers` | the provider rules in force |
 //! | `GET /v1/events` | Server-Sent Events: every change, numbered |
 //!
 //! `{pane}` is any name [`names::resolve`] accepts, percent-encoded.
@@ -52,6 +56,8 @@ pub struct ApiState {
     pub started: Instant,
     /// Fires at shutdown; ends event streams so the server can stop.
     pub shutdown: CancellationToken,
+    /// The provider rules in force and the errors of the last reload.
+    pub rules: crate::daemon::rules::RulesState,
 }
 
 /// A Unix listener that only hands out connections from the daemon's own user.
@@ -124,6 +130,13 @@ pub fn router(state: ApiState) -> Router {
         .route("/v1/panes/{pane}", get(one_pane))
         .route("/v1/panes/{pane}/screen", get(screen))
         .route("/v1/panes/{pane}/output", get(output))
+        .route("/v1/panes/{pane}/explain", get(explain))
+        .route("/v1/panes/{pane}/last-response", get(last_response))
+        .route(
+            "/v1/panes/{pane}/provider",
+            axum::routing::post(set_provider),
+        )
+        .route("/v1/providers", get(providers))
         .route("/v1/events", get(events))
         .with_state(state)
 }
@@ -226,12 +239,23 @@ pub struct Health {
     pub last_event: u64,
     /// Processes (tmux clients and one-shot commands) the daemon has started since it began.
     pub processes_started: u64,
+    /// Agent panes by status.
+    pub statuses: BTreeMap<String, usize>,
+    /// Errors of the user's provider rule files (the rules in force are the last good ones).
+    pub rules_errors: Vec<String>,
 }
 
 async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
     let handles = state.handles();
     let stats = futures::future::join_all(handles.values().map(ConnectionHandle::stats)).await;
     let status = state.status.borrow().clone();
+    let mut statuses: BTreeMap<String, usize> = BTreeMap::new();
+    for pane in state.all_panes().await {
+        if pane.provider.is_some() {
+            *statuses.entry(pane.status.to_string()).or_default() += 1;
+        }
+    }
+    let rules_errors = state.rules.errors.borrow().clone();
     let mut totals = PaneCounters::default();
     let (mut parse_errors, mut timeouts, mut commands, mut panes) = (0, 0, 0, 0);
     let mut tmux_version = String::new();
@@ -273,6 +297,8 @@ async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
         divergences: totals.divergences,
         last_event: state.bus.last_id(),
         processes_started: crate::tmux::address::processes_started(),
+        statuses,
+        rules_errors,
     })
 }
 
@@ -395,6 +421,96 @@ async fn output(
         );
     }
     Ok((headers, read.data).into_response())
+}
+
+async fn explain(
+    State(state): State<ApiState>,
+    UrlPath(name): UrlPath<String>,
+) -> Result<Response, ApiError> {
+    let (pane, handle) = state.find(&name).await?;
+    let explanation = handle
+        .explain(pane.pane)
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?
+        .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, format!("pane {} is gone", pane.pane)))?;
+    Ok(axum::Json(explanation).into_response())
+}
+
+async fn last_response(
+    State(state): State<ApiState>,
+    UrlPath(name): UrlPath<String>,
+) -> Result<Response, ApiError> {
+    let (pane, handle) = state.find(&name).await?;
+    if pane.provider.is_none() {
+        return Err(ApiError(
+            StatusCode::NOT_FOUND,
+            format!("pane {} runs no agent panectl recognises", pane.pane),
+        ));
+    }
+    let answer = handle
+        .last_response(pane.pane)
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?
+        .ok_or_else(|| {
+            ApiError(
+                StatusCode::NOT_FOUND,
+                format!("no answer found in pane {}", pane.pane),
+            )
+        })?;
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    Ok((headers, answer).into_response())
+}
+
+/// Body of `POST /v1/panes/{pane}/provider`.
+#[derive(Debug, Deserialize)]
+struct ProviderBody {
+    provider: Option<String>,
+}
+
+async fn set_provider(
+    State(state): State<ApiState>,
+    UrlPath(name): UrlPath<String>,
+    axum::Json(body): axum::Json<ProviderBody>,
+) -> Result<Response, ApiError> {
+    let (pane, handle) = state.find(&name).await?;
+    handle
+        .set_provider(pane.pane, body.provider)
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?
+        .map_err(|e| ApiError(StatusCode::BAD_REQUEST, e.to_string()))?;
+    let (pane, _) = state.find(&pane.pane.to_string()).await?;
+    Ok(axum::Json(pane).into_response())
+}
+
+/// A provider in `GET /v1/providers`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ProviderInfo {
+    /// Its id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Where its rules come from.
+    pub source: String,
+    /// How many rules it has.
+    pub rules: usize,
+}
+
+async fn providers(State(state): State<ApiState>) -> axum::Json<Vec<ProviderInfo>> {
+    let set = state.rules.providers.borrow().clone();
+    axum::Json(
+        set.iter()
+            .map(|p| ProviderInfo {
+                id: p.id.to_string(),
+                name: p.name.clone(),
+                source: p.source.clone(),
+                rules: p.rules.len(),
+            })
+            .collect(),
+    )
 }
 
 fn sse_event(event: &DaemonEvent) -> SseEvent {

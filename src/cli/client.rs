@@ -44,7 +44,7 @@ pub fn ls(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
         writeln!(out)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let rows: Vec<[String; 6]> = panes
+    let rows: Vec<[String; 8]> = panes
         .as_array()
         .map(|panes| {
             panes
@@ -55,6 +55,8 @@ pub fn ls(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
                         text(p, "session"),
                         format!("{}:{}", text(p, "window_index"), text(p, "window")),
                         format!("{}x{}", text(p, "width"), text(p, "height")),
+                        text(p, "status"),
+                        text(p, "provider"),
                         text(p, "command"),
                         text(p, "title"),
                     ]
@@ -62,7 +64,9 @@ pub fn ls(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
                 .collect()
         })
         .unwrap_or_default();
-    let headers = ["PANE", "SESSION", "WINDOW", "SIZE", "COMMAND", "TITLE"];
+    let headers = [
+        "PANE", "SESSION", "WINDOW", "SIZE", "STATUS", "PROVIDER", "COMMAND", "TITLE",
+    ];
     let mut widths = headers.map(str::len);
     for row in &rows {
         for (width, cell) in widths.iter_mut().zip(row) {
@@ -209,5 +213,117 @@ pub fn events(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
             None => Ok(()),
         }
     })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn status(server: &ServerArgs, pane: &str) -> anyhow::Result<ExitCode> {
+    let client = client(server)?;
+    let path = format!("/v1/panes/{}", encode_segment(pane));
+    let summary: Value = block_on(async { Ok(client.get_json(&path).await?) })?;
+    println!("{}", text(&summary, "status"));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn or_none(value: String) -> String {
+    if value.is_empty() {
+        "none".into()
+    } else {
+        value
+    }
+}
+
+/// Prints an explanation (from the daemon or from a file) for people.
+pub fn print_explanation(explanation: &Value) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let subject = match text(explanation, "pane") {
+        pane if pane.is_empty() => text(explanation, "file"),
+        pane => pane,
+    };
+    writeln!(
+        out,
+        "{subject}: {} (provider {}, rule {})",
+        text(explanation, "status"),
+        or_none(text(explanation, "provider")),
+        or_none(text(explanation, "rule")),
+    )?;
+    for rule in explanation["rules"].as_array().into_iter().flatten() {
+        let mark = if rule["decisive"] == true {
+            "=>"
+        } else if rule["matched"] == true {
+            " +"
+        } else {
+            "  "
+        };
+        let why = if rule["matched"] == true {
+            "matches".to_string()
+        } else {
+            text(rule, "reason")
+        };
+        writeln!(
+            out,
+            "{mark} {:<4} {:<34} {:<20} {why}",
+            text(rule, "priority"),
+            text(rule, "rule"),
+            text(rule, "verdict")
+        )?;
+    }
+    Ok(())
+}
+
+pub fn explain(server: &ServerArgs, pane: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let client = client(server)?;
+    let path = format!("/v1/panes/{}/explain", encode_segment(pane));
+    let explanation: Value = block_on(async { Ok(client.get_json(&path).await?) })?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&explanation)?);
+    } else {
+        print_explanation(&explanation)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn last(server: &ServerArgs, pane: &str) -> anyhow::Result<ExitCode> {
+    let client = client(server)?;
+    let path = format!("/v1/panes/{}/last-response", encode_segment(pane));
+    let answer = block_on(async { Ok(client.get(&path).await?) })?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(&answer.body)?;
+    out.write_all(b"\n")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn set_provider(server: &ServerArgs, pane: &str, provider: &str) -> anyhow::Result<ExitCode> {
+    let client = client(server)?;
+    let path = format!("/v1/panes/{}/provider", encode_segment(pane));
+    let body = if provider == "auto" {
+        serde_json::json!({ "provider": null })
+    } else {
+        serde_json::json!({ "provider": provider })
+    };
+    let pane: Value = block_on(async { Ok(client.post_json(&path, &body).await?) })?;
+    println!(
+        "{}: provider {} ({}), status {}",
+        text(&pane, "pane"),
+        or_none(text(&pane, "provider")),
+        or_none(text(&pane, "provider_source")),
+        text(&pane, "status")
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn providers(server: &ServerArgs) -> anyhow::Result<ExitCode> {
+    let client = client(server)?;
+    let providers: Value = block_on(async { Ok(client.get_json("/v1/providers").await?) })?;
+    let mut out = std::io::stdout().lock();
+    for provider in providers.as_array().into_iter().flatten() {
+        writeln!(
+            out,
+            "{:<14} {:<14} {:>3} rules  {}",
+            text(provider, "id"),
+            text(provider, "name"),
+            text(provider, "rules"),
+            text(provider, "source")
+        )?;
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -37,6 +37,16 @@ pub struct DaemonArgs {
     /// How long a command may wait for tmux's reply.
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
     command_timeout_ms: u64,
+    /// Directory of provider rule files that add to or replace the built-in ones (default
+    /// `$XDG_CONFIG_HOME/panectl/providers`). Re-read when it changes, and on SIGHUP.
+    #[arg(long, value_name = "DIR")]
+    rules_dir: Option<PathBuf>,
+    /// Evaluate a pane's status once its output has been quiet this long.
+    #[arg(long, default_value_t = 15, value_name = "MS")]
+    status_quiet_ms: u64,
+    /// Evaluate a busy pane's status at least this often.
+    #[arg(long, default_value_t = 60, value_name = "MS")]
+    status_max_wait_ms: u64,
     /// Write the log here instead of stderr (a detached daemon logs to the runtime directory).
     #[arg(long, value_name = "PATH")]
     log_file: Option<PathBuf>,
@@ -76,8 +86,17 @@ pub fn run(server: &ServerArgs, args: DaemonArgs) -> anyhow::Result<ExitCode> {
             command_timeout: Duration::from_millis(args.command_timeout_ms.max(100)),
             ring_bytes: args.ring_bytes.max(1024),
             watchdog_interval: Duration::from_millis(args.watchdog_ms.max(100)),
+            status: panectl::status::pane::Timing {
+                quiet: Duration::from_millis(args.status_quiet_ms),
+                max_wait: Duration::from_millis(args.status_max_wait_ms.max(args.status_quiet_ms)),
+                ..panectl::status::pane::Timing::default()
+            },
         },
         exit_with_server: args.exit_with_server,
+        rules_dir: args
+            .rules_dir
+            .clone()
+            .or_else(panectl::status::providers::user_dir),
     };
     if args.detach {
         return detach(server, &args, &options);
@@ -101,15 +120,11 @@ fn spawn_signal_handler(cancel: CancellationToken) -> anyhow::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut terminate = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
     let mut interrupt = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
-    let mut hangup = signal(SignalKind::hangup()).context("cannot handle SIGHUP")?;
     tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                _ = terminate.recv() => break,
-                _ = interrupt.recv() => break,
-                _ = hangup.recv() => tracing::info!("SIGHUP: nothing to reload yet"),
-                () = cancel.cancelled() => return,
-            }
+        tokio::select! {
+            _ = terminate.recv() => {}
+            _ = interrupt.recv() => {}
+            () = cancel.cancelled() => return,
         }
         tracing::info!("shutting down");
         cancel.cancel();
@@ -145,6 +160,10 @@ fn detach(
         .arg(args.watchdog_ms.to_string())
         .arg("--command-timeout-ms")
         .arg(args.command_timeout_ms.to_string())
+        .arg("--status-quiet-ms")
+        .arg(args.status_quiet_ms.to_string())
+        .arg("--status-max-wait-ms")
+        .arg(args.status_max_wait_ms.to_string())
         .arg("--log-file")
         .arg(&log)
         .stdin(Stdio::null())
@@ -152,6 +171,9 @@ fn detach(
         .stderr(Stdio::null());
     if args.exit_with_server {
         command.arg("--exit-with-server");
+    }
+    if let Some(dir) = &args.rules_dir {
+        command.arg("--rules-dir").arg(dir);
     }
     // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
     unsafe {

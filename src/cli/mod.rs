@@ -2,6 +2,7 @@
 
 mod client;
 mod daemon;
+mod detect;
 mod replay;
 
 use std::path::PathBuf;
@@ -85,6 +86,51 @@ enum Command {
         #[arg(long)]
         from: Option<u64>,
     },
+    /// Print a pane's status word (idle, processing, completed, waiting_user_answer, error,
+    /// unknown, exited).
+    Status {
+        /// The pane.
+        pane: String,
+    },
+    /// Show which status rule fired and why the others did not, for a pane or a capture file.
+    Explain {
+        /// A pane, or a file holding a screen capture (plain or `capture-pane -e` text).
+        target: String,
+        /// The provider whose rules to use for a file (default: recognised from its banner).
+        #[arg(long)]
+        provider: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the agent's last answer, without the TUI around it.
+    Last {
+        /// The pane.
+        pane: String,
+    },
+    /// Tell the daemon which agent runs in a pane (`auto` to let it recognise it again).
+    /// The choice is kept in the pane, so it survives daemon restarts.
+    SetProvider {
+        /// The pane.
+        pane: String,
+        /// A provider id (`panectl providers` lists them) or `auto`.
+        provider: String,
+    },
+    /// List the provider rules the daemon uses.
+    Providers,
+    /// Classify screen captures offline: one line (or JSON object) per file.
+    Detect {
+        /// The provider whose rules to use (default: recognised from each file's banner).
+        #[arg(long)]
+        provider: Option<String>,
+        /// Print JSON lines `{"file","provider","status","rule"}`.
+        #[arg(long)]
+        json: bool,
+        /// Capture files (plain or ANSI text). A sibling `.json` file with a "title" gives the
+        /// pane title.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
     /// Show the daemon's health.
     Health {
         /// Print JSON.
@@ -127,6 +173,28 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Screen { pane, ansi } => client::screen(&cli.server, &pane, ansi),
         Command::Output { pane, from } => client::output(&cli.server, &pane, from),
         Command::Health { json } => client::health(&cli.server, json),
+        Command::Status { pane } => client::status(&cli.server, &pane),
+        Command::Explain {
+            target,
+            provider,
+            json,
+        } => {
+            if std::path::Path::new(&target).is_file() {
+                detect::explain_file(std::path::Path::new(&target), provider.as_deref(), json)
+            } else {
+                client::explain(&cli.server, &target, json)
+            }
+        }
+        Command::Last { pane } => client::last(&cli.server, &pane),
+        Command::SetProvider { pane, provider } => {
+            client::set_provider(&cli.server, &pane, &provider)
+        }
+        Command::Providers => client::providers(&cli.server),
+        Command::Detect {
+            provider,
+            json,
+            files,
+        } => detect::detect(&files, provider.as_deref(), json),
         Command::Events { json } => client::events(&cli.server, json),
     }
 }

@@ -207,6 +207,17 @@ impl Command {
         self.flag(flag).push_trusted(format.as_str().as_bytes())
     }
 
+    /// Adds the name of a user option of panectl's (`@panectl_...`, fixed in the program).
+    pub fn option_name(self, name: &'static str) -> Command {
+        debug_assert!(
+            name.starts_with('@')
+                && name[1..]
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b == b'_')
+        );
+        self.push_trusted(name.as_bytes())
+    }
+
     /// Adds a safe value of ours as a positional argument.
     pub fn safe(self, value: &SafeValue) -> Command {
         self.push_trusted(value.as_str().as_bytes())

@@ -14,6 +14,7 @@ use tokio::sync::broadcast;
 use crate::ids::{PaneId, SessionId, WindowId};
 use crate::mirror::GapReason;
 use crate::raw::RawBytes;
+use crate::status::Status;
 
 /// Events kept for subscribers that are momentarily slow.
 const CAPACITY: usize = 16 * 1024;
@@ -111,6 +112,19 @@ pub enum EventKind {
         seq: u64,
         /// Number of bytes.
         len: u64,
+    },
+    /// A pane's agent changed status.
+    Status {
+        /// The pane.
+        pane: PaneId,
+        /// The new status.
+        status: Status,
+        /// The status before.
+        previous: Status,
+        /// The rule that decided it (none for unknown and exited).
+        rule: Option<String>,
+        /// The provider whose rules decided it.
+        provider: Option<String>,
     },
     /// A pane's screen was rebuilt from tmux.
     Resync {

@@ -4,6 +4,8 @@
 pub mod clients;
 pub mod events;
 pub mod paths;
+pub mod rules;
+pub mod summary;
 pub mod supervisor;
 
 use std::fs::File;
@@ -18,7 +20,7 @@ use crate::api::server::{ApiState, PeerCheckedListener};
 use crate::tmux::{ConnectionConfig, ServerAddress};
 use events::EventBus;
 use paths::RuntimePaths;
-use supervisor::Supervisor;
+use supervisor::{Supervisor, SupervisorOptions};
 
 /// Everything a daemon needs to know.
 #[derive(Debug, Clone)]
@@ -31,6 +33,8 @@ pub struct DaemonOptions {
     pub connection: ConnectionConfig,
     /// End when the tmux server ends (what the tmux plugin wants) instead of waiting for it.
     pub exit_with_server: bool,
+    /// The user's provider rule files (`None`: built-in rules only).
+    pub rules_dir: Option<std::path::PathBuf>,
 }
 
 /// Why the daemon could not start.
@@ -106,15 +110,24 @@ pub async fn run(
     })?;
     let bus = EventBus::new();
     let tracker = TaskTracker::new();
+    let rules = rules::start(options.rules_dir.clone(), cancel.clone(), &tracker);
     let (supervisor, connections, status) = Supervisor::new(
-        options.address.clone(),
-        options.connection.clone(),
-        options.exit_with_server,
+        SupervisorOptions {
+            address: options.address.clone(),
+            config: options.connection.clone(),
+            exit_with_server: options.exit_with_server,
+            leftover_clients_ended: leftovers,
+            providers: rules.providers.clone(),
+        },
         bus.clone(),
         tracker.clone(),
         cancel.clone(),
-        leftovers,
     );
+    tracker.spawn(summary::run(
+        bus.clone(),
+        connections.clone(),
+        cancel.clone(),
+    ));
     let api_state = ApiState {
         connections,
         status,
@@ -122,6 +135,7 @@ pub async fn run(
         address: options.address.clone(),
         started,
         shutdown: cancel.clone(),
+        rules,
     };
     let api_cancel = cancel.clone();
     let api = tracker.spawn(async move {

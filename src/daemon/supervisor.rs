@@ -22,6 +22,7 @@ use crate::control::command::Line;
 use crate::daemon::events::{EventBus, EventKind, ResyncReason};
 use crate::ids::SessionId;
 use crate::raw::RawBytes;
+use crate::status::providers::ProviderSet;
 use crate::tmux::connection::{self, ConnectionContext, EndReason, Upcall};
 use crate::tmux::query::{self, SessionRow};
 use crate::tmux::{ConnectionConfig, ConnectionHandle, ServerAddress};
@@ -46,6 +47,21 @@ struct Entry {
     handle: ConnectionHandle,
     cancel: CancellationToken,
     started: Instant,
+}
+
+/// What a supervisor is set up with.
+#[derive(Debug, Clone)]
+pub struct SupervisorOptions {
+    /// The tmux server.
+    pub address: ServerAddress,
+    /// Settings of every connection.
+    pub config: ConnectionConfig,
+    /// End the daemon when the server ends.
+    pub exit_with_server: bool,
+    /// Leftover control clients ended at start (reported in health).
+    pub leftover_clients_ended: usize,
+    /// The provider rules in force.
+    pub providers: watch::Receiver<Arc<ProviderSet>>,
 }
 
 /// See the module documentation.
@@ -73,18 +89,22 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 impl Supervisor {
     /// A supervisor; nothing runs until [`Supervisor::run`].
     pub fn new(
-        address: ServerAddress,
-        config: ConnectionConfig,
-        exit_with_server: bool,
+        options: SupervisorOptions,
         bus: EventBus,
         tracker: TaskTracker,
         cancel: CancellationToken,
-        leftover_clients_ended: usize,
     ) -> (
         Supervisor,
         watch::Receiver<Connections>,
         watch::Receiver<ServerStatus>,
     ) {
+        let SupervisorOptions {
+            address,
+            config,
+            exit_with_server,
+            leftover_clients_ended,
+            providers,
+        } = options;
         let (connections, connections_receiver) = watch::channel(Arc::new(BTreeMap::new()));
         let (status, status_receiver) = watch::channel(ServerStatus {
             leftover_clients_ended,
@@ -97,6 +117,7 @@ impl Supervisor {
             config,
             bus: bus.clone(),
             upcalls,
+            providers,
         };
         let supervisor = Supervisor {
             address,

@@ -164,12 +164,14 @@ impl PaneMirror {
             title: self.row.title != update.title,
             command: self.row.command != update.command,
             dead: self.row.dead != update.dead,
+            provider: self.row.assigned_provider != update.assigned_provider,
         };
         self.row.dead = update.dead;
         self.row.in_mode = update.in_mode;
         self.row.pid = update.pid;
         self.row.command = update.command;
         self.row.title = update.title;
+        self.row.assigned_provider = update.assigned_provider;
         change
     }
 
@@ -219,6 +221,8 @@ pub struct MetaChange {
     pub command: bool,
     /// The dead flag changed.
     pub dead: bool,
+    /// The assigned provider changed.
+    pub provider: bool,
 }
 
 #[cfg(test)]
@@ -238,6 +242,7 @@ mod tests {
             pid: 1,
             command: "sh".into(),
             title: "t".into(),
+            assigned_provider: None,
         }
     }
 

@@ -5,7 +5,7 @@
 //! vis-encoded, titles must be valid UTF-8 without C0), and free-form fields come last.
 
 use crate::control::Reply;
-use crate::control::command::{Command, Format, Line, Target, commands};
+use crate::control::command::{Command, Format, Line, SafeValue, Target, commands};
 use crate::control::escape::unvis;
 use crate::ids::{PaneId, SessionId, WindowId};
 use crate::raw::RawBytes;
@@ -136,10 +136,12 @@ pub struct PaneRow {
     pub command: RawBytes,
     /// `#{pane_title}`, as the program set it.
     pub title: RawBytes,
+    /// The provider assigned with `panectl set-provider` (`#{@panectl_provider_override}`).
+    pub assigned_provider: Option<String>,
 }
 
 const PANES: Format = Format::new(
-    "#{pane_id}\t#{window_id}\t#{pane_index}\t#{pane_width}\t#{pane_height}\t#{pane_active}\t#{pane_dead}\t#{pane_in_mode}\t#{pane_pid}\t#{pane_current_command}\t#{pane_title}",
+    "#{pane_id}\t#{window_id}\t#{pane_index}\t#{pane_width}\t#{pane_height}\t#{pane_active}\t#{pane_dead}\t#{pane_in_mode}\t#{pane_pid}\t#{pane_current_command}\t#{@panectl_provider_override}\t#{pane_title}",
 );
 
 /// `list-panes` for every pane of a session (`-s`) or of a window.
@@ -163,7 +165,7 @@ pub fn parse_panes(reply: &Reply) -> Result<Vec<PaneRow>, QueryError> {
 }
 
 fn parse_pane_row(line: &[u8]) -> Result<PaneRow, QueryError> {
-    let fields: Vec<&[u8]> = line.splitn(11, |&b| b == b'\t').collect();
+    let fields: Vec<&[u8]> = line.splitn(12, |&b| b == b'\t').collect();
     let bad = || error("list-panes", format!("bad line {:?}", RawBytes::from(line)));
     let [
         id,
@@ -176,6 +178,7 @@ fn parse_pane_row(line: &[u8]) -> Result<PaneRow, QueryError> {
         in_mode,
         pid,
         command,
+        assigned,
         title,
     ] = fields.as_slice()
     else {
@@ -193,6 +196,7 @@ fn parse_pane_row(line: &[u8]) -> Result<PaneRow, QueryError> {
         pid: number(pid).unwrap_or(0),
         command: RawBytes::from(*command),
         title: RawBytes::from(*title),
+        assigned_provider: assigned_provider(assigned),
     })
 }
 
@@ -204,7 +208,7 @@ pub const PANE_SUBSCRIPTION: &str = "panectl-panes";
 /// current without any polling by panectl.
 pub fn subscribe_panes() -> Command {
     Command::new("refresh-client").flag("-B").format(Format::new(
-        "panectl-panes:%*:#{pane_dead}\t#{pane_in_mode}\t#{pane_pid}\t#{pane_current_command}\t#{pane_title}",
+        "panectl-panes:%*:#{pane_dead}\t#{pane_in_mode}\t#{pane_pid}\t#{pane_current_command}\t#{@panectl_provider_override}\t#{pane_title}",
     ))
 }
 
@@ -221,12 +225,14 @@ pub struct PaneUpdate {
     pub command: RawBytes,
     /// `#{pane_title}`.
     pub title: RawBytes,
+    /// `#{@panectl_provider_override}`.
+    pub assigned_provider: Option<String>,
 }
 
 /// Parses the value of a [`subscribe_panes`] notification.
 pub fn parse_pane_update(value: &[u8]) -> Option<PaneUpdate> {
-    let fields: Vec<&[u8]> = value.splitn(5, |&b| b == b'\t').collect();
-    let [dead, in_mode, pid, command, title] = fields.as_slice() else {
+    let fields: Vec<&[u8]> = value.splitn(6, |&b| b == b'\t').collect();
+    let [dead, in_mode, pid, command, assigned, title] = fields.as_slice() else {
         return None;
     };
     Some(PaneUpdate {
@@ -235,7 +241,51 @@ pub fn parse_pane_update(value: &[u8]) -> Option<PaneUpdate> {
         pid: number(pid).unwrap_or(0),
         command: RawBytes::from(*command),
         title: RawBytes::from(*title),
+        assigned_provider: assigned_provider(assigned),
     })
+}
+
+/// The pane option holding a provider assigned by `panectl set-provider`.
+pub const PROVIDER_OVERRIDE_OPTION: &str = "@panectl_provider_override";
+
+/// A provider id from the override option: lowercase letters, digits and `_`, else nothing.
+fn assigned_provider(field: &[u8]) -> Option<String> {
+    let valid = !field.is_empty()
+        && field
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_');
+    valid.then(|| String::from_utf8_lossy(field).into_owned())
+}
+
+/// `set-option -p -t %p NAME VALUE` for one of panectl's pane options (`@panectl_*`), or
+/// `set-option -p -u -t %p NAME` to unset it when `value` is `None`.
+pub fn set_pane_option(pane: PaneId, name: &'static str, value: Option<&SafeValue>) -> Command {
+    let command = Command::new("set-option").flag("-p");
+    let command = if value.is_none() {
+        command.flag("-u")
+    } else {
+        command
+    };
+    let command = command.target("-t", pane).option_name(name);
+    match value {
+        Some(value) => command.safe(value),
+        None => command,
+    }
+}
+
+/// `set-option -s NAME VALUE` (or `-u`) for one of panectl's server options.
+pub fn set_server_option(name: &'static str, value: Option<&SafeValue>) -> Command {
+    let command = Command::new("set-option").flag("-s");
+    let command = if value.is_none() {
+        command.flag("-u")
+    } else {
+        command
+    };
+    let command = command.option_name(name);
+    match value {
+        Some(value) => command.safe(value),
+        None => command,
+    }
 }
 
 const PANE_STATE: Format = Format::new(
@@ -446,13 +496,15 @@ mod tests {
     #[test]
     fn pane_rows_parse_with_titles_holding_anything() {
         let panes = parse_panes(&reply(&[
-            b"%3\t@1\t0\t80\t24\t1\t0\t0\t4242\tbash\ttitle with\ttab-like spaces",
-            b"%4\t@1\t1\t40\t12\t0\t1\t1\t0\tclaude\t",
+            b"%3\t@1\t0\t80\t24\t1\t0\t0\t4242\tbash\t\ttitle with\ttab-like spaces",
+            b"%4\t@1\t1\t40\t12\t0\t1\t1\t0\tclaude\tcodex\t",
         ]))
         .unwrap();
         assert_eq!(panes[0].id, PaneId(3));
         assert_eq!(panes[0].title, "title with\ttab-like spaces");
         assert!(panes[1].dead && panes[1].in_mode && !panes[1].active);
+        assert_eq!(panes[0].assigned_provider, None);
+        assert_eq!(panes[1].assigned_provider.as_deref(), Some("codex"));
         assert!(parse_panes(&reply(&[b"garbage"])).is_err());
     }
 
@@ -512,7 +564,7 @@ mod tests {
 
     #[test]
     fn subscription_values_parse() {
-        let update = parse_pane_update(b"0\t0\t99\tnode\tClaude Code").unwrap();
+        let update = parse_pane_update(b"0\t0\t99\tnode\t\tClaude Code").unwrap();
         assert_eq!(update.command, "node");
         assert_eq!(update.title, "Claude Code");
         assert!(parse_pane_update(b"short").is_none());

@@ -39,6 +39,10 @@ fn commands_get_their_replies_and_time_out_clearly() {
             },
             bus: EventBus::new(),
             upcalls,
+            providers: tokio::sync::watch::channel(std::sync::Arc::new(
+                panectl::status::providers::ProviderSet::builtin().unwrap(),
+            ))
+            .1,
         };
         let cancel = CancellationToken::new();
         let tracker = TaskTracker::new();

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{TmuxServer, daemon_test_lock};
+use crate::support::{EventReader, TmuxServer, daemon_test_lock};
 
 /// The watchdog must stay silent on healthy streams; every test ends with this check.
 fn assert_healthy(server: &TmuxServer) {
@@ -488,74 +488,6 @@ fn client_commands_without_a_daemon_say_how_to_start_one() {
             stderr.contains(&format!("panectl -L {} daemon", server.socket_name())),
             "{args:?}: {stderr}"
         );
-    }
-}
-
-/// Reads `panectl events --json` in the background.
-struct EventReader {
-    child: std::process::Child,
-    lines: std::sync::mpsc::Receiver<serde_json::Value>,
-    seen: std::cell::RefCell<Vec<serde_json::Value>>,
-}
-
-impl EventReader {
-    fn start(server: &TmuxServer) -> EventReader {
-        use std::io::BufRead;
-        let mut child = server
-            .panectl()
-            .args(["events", "--json"])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (sender, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-            {
-                if let Ok(value) = serde_json::from_str(&line)
-                    && sender.send(value).is_err()
-                {
-                    break;
-                }
-            }
-        });
-        // Give the subscription a moment to be in place.
-        std::thread::sleep(Duration::from_millis(200));
-        EventReader {
-            child,
-            lines,
-            seen: std::cell::RefCell::new(Vec::new()),
-        }
-    }
-
-    /// Waits for an event matching `wanted` (seen before or arriving now); returns it.
-    fn expect(&self, what: &str, wanted: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
-        if let Some(event) = self.seen.borrow().iter().find(|e| wanted(e)) {
-            return event.clone();
-        }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(event) => {
-                    self.seen.borrow_mut().push(event.clone());
-                    if wanted(&event) {
-                        return event;
-                    }
-                }
-                Err(_) => panic!("no {what} event within 10 s; saw {:#?}", self.seen.borrow()),
-            }
-        }
-    }
-}
-
-impl Drop for EventReader {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

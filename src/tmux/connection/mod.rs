@@ -11,14 +11,19 @@
 //! ignored when tmux sizes windows, and stating one would resize the windows of every user
 //! attached to the session (protocol notes §5.2). panectl only observes.
 
+mod agents;
+
+pub use agents::{Explanation, PROVIDER_OPTION, ProviderError, STATUS_OPTION};
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
@@ -30,6 +35,9 @@ use crate::daemon::events::{EventBus, EventKind, ResyncReason};
 use crate::ids::{PaneId, SessionId, WindowId};
 use crate::mirror::{PaneCounters, PaneMirror, RingRead, SyncState};
 use crate::raw::RawBytes;
+use crate::status::Status;
+use crate::status::pane::PaneAgent;
+use crate::status::providers::ProviderSet;
 
 /// Settings of a control connection.
 #[derive(Debug, Clone)]
@@ -43,6 +51,8 @@ pub struct ConnectionConfig {
     pub ring_bytes: usize,
     /// How often the divergence watchdog looks at panes that printed since its last look.
     pub watchdog_interval: Duration,
+    /// When agent status is evaluated.
+    pub status: crate::status::pane::Timing,
 }
 
 impl Default for ConnectionConfig {
@@ -52,6 +62,7 @@ impl Default for ConnectionConfig {
             command_timeout: Duration::from_secs(10),
             ring_bytes: 128 * 1024,
             watchdog_interval: Duration::from_secs(2),
+            status: crate::status::pane::Timing::default(),
         }
     }
 }
@@ -113,6 +124,16 @@ pub struct PaneSummary {
     pub output_seq: u64,
     /// Counters.
     pub counters: PaneCounters,
+    /// The agent CLI running in the pane, if one is recognised.
+    pub provider: Option<String>,
+    /// How the provider was recognised.
+    pub provider_source: Option<crate::status::pane::ProviderSource>,
+    /// The agent's status (`unknown` for panes without a provider).
+    pub status: crate::status::Status,
+    /// The rule behind the status.
+    pub status_rule: Option<String>,
+    /// Seconds the status has lasted.
+    pub status_seconds: f64,
 }
 
 /// A pane's screen, as the API returns it.
@@ -184,6 +205,19 @@ enum Request {
     Stats {
         reply: oneshot::Sender<ConnectionStats>,
     },
+    Explain {
+        pane: PaneId,
+        reply: oneshot::Sender<Option<Explanation>>,
+    },
+    LastResponse {
+        pane: PaneId,
+        reply: oneshot::Sender<Option<String>>,
+    },
+    SetProvider {
+        pane: PaneId,
+        provider: Option<String>,
+        reply: oneshot::Sender<Result<(), ProviderError>>,
+    },
 }
 
 /// Talks to a connection task. Cheap to clone.
@@ -254,6 +288,31 @@ impl ConnectionHandle {
     pub async fn stats(&self) -> Result<ConnectionStats, ConnectionError> {
         self.ask(|reply| Request::Stats { reply }).await
     }
+
+    /// Why a pane has its status (`None` if the pane is not in this session).
+    pub async fn explain(&self, pane: PaneId) -> Result<Option<Explanation>, ConnectionError> {
+        self.ask(|reply| Request::Explain { pane, reply }).await
+    }
+
+    /// The agent's last answer, read from the pane's scrollback.
+    pub async fn last_response(&self, pane: PaneId) -> Result<Option<String>, ConnectionError> {
+        self.ask(|reply| Request::LastResponse { pane, reply })
+            .await
+    }
+
+    /// Assigns a provider to a pane (`None`: recognise it again).
+    pub async fn set_provider(
+        &self,
+        pane: PaneId,
+        provider: Option<String>,
+    ) -> Result<Result<(), ProviderError>, ConnectionError> {
+        self.ask(|reply| Request::SetProvider {
+            pane,
+            provider,
+            reply,
+        })
+        .await
+    }
 }
 
 /// How a connection ended.
@@ -292,6 +351,8 @@ pub struct ConnectionContext {
     pub bus: EventBus,
     /// Where `%sessions-changed` goes.
     pub upcalls: mpsc::UnboundedSender<Upcall>,
+    /// The provider rules in force (replaced when they are reloaded).
+    pub providers: watch::Receiver<Arc<ProviderSet>>,
 }
 
 /// Starts a connection task for a session; `first_sight` says why its panes get seeded.
@@ -326,6 +387,7 @@ async fn run(
         config,
         bus,
         upcalls,
+        providers,
     } = context;
     let mut child = match address
         .command()
@@ -369,9 +431,15 @@ async fn run(
         exit_reason: None,
         attached: false,
         deferred: Vec::new(),
+        agents: BTreeMap::new(),
+        published: BTreeMap::new(),
+        providers,
     };
     connection.start();
     let reason = connection.run(stdout, requests, &cancel).await;
+    if reason == EndReason::Cancelled {
+        connection.clear_options();
+    }
     drop(connection);
     // Dropping the line sender closes the client's stdin: tmux treats EOF as detach.
     let _ = writer.await;
@@ -423,6 +491,8 @@ enum Purpose {
     Seed(PaneId, ResyncReason),
     /// A watchdog check of a pane.
     Check(PaneId),
+    /// The scrollback of a pane, for its last answer.
+    LastResponse(PaneId, oneshot::Sender<Option<String>>),
 }
 
 struct PendingLine {
@@ -466,6 +536,12 @@ struct Connection {
     /// input while the attach command is still pending), so they wait in `deferred`.
     attached: bool,
     deferred: Vec<(Line, Purpose)>,
+    /// The status side of each pane.
+    agents: BTreeMap<PaneId, PaneAgent>,
+    /// The `(status, provider)` last written to each pane's options.
+    published: BTreeMap<PaneId, (Option<Status>, Option<Arc<str>>)>,
+    /// The provider rules in force.
+    providers: watch::Receiver<Arc<ProviderSet>>,
 }
 
 impl Connection {
@@ -527,9 +603,18 @@ impl Connection {
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut next_watchdog = Instant::now() + self.config.watchdog_interval;
         loop {
+            let status_due = self.next_status_due(Instant::now());
+            let status_timer = async {
+                match status_due {
+                    Some(at) => tokio::time::sleep_until(at.into()).await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 biased;
                 () = cancel.cancelled() => return EndReason::Cancelled,
+                () = status_timer => self.evaluate_due(Instant::now()),
+                Ok(()) = self.providers.changed() => self.providers_reloaded(Instant::now()),
                 read = stdout.read(&mut buffer) => match read {
                     Ok(0) => {
                         let mut events = Vec::new();
@@ -660,6 +745,7 @@ impl Connection {
             },
             Purpose::Seed(pane, reason) => self.seeded(pane, reason, &replies),
             Purpose::Check(pane) => self.checked(pane, &replies),
+            Purpose::LastResponse(pane, reply) => self.last_response_read(pane, &replies, reply),
         }
     }
 
@@ -736,10 +822,13 @@ impl Connection {
             });
         }
         self.panes.insert(id, mirror);
+        self.detect_provider(id, Instant::now());
         self.seed(id, reason);
     }
 
     fn remove_pane(&mut self, pane: PaneId) {
+        self.agents.remove(&pane);
+        self.published.remove(&pane);
         if self.panes.remove(&pane).is_some() {
             self.seeding.remove(&pane);
             self.bus.publish(EventKind::PaneRemoved { pane });
@@ -776,6 +865,7 @@ impl Connection {
                     });
                 }
                 self.bus.publish(EventKind::Resync { pane, reason });
+                self.status_touch(pane, Instant::now());
             }
             Err(error) => {
                 debug!(session = %self.session, %pane, %error, "seed failed");
@@ -915,6 +1005,7 @@ impl Connection {
                     seq,
                     len: data.len() as u64,
                 });
+                self.status_touch(pane, Instant::now());
             }
             None => {
                 let early = self.early_output.entry(pane).or_default();
@@ -1001,11 +1092,28 @@ impl Connection {
                 dead: mirror.row.dead,
             });
         }
+        let now = Instant::now();
+        if change.command || change.dead || change.provider {
+            self.detect_provider(pane, now);
+        } else if change.title {
+            self.status_touch(pane, now);
+        }
     }
 
     fn request(&mut self, request: Request) {
         match request {
             Request::Command { line, reply } => self.send(line, Purpose::External(reply)),
+            Request::Explain { pane, reply } => {
+                let _ = reply.send(self.explain(pane));
+            }
+            Request::LastResponse { pane, reply } => self.last_response(pane, reply),
+            Request::SetProvider {
+                pane,
+                provider,
+                reply,
+            } => {
+                let _ = reply.send(self.set_provider(pane, provider, Instant::now()));
+            }
             Request::Panes { reply } => {
                 let _ = reply.send(self.summaries());
             }
@@ -1054,9 +1162,11 @@ impl Connection {
     }
 
     fn summaries(&self) -> Vec<PaneSummary> {
+        let now = Instant::now();
         self.panes
             .values()
             .map(|mirror| {
+                let agent = self.agents.get(&mirror.id());
                 let window = self.windows.get(&mirror.window());
                 PaneSummary {
                     pane: mirror.id(),
@@ -1078,6 +1188,12 @@ impl Connection {
                     sync: mirror.state(),
                     output_seq: mirror.output_end(),
                     counters: mirror.counters,
+                    provider: agent.and_then(|a| a.provider()).map(|p| p.id.to_string()),
+                    provider_source: agent.and_then(PaneAgent::source),
+                    status: agent.map_or(Status::Unknown, PaneAgent::status),
+                    status_rule: agent.and_then(|a| a.rule()).map(|r| r.to_string()),
+                    status_seconds: agent
+                        .map_or(0.0, |a| now.duration_since(a.since()).as_secs_f64()),
                 }
             })
             .collect()

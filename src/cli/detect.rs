@@ -1,0 +1,112 @@
+//! `panectl detect` and `panectl explain FILE`: the status rules on screen captures, offline.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use panectl::status::engine;
+use panectl::status::providers::{self, ProviderSet};
+use panectl::status::{Status, classify, view_of_capture};
+use serde_json::json;
+
+fn load_providers() -> anyhow::Result<ProviderSet> {
+    let dir = providers::user_dir();
+    ProviderSet::load(dir.as_deref()).map_err(|errors| {
+        let listed: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        anyhow::anyhow!("broken provider rule files:\n{}", listed.join("\n"))
+    })
+}
+
+/// The pane title saved next to a capture (`NAME.json` with a "title"), if any.
+fn sidecar_title(file: &Path) -> String {
+    let sidecar = file.with_extension("json");
+    std::fs::read(&sidecar)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+        .and_then(|v| v["title"].as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// Reads a capture and picks the provider.
+fn read<'a>(
+    set: &'a ProviderSet,
+    file: &Path,
+    provider: Option<&str>,
+) -> anyhow::Result<(
+    panectl::status::view::ScreenView,
+    Option<&'a std::sync::Arc<panectl::status::rules::Provider>>,
+)> {
+    let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let view = view_of_capture(&bytes, &sidecar_title(file), "");
+    let provider = match provider {
+        Some(id) => Some(
+            set.get(id)
+                .with_context(|| format!("unknown provider {id:?}"))?,
+        ),
+        None => set.detect_by_banner(&view.rows),
+    };
+    Ok((view, provider))
+}
+
+pub fn detect(
+    files: &[std::path::PathBuf],
+    provider: Option<&str>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let set = load_providers()?;
+    let mut out = std::io::stdout().lock();
+    for file in files {
+        let (view, found) = read(&set, file, provider)?;
+        let (status, rule) = match found {
+            Some(provider) => {
+                let (status, detection) = classify(provider, &view);
+                (status, detection.rule.map(|r| r.to_string()))
+            }
+            None => (Status::Unknown, None),
+        };
+        let provider_id = found.map(|p| p.id.to_string());
+        if json {
+            let line = json!({"file": file.display().to_string(), "provider": provider_id, "status": status, "rule": rule});
+            writeln!(out, "{line}")?;
+        } else {
+            writeln!(
+                out,
+                "{}: {status} ({}, {})",
+                file.display(),
+                provider_id.as_deref().unwrap_or("no provider"),
+                rule.as_deref().unwrap_or("no rule")
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn explain_file(file: &Path, provider: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
+    let set = load_providers()?;
+    let (view, found) = read(&set, file, provider)?;
+    let (status, rule, rules) = match found {
+        Some(provider) => {
+            let (status, detection) = classify(provider, &view);
+            (
+                status,
+                detection.rule.map(|r| r.to_string()),
+                engine::explain(provider, &view),
+            )
+        }
+        None => (Status::Unknown, None, Vec::new()),
+    };
+    let explanation = json!({
+        "file": file.display().to_string(),
+        "provider": found.map(|p| p.id.to_string()),
+        "status": status,
+        "rule": rule,
+        "rules": rules,
+    });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&explanation)?);
+    } else {
+        super::client::print_explanation(&explanation)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

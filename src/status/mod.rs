@@ -1,0 +1,198 @@
+//! Agent status: which state each CLI coding agent is in, read from its screen.
+//!
+//! Sans-IO. Provider rules are data ([`rules`], one TOML file per provider, embedded defaults
+//! plus user overrides), evaluated on the composited screen ([`view`], [`engine`]); a
+//! [`tracker`] per pane turns single evaluations into a stable status (turn tracking, a latch
+//! against flapping, grace for unreadable frames). The daemon decides when to evaluate and what
+//! to do with changes.
+
+pub mod engine;
+pub mod pane;
+pub mod process;
+pub mod providers;
+pub mod rules;
+pub mod tracker;
+pub mod view;
+
+use serde::{Deserialize, Serialize};
+
+/// The status of an agent, with the names orchestrators already use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Ready for input; nothing answered since launch (or since the conversation was cleared).
+    Idle,
+    /// Working on a turn.
+    Processing,
+    /// Ready for input after finishing a turn.
+    Completed,
+    /// Blocked on a question, a permission or a dialog.
+    WaitingUserAnswer,
+    /// Stopped on an error it shows.
+    Error,
+    /// Nothing on the screen says.
+    Unknown,
+    /// The agent's process is gone (the pane is back at a shell, or dead).
+    Exited,
+}
+
+impl Status {
+    /// Every status, in a fixed order (for summaries).
+    pub const ALL: [Status; 7] = [
+        Status::Idle,
+        Status::Processing,
+        Status::Completed,
+        Status::WaitingUserAnswer,
+        Status::Error,
+        Status::Unknown,
+        Status::Exited,
+    ];
+
+    /// The status word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Idle => "idle",
+            Status::Processing => "processing",
+            Status::Completed => "completed",
+            Status::WaitingUserAnswer => "waiting_user_answer",
+            Status::Error => "error",
+            Status::Unknown => "unknown",
+            Status::Exited => "exited",
+        }
+    }
+
+    /// Parses a status word.
+    pub fn parse(word: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|s| s.as_str() == word)
+    }
+
+    /// Whether the agent can take input now.
+    pub fn is_ready(self) -> bool {
+        matches!(self, Status::Idle | Status::Completed)
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A screen capture read from a file, as the rules see it.
+pub fn view_of_capture(capture: &[u8], title: &str, command: &str) -> view::ScreenView {
+    if !capture.contains(&0x1b) {
+        return view::ScreenView::from_text(&String::from_utf8_lossy(capture), title, command);
+    }
+    // `capture-pane -e` output: let a terminal draw it, one captured line per row.
+    let text = String::from_utf8_lossy(capture);
+    let lines: Vec<&str> = text.split('\n').collect();
+    let width = lines
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(1)
+        .clamp(1, 1000);
+    let height = lines.len().clamp(1, 10_000);
+    let mut screen = crate::screen::PaneScreen::with_scrollback(width as u16, height as u16, 0);
+    screen.feed(text.replace('\n', "\r\n").as_bytes());
+    view::ScreenView {
+        rows: screen.rows(),
+        title: title.to_string(),
+        command: command.to_string(),
+    }
+}
+
+/// Classifies one screen on its own (no history): what `panectl detect` reports. A `ready`
+/// verdict reads as `idle`, since nothing says a turn was finished.
+pub fn classify(
+    provider: &rules::Provider,
+    view: &view::ScreenView,
+) -> (Status, engine::Detection) {
+    let detection = engine::evaluate(provider, view);
+    let mut tracker = tracker::StatusTracker::new(std::time::Duration::ZERO);
+    tracker.observe(&detection, std::time::Instant::now());
+    (tracker.status(), detection)
+}
+
+/// Cuts the last answer out of a pane's text (scrollback and screen, one row per line) with the
+/// provider's `[last_response]` rule: from the last row matching `start` to the row before the
+/// first one after it matching `end`, prefixes stripped, blank rows at the ends dropped.
+pub fn last_response(provider: &rules::Provider, lines: &[String]) -> Option<String> {
+    let rule = provider.last_response.as_ref()?;
+    let start = lines.iter().rposition(|line| rule.start.is_match(line))?;
+    let end = rule
+        .end
+        .as_ref()
+        .and_then(|end| {
+            lines[start + 1..]
+                .iter()
+                .position(|line| end.is_match(line))
+        })
+        .map_or(lines.len(), |offset| start + 1 + offset);
+    let mut answer: Vec<String> = lines[start..end]
+        .iter()
+        .map(|line| {
+            let mut text = line.as_str();
+            for strip in &rule.strip {
+                if let Some(found) = strip.find(text).filter(|m| m.start() == 0) {
+                    text = &text[found.end()..];
+                    break;
+                }
+            }
+            text.trim_end().to_string()
+        })
+        .collect();
+    while answer.last().is_some_and(|l| l.is_empty()) {
+        answer.pop();
+    }
+    while answer.first().is_some_and(|l| l.is_empty()) {
+        answer.remove(0);
+    }
+    (!answer.is_empty()).then(|| answer.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_answer_is_cut_out_of_the_scrollback() {
+        let set = providers::ProviderSet::builtin().unwrap();
+        let claude = set.get("claude_code").unwrap();
+        let lines: Vec<String> = [
+            "❯ first question",
+            "● First answer.",
+            "✻ Baked for 1s",
+            "❯ second question",
+            "● Second answer,",
+            "  on two lines.",
+            "",
+            "✻ Crunched for 3s · done 1:09 AM",
+            "────────────",
+            "❯ ",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            last_response(claude, &lines).as_deref(),
+            Some("Second answer,\non two lines.")
+        );
+        assert_eq!(
+            last_response(claude, &lines[..3]).as_deref(),
+            Some("First answer.")
+        );
+        assert_eq!(last_response(claude, &lines[..1]), None);
+    }
+
+    #[test]
+    fn status_words_round_trip() {
+        for status in Status::ALL {
+            assert_eq!(Status::parse(status.as_str()), Some(status));
+            assert_eq!(
+                serde_json::to_string(&status).unwrap(),
+                format!("\"{status}\"")
+            );
+        }
+    }
+}

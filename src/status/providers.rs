@@ -1,0 +1,235 @@
+//! The set of providers: the rule files built into panectl, and the user's own in
+//! `$XDG_CONFIG_HOME/panectl/providers/` (a file with a built-in id replaces it), and how a
+//! pane's provider is recognised.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::process::ProcessEntry;
+use super::rules::{Provider, RuleError, rule_files};
+
+/// The built-in rule files, by name.
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("claude_code", include_str!("providers/claude_code.toml")),
+    ("codex", include_str!("providers/codex.toml")),
+    ("gemini_cli", include_str!("providers/gemini_cli.toml")),
+    ("aider", include_str!("providers/aider.toml")),
+    ("kiro_cli", include_str!("providers/kiro_cli.toml")),
+    ("opencode", include_str!("providers/opencode.toml")),
+    ("shell", include_str!("providers/shell.toml")),
+];
+
+/// The provider that stands for a plain shell.
+pub const SHELL: &str = "shell";
+
+/// Compiled providers. Cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub struct ProviderSet {
+    providers: Vec<Arc<Provider>>,
+    /// Where user overrides were read from.
+    pub user_dir: Option<PathBuf>,
+}
+
+/// `$XDG_CONFIG_HOME/panectl/providers`, else `~/.config/panectl/providers`.
+pub fn user_dir() -> Option<PathBuf> {
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
+    Some(config.join("panectl").join("providers"))
+}
+
+impl ProviderSet {
+    /// The built-in providers only.
+    pub fn builtin() -> Result<ProviderSet, RuleError> {
+        let providers = BUILTIN
+            .iter()
+            .map(|(name, text)| Provider::parse(text, &format!("<builtin {name}>")).map(Arc::new))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ProviderSet {
+            providers,
+            user_dir: None,
+        })
+    }
+
+    /// The built-in providers with the user's files from `dir` on top. Every broken file is
+    /// reported; nothing is loaded if one is broken (the caller keeps what it had).
+    pub fn load(dir: Option<&Path>) -> Result<ProviderSet, Vec<RuleError>> {
+        let mut set = ProviderSet::builtin().map_err(|e| vec![e])?;
+        let Some(dir) = dir else {
+            return Ok(set);
+        };
+        set.user_dir = Some(dir.to_path_buf());
+        let mut errors = Vec::new();
+        for file in rule_files(dir) {
+            match Provider::load(&file) {
+                Ok(provider) => {
+                    let provider = Arc::new(provider);
+                    match set.providers.iter_mut().find(|p| p.id == provider.id) {
+                        Some(slot) => *slot = provider,
+                        None => set.providers.push(provider),
+                    }
+                }
+                Err(error) => errors.push(error),
+            }
+        }
+        if errors.is_empty() {
+            Ok(set)
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// A provider by id.
+    pub fn get(&self, id: &str) -> Option<&Arc<Provider>> {
+        self.providers.iter().find(|p| &*p.id == id)
+    }
+
+    /// Every provider.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Provider>> {
+        self.providers.iter()
+    }
+
+    /// The provider of the processes in a pane: an agent CLI anywhere in the tree first (its
+    /// name, or its command line for CLIs run by an interpreter), else the shell.
+    pub fn detect_by_process(
+        &self,
+        command: &str,
+        processes: &[ProcessEntry],
+    ) -> Option<&Arc<Provider>> {
+        let agents = self.providers.iter().filter(|p| &*p.id != SHELL);
+        for provider in agents {
+            let by_name = provider
+                .detect
+                .commands
+                .iter()
+                .any(|c| c == command || processes.iter().any(|p| &p.name == c));
+            let by_arguments = provider.detect.arguments.iter().any(|a| {
+                processes
+                    .iter()
+                    .any(|p| p.command_line.contains(a.as_str()))
+            });
+            if by_name || by_arguments {
+                return Some(provider);
+            }
+        }
+        // A shell owns the pane when it is the pane's first process, whatever runs in it now.
+        let root = processes
+            .first()
+            .map(|p| p.name.as_str())
+            .unwrap_or(command);
+        self.get(SHELL).filter(|shell| {
+            shell
+                .detect
+                .commands
+                .iter()
+                .any(|c| c == command || c == root)
+        })
+    }
+
+    /// The provider whose banner is on the screen.
+    pub fn detect_by_banner(&self, rows: &[String]) -> Option<&Arc<Provider>> {
+        self.providers.iter().find(|provider| {
+            !provider.detect.banner.is_empty()
+                && provider
+                    .detect
+                    .banner
+                    .iter()
+                    .any(|banner| rows.iter().any(|row| row.contains(banner.as_str())))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_rule_file_compiles() {
+        let set = ProviderSet::builtin().unwrap();
+        let ids: Vec<&str> = set.iter().map(|p| &*p.id).collect();
+        assert_eq!(
+            ids,
+            [
+                "claude_code",
+                "codex",
+                "gemini_cli",
+                "aider",
+                "kiro_cli",
+                "opencode",
+                "shell"
+            ]
+        );
+        for provider in set.iter() {
+            assert!(!provider.rules.is_empty(), "{} has no rules", provider.id);
+            for rule in &provider.rules {
+                assert!(
+                    rule.id.starts_with(&*provider.id),
+                    "rule {} of {}",
+                    rule.id,
+                    provider.id
+                );
+                assert!(rule.seen_on.is_some(), "rule {} says no version", rule.id);
+            }
+        }
+    }
+
+    #[test]
+    fn user_files_replace_and_extend_the_builtins() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("claude_code.toml"),
+            "id = \"claude_code\"\n[[rules]]\nid = \"mine\"\nstatus = \"ready\"\ncontains = [\"$\"]\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("newcli.toml"),
+            "id = \"newcli\"\n[detect]\ncommands = [\"newcli\"]\n[[rules]]\nid = \"n\"\nstatus = \"ready\"\ncontains = [\">\"]\n",
+        )
+        .unwrap();
+        let set = ProviderSet::load(Some(dir.path())).unwrap();
+        assert_eq!(&*set.get("claude_code").unwrap().rules[0].id, "mine");
+        assert!(set.get("newcli").is_some());
+        assert_eq!(
+            set.detect_by_process("newcli", &[]).map(|p| &*p.id),
+            Some("newcli")
+        );
+
+        std::fs::write(dir.path().join("broken.toml"), "id = \"b\"\n[[rules]\n").unwrap();
+        let errors = ProviderSet::load(Some(dir.path())).unwrap_err();
+        assert_eq!(errors.len(), 1);
+        assert!(
+            errors[0].file.ends_with("broken.toml") && errors[0].line == 2,
+            "{}",
+            errors[0]
+        );
+    }
+
+    #[test]
+    fn providers_are_recognised_by_process_and_banner() {
+        let set = ProviderSet::builtin().unwrap();
+        let node = |line: &str| ProcessEntry {
+            pid: 2,
+            name: "node".into(),
+            command_line: line.into(),
+        };
+        assert_eq!(
+            set.detect_by_process("claude", &[]).map(|p| &*p.id),
+            Some("claude_code")
+        );
+        let gemini = [node(
+            "node /usr/lib/node_modules/@google/gemini-cli/dist/index.js",
+        )];
+        assert_eq!(
+            set.detect_by_process("node", &gemini).map(|p| &*p.id),
+            Some("gemini_cli")
+        );
+        assert_eq!(
+            set.detect_by_process("bash", &[]).map(|p| &*p.id),
+            Some("shell")
+        );
+        assert_eq!(set.detect_by_process("vim", &[]).map(|p| &*p.id), None);
+        let rows = vec!["  >_ OpenAI Codex (v0.171.0)".to_string()];
+        assert_eq!(set.detect_by_banner(&rows).map(|p| &*p.id), Some("codex"));
+    }
+}

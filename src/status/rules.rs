@@ -1,0 +1,537 @@
+//! Provider rule files: one TOML file per agent CLI, compiled once.
+//!
+//! ```toml
+//! id = "claude_code"                 # the provider id
+//! name = "Claude Code"
+//!
+//! [detect]                           # how a pane is recognised as running this CLI
+//! commands = ["claude"]              # process names: the pane's command or a descendant's
+//! arguments = ["@anthropic-ai/claude-code"]   # substrings of a descendant's command line
+//! banner = ["Claude Code v"]         # text on the screen
+//!
+//! [screen]
+//! rule = '^\s*[─━]{8,}\s*$'          # a horizontal rule row (input box borders)
+//!
+//! [last_response]                    # how to cut the last answer out of the scrollback
+//! start = '^● '                      # the row where the answer starts (its last occurrence)
+//! end = '^(✻ |─{8,})'                # the first row after it that is no longer the answer
+//! strip = ['^● ', '^  ']             # prefixes removed from the answer's rows
+//!
+//! [[rules]]
+//! id = "claude_code.working"         # unique, shown by `panectl explain` and in events
+//! status = "processing"              # processing | ready | idle | completed | waiting_user_answer | error
+//! priority = 80                      # higher is tried first
+//! region = "below_input"             # whole | above_input | input | below_input | after_last_rule | title
+//! lines = 3                          # optional: only the region's last N non-empty rows
+//! contains = ["esc to interrupt"]    # every one must appear
+//! any = []                           # at least one must appear (when given)
+//! regex = []                         # every one must match (rows joined by \n; use (?m) for ^ $)
+//! not = []                           # none may appear
+//! not_regex = []                     # none may match
+//! commands = []                      # the pane's foreground command must be one of these
+//! not_commands = []                  # ... and none of these
+//! strong = true                      # a real working marker: may end a "ready" latch
+//! [[rules.and]]                      # further conditions on other regions, all required
+//! region = "above_input"
+//! regex = ['(?m)^● ']
+//! seen_on = "2.1.332"                # the CLI version the rule was written against
+//! description = "spinner footer"
+//! ```
+//!
+//! A `ready` verdict becomes `idle` or `completed` by turn tracking (see the tracker); `idle` and
+//! `completed` say so outright (a welcome screen, an answer on screen).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use regex::Regex;
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::Status;
+use super::view::Region;
+
+/// Why a rule file was refused. Names the file and the line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}: {message}")]
+pub struct RuleError {
+    /// The file (or `<builtin NAME>` for an embedded default).
+    pub file: String,
+    /// The 1-based line.
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// What a rule concludes when it matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The agent is working.
+    Processing,
+    /// Ready for input; idle or completed depending on the turn.
+    Ready,
+    /// Ready, with nothing answered on screen.
+    Idle,
+    /// Ready, with a finished turn on screen.
+    Completed,
+    /// Blocked on a question or dialog.
+    WaitingUserAnswer,
+    /// Stopped on an error.
+    Error,
+}
+
+impl Verdict {
+    /// The status the verdict maps to before turn tracking.
+    pub fn status(self) -> Status {
+        match self {
+            Verdict::Processing => Status::Processing,
+            Verdict::Ready | Verdict::Idle => Status::Idle,
+            Verdict::Completed => Status::Completed,
+            Verdict::WaitingUserAnswer => Status::WaitingUserAnswer,
+            Verdict::Error => Status::Error,
+        }
+    }
+
+    /// The word used in rule files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Processing => "processing",
+            Verdict::Ready => "ready",
+            Verdict::Idle => "idle",
+            Verdict::Completed => "completed",
+            Verdict::WaitingUserAnswer => "waiting_user_answer",
+            Verdict::Error => "error",
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSpec {
+    id: Spanned<String>,
+    name: Option<String>,
+    #[serde(default)]
+    detect: DetectSpec,
+    #[serde(default)]
+    screen: ScreenSpec,
+    last_response: Option<LastResponseSpec>,
+    #[serde(default)]
+    rules: Vec<RuleSpec>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DetectSpec {
+    #[serde(default)]
+    commands: Vec<String>,
+    #[serde(default)]
+    arguments: Vec<String>,
+    #[serde(default)]
+    banner: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScreenSpec {
+    rule: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LastResponseSpec {
+    start: Spanned<String>,
+    end: Option<Spanned<String>>,
+    #[serde(default)]
+    strip: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleSpec {
+    id: Spanned<String>,
+    status: Verdict,
+    #[serde(default)]
+    priority: i32,
+    #[serde(default = "whole")]
+    region: Region,
+    lines: Option<usize>,
+    #[serde(default)]
+    contains: Vec<String>,
+    #[serde(default)]
+    any: Vec<String>,
+    #[serde(default)]
+    regex: Vec<Spanned<String>>,
+    #[serde(default)]
+    not: Vec<String>,
+    #[serde(default)]
+    not_regex: Vec<Spanned<String>>,
+    #[serde(default)]
+    commands: Vec<String>,
+    #[serde(default)]
+    not_commands: Vec<String>,
+    #[serde(default)]
+    strong: bool,
+    seen_on: Option<String>,
+    description: Option<String>,
+    #[serde(default)]
+    and: Vec<ConditionSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConditionSpec {
+    #[serde(default = "whole")]
+    region: Region,
+    lines: Option<usize>,
+    #[serde(default)]
+    contains: Vec<String>,
+    #[serde(default)]
+    any: Vec<String>,
+    #[serde(default)]
+    regex: Vec<Spanned<String>>,
+    #[serde(default)]
+    not: Vec<String>,
+    #[serde(default)]
+    not_regex: Vec<Spanned<String>>,
+}
+
+fn whole() -> Region {
+    Region::Whole
+}
+
+/// Text conditions on one region of the screen.
+#[derive(Debug, Clone)]
+pub struct Condition {
+    /// Where it looks.
+    pub region: Region,
+    /// Only the region's last N non-empty rows.
+    pub lines: Option<usize>,
+    /// All must appear.
+    pub contains: Vec<String>,
+    /// One must appear (when not empty).
+    pub any: Vec<String>,
+    /// All must match.
+    pub regex: Vec<Regex>,
+    /// None may appear.
+    pub not: Vec<String>,
+    /// None may match.
+    pub not_regex: Vec<Regex>,
+}
+
+impl Condition {
+    fn is_empty(&self) -> bool {
+        self.contains.is_empty()
+            && self.any.is_empty()
+            && self.regex.is_empty()
+            && self.not.is_empty()
+            && self.not_regex.is_empty()
+    }
+}
+
+/// A compiled rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// Its id.
+    pub id: Arc<str>,
+    /// What it concludes.
+    pub verdict: Verdict,
+    /// Higher first.
+    pub priority: i32,
+    /// Its text conditions, all required (the first from the rule's own fields, then `and`).
+    pub conditions: Vec<Condition>,
+    /// The foreground command must be one of these (when not empty).
+    pub commands: Vec<String>,
+    /// The foreground command may not be one of these.
+    pub not_commands: Vec<String>,
+    /// A real working marker.
+    pub strong: bool,
+    /// The CLI version it was written against.
+    pub seen_on: Option<String>,
+    /// What it recognises.
+    pub description: Option<String>,
+}
+
+/// How to recognise a provider's panes.
+#[derive(Debug, Clone, Default)]
+pub struct Detect {
+    /// Process names.
+    pub commands: Vec<String>,
+    /// Command-line substrings.
+    pub arguments: Vec<String>,
+    /// Screen text.
+    pub banner: Vec<String>,
+}
+
+/// How to cut the last answer out of the scrollback.
+#[derive(Debug, Clone)]
+pub struct LastResponse {
+    /// The row the answer starts on (its last occurrence is used).
+    pub start: Regex,
+    /// The first row after the start that is no longer the answer.
+    pub end: Option<Regex>,
+    /// Prefixes removed from each row.
+    pub strip: Vec<Regex>,
+}
+
+/// A compiled provider.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    /// Its id.
+    pub id: Arc<str>,
+    /// Its display name.
+    pub name: String,
+    /// Where it came from (a path, or `<builtin ID>`).
+    pub source: String,
+    /// How its panes are recognised.
+    pub detect: Detect,
+    /// The horizontal rule row pattern.
+    pub rule_line: Regex,
+    /// Last-answer extraction, if the provider has one.
+    pub last_response: Option<LastResponse>,
+    /// Its rules, highest priority first (file order among equals).
+    pub rules: Vec<Rule>,
+}
+
+/// The default horizontal rule row: eight or more box-drawing horizontal lines.
+pub const DEFAULT_RULE_LINE: &str = r"^\s*[─━═]{8,}\s*$";
+
+/// 1-based line of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+impl Provider {
+    /// Parses and compiles a rule file. `source` names it in errors.
+    pub fn parse(text: &str, source: &str) -> Result<Provider, RuleError> {
+        let error = |offset: usize, message: String| RuleError {
+            file: source.to_string(),
+            line: line_of(text, offset),
+            message,
+        };
+        let spec: FileSpec = toml::from_str(text).map_err(|e| {
+            let offset = e.span().map_or(0, |s| s.start);
+            error(offset, e.message().trim().to_string())
+        })?;
+        let compile = |pattern: &Spanned<String>| {
+            Regex::new(pattern.get_ref()).map_err(|e| {
+                let detail = e.to_string();
+                let first = detail.lines().last().unwrap_or_default().trim().to_string();
+                error(
+                    pattern.span().start,
+                    format!("bad regex {:?}: {first}", pattern.get_ref()),
+                )
+            })
+        };
+        let id = spec.id.get_ref().trim();
+        if id.is_empty()
+            || !id
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        {
+            return Err(error(
+                spec.id.span().start,
+                format!("provider id {id:?} must be lowercase letters, digits and _"),
+            ));
+        }
+        let rule_line = match &spec.screen.rule {
+            Some(pattern) => compile(pattern)?,
+            None => Regex::new(DEFAULT_RULE_LINE).map_err(|e| error(0, e.to_string()))?,
+        };
+        let last_response = match &spec.last_response {
+            Some(last) => Some(LastResponse {
+                start: compile(&last.start)?,
+                end: last.end.as_ref().map(compile).transpose()?,
+                strip: last.strip.iter().map(compile).collect::<Result<_, _>>()?,
+            }),
+            None => None,
+        };
+        let mut rules = Vec::with_capacity(spec.rules.len());
+        let mut seen = std::collections::HashSet::new();
+        for rule in &spec.rules {
+            if !seen.insert(rule.id.get_ref().clone()) {
+                return Err(error(
+                    rule.id.span().start,
+                    format!("duplicate rule id {:?}", rule.id.get_ref()),
+                ));
+            }
+            let compile_condition = |spec: ConditionSpec| -> Result<Condition, RuleError> {
+                Ok(Condition {
+                    region: spec.region,
+                    lines: spec.lines,
+                    contains: spec.contains,
+                    any: spec.any,
+                    regex: spec.regex.iter().map(compile).collect::<Result<_, _>>()?,
+                    not: spec.not,
+                    not_regex: spec
+                        .not_regex
+                        .iter()
+                        .map(compile)
+                        .collect::<Result<_, _>>()?,
+                })
+            };
+            let own = ConditionSpec {
+                region: rule.region,
+                lines: rule.lines,
+                contains: rule.contains.clone(),
+                any: rule.any.clone(),
+                regex: rule.regex.clone(),
+                not: rule.not.clone(),
+                not_regex: rule.not_regex.clone(),
+            };
+            let mut conditions = vec![compile_condition(own)?];
+            for extra in &rule.and {
+                conditions.push(compile_condition(ConditionSpec {
+                    region: extra.region,
+                    lines: extra.lines,
+                    contains: extra.contains.clone(),
+                    any: extra.any.clone(),
+                    regex: extra.regex.clone(),
+                    not: extra.not.clone(),
+                    not_regex: extra.not_regex.clone(),
+                })?);
+            }
+            conditions.retain(|c| !c.is_empty());
+            if conditions.is_empty() && rule.commands.is_empty() && rule.not_commands.is_empty() {
+                return Err(error(
+                    rule.id.span().start,
+                    format!(
+                        "rule {:?} has no condition and would always match",
+                        rule.id.get_ref()
+                    ),
+                ));
+            }
+            rules.push(Rule {
+                id: Arc::from(rule.id.get_ref().as_str()),
+                verdict: rule.status,
+                priority: rule.priority,
+                conditions,
+                commands: rule.commands.clone(),
+                not_commands: rule.not_commands.clone(),
+                strong: rule.strong,
+                seen_on: rule.seen_on.clone(),
+                description: rule.description.clone(),
+            });
+        }
+        // Stable: equal priorities keep file order.
+        rules.sort_by_key(|r| std::cmp::Reverse(r.priority));
+        Ok(Provider {
+            id: Arc::from(id),
+            name: spec.name.unwrap_or_else(|| id.to_string()),
+            source: source.to_string(),
+            detect: Detect {
+                commands: spec.detect.commands,
+                arguments: spec.detect.arguments,
+                banner: spec.detect.banner,
+            },
+            rule_line,
+            last_response,
+            rules,
+        })
+    }
+
+    /// Reads and compiles a rule file from disk.
+    pub fn load(path: &Path) -> Result<Provider, RuleError> {
+        let text = std::fs::read_to_string(path).map_err(|e| RuleError {
+            file: path.display().to_string(),
+            line: 1,
+            message: format!("cannot read: {e}"),
+        })?;
+        Provider::parse(&text, &path.display().to_string())
+    }
+}
+
+/// The rule files in a directory (`*.toml`), sorted by name.
+pub fn rule_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+id = "demo"
+
+[[rules]]
+id = "demo.low"
+status = "ready"
+priority = 1
+contains = ["$"]
+
+[[rules]]
+id = "demo.high"
+status = "processing"
+priority = 9
+region = "below_input"
+lines = 2
+regex = ['(?m)^working']
+strong = true
+"#;
+
+    #[test]
+    fn rules_compile_sorted_by_priority() {
+        let provider = Provider::parse(GOOD, "demo.toml").unwrap();
+        assert_eq!(&*provider.id, "demo");
+        let ids: Vec<&str> = provider.rules.iter().map(|r| &*r.id).collect();
+        assert_eq!(ids, ["demo.high", "demo.low"]);
+        assert_eq!(provider.rules[0].conditions[0].region, Region::BelowInput);
+        assert!(provider.rules[0].strong);
+    }
+
+    #[test]
+    fn errors_name_the_file_and_line() {
+        let bad_regex = GOOD.replace("'(?m)^working'", "'(unclosed'");
+        let error = Provider::parse(&bad_regex, "user/demo.toml").unwrap_err();
+        assert_eq!((error.file.as_str(), error.line), ("user/demo.toml", 16));
+        assert!(error.message.contains("bad regex"), "{error}");
+
+        let bad_status = GOOD.replace("status = \"ready\"", "status = \"sleepy\"");
+        let error = Provider::parse(&bad_status, "demo.toml").unwrap_err();
+        assert_eq!(error.line, 6, "{error}");
+        assert!(error.to_string().starts_with("demo.toml:6: "), "{error}");
+
+        let unknown_field = GOOD.replace("priority = 1", "priority = 1\ncolour = \"red\"");
+        let error = Provider::parse(&unknown_field, "demo.toml").unwrap_err();
+        assert_eq!(error.line, 8, "{error}");
+
+        let syntax = "id = \"x\"\n[[rules]\n";
+        assert_eq!(Provider::parse(syntax, "s.toml").unwrap_err().line, 2);
+    }
+
+    #[test]
+    fn and_conditions_look_at_other_regions() {
+        let text = "id = \"x\"\n[[rules]]\nid = \"x.done\"\nstatus = \"completed\"\nregion = \"below_input\"\ncontains = [\"? for\"]\n[[rules.and]]\nregion = \"above_input\"\nlines = 5\nregex = ['(?m)^● ']\n";
+        let provider = Provider::parse(text, "x.toml").unwrap();
+        let conditions = &provider.rules[0].conditions;
+        assert_eq!(conditions.len(), 2);
+        assert_eq!(
+            (conditions[1].region, conditions[1].lines),
+            (Region::AboveInput, Some(5))
+        );
+    }
+
+    #[test]
+    fn rules_without_conditions_and_duplicate_ids_are_refused() {
+        let empty = "id = \"x\"\n[[rules]]\nid = \"x.a\"\nstatus = \"ready\"\n";
+        assert!(
+            Provider::parse(empty, "x.toml")
+                .unwrap_err()
+                .message
+                .contains("no condition")
+        );
+        let duplicate = "id = \"x\"\n[[rules]]\nid = \"a\"\nstatus = \"ready\"\ncontains = [\"$\"]\n[[rules]]\nid = \"a\"\nstatus = \"ready\"\ncontains = [\"#\"]\n";
+        let error = Provider::parse(duplicate, "x.toml").unwrap_err();
+        assert_eq!(error.line, 7);
+    }
+}

@@ -1,0 +1,337 @@
+//! The status side of a connection: which provider each pane runs, when its screen is
+//! evaluated, and where changes go (the event bus and the pane options `@panectl_status` and
+//! `@panectl_provider`, set only when they change, so tmux formats show status without
+//! polling).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+use tokio::sync::oneshot;
+use tracing::debug;
+
+use super::{Connection, Purpose};
+use crate::control::Reply;
+use crate::control::command::{Command, Line, SafeValue};
+use crate::daemon::events::EventKind;
+use crate::ids::PaneId;
+use crate::status::engine::{self, RuleReport};
+use crate::status::pane::{PaneAgent, ProviderSource};
+use crate::status::providers::SHELL;
+use crate::status::tracker::Change;
+use crate::status::view::ScreenView;
+use crate::status::{Status, process};
+use crate::tmux::query::{self, PROVIDER_OVERRIDE_OPTION};
+
+/// The pane option with the status word.
+pub const STATUS_OPTION: &str = "@panectl_status";
+/// The pane option with the provider id.
+pub const PROVIDER_OPTION: &str = "@panectl_provider";
+
+/// Processes looked at per pane when recognising its provider.
+const PROCESS_LIMIT: usize = 64;
+
+/// Why `panectl explain` says what it says.
+#[derive(Debug, Clone, Serialize)]
+pub struct Explanation {
+    /// The pane.
+    pub pane: PaneId,
+    /// The provider whose rules apply.
+    pub provider: Option<String>,
+    /// How the provider was recognised.
+    pub provider_source: Option<ProviderSource>,
+    /// The pane's status.
+    pub status: Status,
+    /// The rule behind it.
+    pub rule: Option<String>,
+    /// Every rule on the current screen.
+    pub rules: Vec<RuleReport>,
+}
+
+/// A provider request failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProviderError {
+    /// No such pane here.
+    #[error("no such pane")]
+    NoPane,
+    /// No such provider.
+    #[error("unknown provider {0:?}")]
+    Unknown(String),
+}
+
+impl Connection {
+    fn view(&self, pane: PaneId) -> Option<ScreenView> {
+        let mirror = self.panes.get(&pane)?;
+        Some(ScreenView {
+            rows: mirror.screen().rows(),
+            title: mirror.row.title.to_string(),
+            command: mirror.row.command.to_string(),
+        })
+    }
+
+    /// Works out a pane's provider: assigned, else by its processes, else by its banner. An
+    /// agent whose pane went back to a shell (or died) has exited.
+    pub(super) fn detect_provider(&mut self, pane: PaneId, now: Instant) {
+        let Some(mirror) = self.panes.get(&pane) else {
+            return;
+        };
+        let providers = self.providers.borrow().clone();
+        let row = &mirror.row;
+        let (found, source) = match row
+            .assigned_provider
+            .as_deref()
+            .and_then(|id| providers.get(id))
+        {
+            Some(provider) => (Some(provider.clone()), Some(ProviderSource::Assigned)),
+            None => {
+                let processes = if row.pid > 0 {
+                    process::tree(row.pid, PROCESS_LIMIT)
+                } else {
+                    Vec::new()
+                };
+                match providers.detect_by_process(&row.command.to_string(), &processes) {
+                    Some(provider) if !row.dead => {
+                        (Some(provider.clone()), Some(ProviderSource::Process))
+                    }
+                    _ => {
+                        let rows = mirror.screen().rows();
+                        match providers.detect_by_banner(&rows) {
+                            Some(provider) if !row.dead => {
+                                (Some(provider.clone()), Some(ProviderSource::Banner))
+                            }
+                            _ => (None, None),
+                        }
+                    }
+                }
+            }
+        };
+        let dead = row.dead;
+        let agent = self
+            .agents
+            .entry(pane)
+            .or_insert_with(|| PaneAgent::new(self.config.status, now));
+        let was_agent = agent.provider().is_some_and(|p| &*p.id != SHELL);
+        let now_agent = found.as_ref().is_some_and(|p| &*p.id != SHELL);
+        let change = if was_agent
+            && (!now_agent || dead)
+            && source != Some(ProviderSource::Assigned)
+        {
+            agent.exited(now)
+        } else {
+            // An agent started again after it exited gets a fresh start.
+            if agent.status() == Status::Exited {
+                agent.set_provider(None, None, now);
+            }
+            if agent.set_provider(found, source, now) {
+                debug!(session = %self.session, %pane, provider = ?agent.provider().map(|p| p.id.clone()), "provider");
+            }
+            agent.touched(now);
+            None
+        };
+        if let Some(change) = change {
+            self.status_changed(pane, change);
+        }
+        self.publish_options(pane);
+    }
+
+    /// The earliest time a pane needs evaluating.
+    pub(super) fn next_status_due(&self, now: Instant) -> Option<Instant> {
+        self.agents
+            .values()
+            .filter_map(|agent| agent.due(now))
+            .min()
+    }
+
+    /// Evaluates every pane that is due.
+    pub(super) fn evaluate_due(&mut self, now: Instant) {
+        let due: Vec<PaneId> = self
+            .agents
+            .iter()
+            .filter(|(_, agent)| agent.due(now).is_some_and(|at| at <= now))
+            .map(|(pane, _)| *pane)
+            .collect();
+        for pane in due {
+            let Some(view) = self.view(pane) else {
+                continue;
+            };
+            let change = self
+                .agents
+                .get_mut(&pane)
+                .and_then(|agent| agent.evaluate(&view, now));
+            if let Some(change) = change {
+                self.status_changed(pane, change);
+            }
+        }
+    }
+
+    /// A pane's screen or metadata changed: evaluate it soon.
+    pub(super) fn status_touch(&mut self, pane: PaneId, now: Instant) {
+        if let Some(agent) = self.agents.get_mut(&pane) {
+            agent.touched(now);
+        }
+    }
+
+    fn status_changed(&mut self, pane: PaneId, change: Change) {
+        let provider = self
+            .agents
+            .get(&pane)
+            .and_then(|a| a.provider())
+            .map(|p| p.id.to_string());
+        debug!(session = %self.session, %pane, status = %change.status, previous = %change.previous, rule = ?change.rule, "status");
+        self.bus.publish(EventKind::Status {
+            pane,
+            status: change.status,
+            previous: change.previous,
+            rule: change.rule.map(|r| r.to_string()),
+            provider,
+        });
+        self.publish_options(pane);
+    }
+
+    /// Sets `@panectl_status` and `@panectl_provider` on an agent pane when they changed.
+    fn publish_options(&mut self, pane: PaneId) {
+        let Some(agent) = self.agents.get(&pane) else {
+            return;
+        };
+        let provider: Option<Arc<str>> = agent.provider().map(|p| p.id.clone());
+        let status = provider.as_ref().map(|_| agent.status());
+        let wanted = (status, provider);
+        if self.published.get(&pane) == Some(&wanted) {
+            return;
+        }
+        let mut line: Option<Line> = None;
+        let mut push = |command: Command| {
+            line = Some(match line.take() {
+                Some(line) => line.then(command),
+                None => Line::new(command),
+            });
+        };
+        let safe = |text: &str| SafeValue::new(text).ok();
+        match &wanted {
+            (Some(status), Some(provider)) => {
+                push(query::set_pane_option(
+                    pane,
+                    STATUS_OPTION,
+                    safe(status.as_str()).as_ref(),
+                ));
+                push(query::set_pane_option(
+                    pane,
+                    PROVIDER_OPTION,
+                    safe(provider).as_ref(),
+                ));
+            }
+            _ => {
+                push(query::set_pane_option(pane, STATUS_OPTION, None));
+                push(query::set_pane_option(pane, PROVIDER_OPTION, None));
+            }
+        }
+        self.published.insert(pane, wanted);
+        if let Some(line) = line {
+            self.send(line, Purpose::Setup);
+        }
+    }
+
+    /// Unsets the options of every pane (at shutdown: a status nobody updates would mislead).
+    pub(super) fn clear_options(&mut self) {
+        let panes: Vec<PaneId> = self
+            .published
+            .iter()
+            .filter(|(_, (status, _))| status.is_some())
+            .map(|(pane, _)| *pane)
+            .collect();
+        for pane in panes {
+            let line = Line::new(query::set_pane_option(pane, STATUS_OPTION, None))
+                .then(query::set_pane_option(pane, PROVIDER_OPTION, None));
+            self.send(line, Purpose::Setup);
+        }
+    }
+
+    /// The rules were reloaded: every pane's provider is looked up again.
+    pub(super) fn providers_reloaded(&mut self, now: Instant) {
+        let panes: Vec<PaneId> = self.panes.keys().copied().collect();
+        for pane in panes {
+            self.detect_provider(pane, now);
+        }
+    }
+
+    /// Why a pane has its status.
+    pub(super) fn explain(&self, pane: PaneId) -> Option<Explanation> {
+        let agent = self.agents.get(&pane)?;
+        let view = self.view(pane)?;
+        let rules = agent
+            .provider()
+            .map(|provider| engine::explain(provider, &view))
+            .unwrap_or_default();
+        Some(Explanation {
+            pane,
+            provider: agent.provider().map(|p| p.id.to_string()),
+            provider_source: agent.source(),
+            status: agent.status(),
+            rule: agent.rule().map(|r| r.to_string()),
+            rules,
+        })
+    }
+
+    /// Assigns a provider (or, with `None`, goes back to recognising it) and keeps the choice
+    /// in the pane option `@panectl_provider_override`, which outlives the daemon.
+    pub(super) fn set_provider(
+        &mut self,
+        pane: PaneId,
+        provider: Option<String>,
+        now: Instant,
+    ) -> Result<(), ProviderError> {
+        if let Some(id) = &provider
+            && self.providers.borrow().get(id).is_none()
+        {
+            return Err(ProviderError::Unknown(id.clone()));
+        }
+        let Some(mirror) = self.panes.get_mut(&pane) else {
+            return Err(ProviderError::NoPane);
+        };
+        mirror.row.assigned_provider = provider.clone();
+        let value = provider.as_deref().and_then(|id| SafeValue::new(id).ok());
+        self.send(
+            Line::new(query::set_pane_option(
+                pane,
+                PROVIDER_OVERRIDE_OPTION,
+                value.as_ref(),
+            )),
+            Purpose::Setup,
+        );
+        self.detect_provider(pane, now);
+        Ok(())
+    }
+
+    /// Starts reading a pane's scrollback for its last answer.
+    pub(super) fn last_response(&mut self, pane: PaneId, reply: oneshot::Sender<Option<String>>) {
+        if !self.panes.contains_key(&pane) {
+            let _ = reply.send(None);
+            return;
+        }
+        // The whole history and the screen, wrapped lines joined.
+        let capture = Command::new("capture-pane")
+            .flag("-p")
+            .flag("-J")
+            .number("-S", -1_000_000)
+            .target("-t", pane);
+        self.send(Line::new(capture), Purpose::LastResponse(pane, reply));
+    }
+
+    /// The scrollback arrived: cut the answer out of it.
+    pub(super) fn last_response_read(
+        &mut self,
+        pane: PaneId,
+        replies: &[Option<Reply>],
+        reply: oneshot::Sender<Option<String>>,
+    ) {
+        let provider = self.agents.get(&pane).and_then(|a| a.provider()).cloned();
+        let answer = match (replies.first(), provider) {
+            (Some(Some(capture)), Some(provider)) if capture.success => {
+                let lines: Vec<String> = capture.body.iter().map(|l| l.to_string_lossy()).collect();
+                crate::status::last_response(&provider, &lines)
+            }
+            _ => None,
+        };
+        let _ = reply.send(answer);
+    }
+}
