@@ -7,10 +7,21 @@
 //! * `cost`: daemon CPU per 100 MB of pane output, and tmux server CPU for a 200 MB burst with
 //!   and without the daemon attached;
 //! * `scale`: 200 panes over 40 sessions: cold start, RSS, idle CPU and processes started over
-//!   60 s.
+//!   60 s;
+//! * `status-lag`: real Claude Code turns through the fake model server; from the moment tmux's
+//!   screen shows a change (polled with `capture-pane` every 10 ms) to the status event.
 //!
 //! It prints Markdown; nothing is asserted (timed assertions belong in no test).
 
+#[path = "../tests/integration/agent_clis.rs"]
+#[allow(dead_code)]
+mod agent_clis;
+#[path = "../tests/integration/fake_model.rs"]
+#[allow(dead_code)]
+mod fake_model;
+#[path = "../tests/integration/screen_watch.rs"]
+#[allow(dead_code)]
+mod screen_watch;
 #[path = "../tests/integration/support.rs"]
 #[allow(dead_code)]
 mod support;
@@ -489,6 +500,86 @@ fn scale() {
     );
 }
 
+fn status_lag() {
+    const TURNS: usize = 20;
+    let model = fake_model::FakeModel::start();
+    let claude = agent_clis::ClaudeHome::new();
+    let server = TmuxServer::start(120, 40);
+    server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
+    let _daemon = server.start_daemon(&[]);
+    server.wait_for_panes(2);
+    let events = support::EventReader::start(&server);
+    let watch = screen_watch::ScreenWatch::start(&server, "%0", "claude_code");
+    claude.respawn_in(&server, "%0", &model.url());
+    let work = claude.work().to_string_lossy().into_owned();
+    let send = |text: &str| {
+        server.tmux(&["send-keys", "-t", "%0", "-l", text]);
+        std::thread::sleep(Duration::from_millis(150));
+        server.tmux(&["send-keys", "-t", "%0", "Enter"]);
+    };
+    let status_is = |wanted: &str| {
+        server
+            .panes()
+            .iter()
+            .any(|p| p["pane"] == "%0" && p["provider"] == "claude_code" && p["status"] == wanted)
+    };
+    let long = Duration::from_secs(30);
+    server.wait_for("Claude Code to start", long, || status_is("idle"));
+    for turn in 0..TURNS {
+        if turn % 3 == 2 {
+            let finished = server.tmux_screen("%0").matches("tool finished").count();
+            send(&format!("tool:touch {work}/file-{turn}"));
+            server.wait_for("the permission dialog", long, || {
+                status_is("waiting_user_answer")
+            });
+            // Approve (again, if the CLI asks twice) until the turn is over.
+            server.wait_for("the tool turn", long, || {
+                if status_is("waiting_user_answer") {
+                    std::thread::sleep(Duration::from_millis(200));
+                    server.tmux(&["send-keys", "-t", "%0", "Enter"]);
+                    std::thread::sleep(Duration::from_millis(300));
+                }
+                status_is("completed")
+                    && server.tmux_screen("%0").matches("tool finished").count() > finished
+            });
+        } else {
+            let answer = format!("Answer number {turn}.");
+            send(&format!("slow:800 reply:{answer}"));
+            server.wait_for("the answer", long, || {
+                status_is("completed") && server.tmux_screen("%0").contains(&format!("● {answer}"))
+            });
+        }
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let mut lags = Vec::new();
+    for event in events.seen_events() {
+        if event["type"] != "status" || event["provider"] != "claude_code" {
+            continue;
+        }
+        let Some(status) = event["status"]
+            .as_str()
+            .and_then(panectl::status::Status::parse)
+        else {
+            continue;
+        };
+        let at = event["time_ms"].as_u64().unwrap_or(0);
+        if let Some(shown) = watch.shown_since(screen_watch::class(status), at) {
+            lags.push(at.saturating_sub(shown) as f64);
+        }
+    }
+    let s = stats(lags);
+    println!(
+        "\n### Status lag: real Claude Code turns ({TURNS} turns, {} status changes)\n",
+        s.samples
+    );
+    println!("| measure | value | target |");
+    println!("|---|---|---|");
+    println!("| p50 | {:.0} ms | <= 40 ms |", s.p50);
+    println!("| p99 | {:.0} ms | <= 150 ms |", s.p99);
+    println!("| mean | {:.1} ms | |", s.mean);
+    println!("| max | {:.0} ms | |", s.max);
+}
+
 fn main() {
     let filters: Vec<String> = std::env::args()
         .skip(1)
@@ -515,5 +606,8 @@ fn main() {
     }
     if wanted("scale") {
         scale();
+    }
+    if wanted("status-lag") {
+        status_lag();
     }
 }

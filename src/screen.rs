@@ -116,7 +116,16 @@ impl PaneScreen {
     /// The visible rows as text, trailing spaces removed (as `capture-pane -p` prints them).
     pub fn rows(&self) -> Vec<String> {
         let (width, _) = self.size();
-        self.parser.screen().rows(0, width).collect()
+        self.parser
+            .screen()
+            .rows(0, width)
+            .map(|mut row| {
+                // Spaces written by a program (or by a seed of `capture-pane -N`) are cells
+                // too; trailing ones are dropped like unwritten cells.
+                row.truncate(row.trim_end_matches(' ').len());
+                row
+            })
+            .collect()
     }
 
     /// The visible screen as text: rows joined by `\n`, trailing blank rows removed.

@@ -151,6 +151,8 @@ pub enum ResyncReason {
     Divergence,
     /// An earlier resync failed or timed out and is tried again.
     Retry,
+    /// The pane's process was replaced (`respawn-pane`), which resets its screen.
+    Respawn,
 }
 
 impl ResyncReason {

@@ -1,4 +1,5 @@
-//! The server option `@panectl_summary`: how many agents are in each status, for a status line
+//! The server option `@panectl_summary`: how many agents (not plain shells) are in each status,
+//! for a status line
 //! (`#{@panectl_summary}`), e.g. `processing:2 completed:1 waiting_user_answer:1`. Written only
 //! when it changes, and removed at shutdown.
 
@@ -62,8 +63,18 @@ pub async fn run(
         };
         match event {
             Ok(event) => match &event.kind {
-                EventKind::Status { pane, status, .. } => {
-                    statuses.insert(*pane, *status);
+                // Agents only: a plain shell is not an agent.
+                EventKind::Status {
+                    pane,
+                    status,
+                    provider,
+                    ..
+                } => {
+                    if provider.as_deref() == Some(crate::status::providers::SHELL) {
+                        statuses.remove(pane);
+                    } else {
+                        statuses.insert(*pane, *status);
+                    }
                 }
                 EventKind::PaneRemoved { pane } => {
                     statuses.remove(pane);

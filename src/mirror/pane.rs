@@ -165,6 +165,7 @@ impl PaneMirror {
             command: self.row.command != update.command,
             dead: self.row.dead != update.dead,
             provider: self.row.assigned_provider != update.assigned_provider,
+            respawned: self.row.pid != update.pid && self.row.pid != 0,
         };
         self.row.dead = update.dead;
         self.row.in_mode = update.in_mode;
@@ -223,6 +224,9 @@ pub struct MetaChange {
     pub dead: bool,
     /// The assigned provider changed.
     pub provider: bool,
+    /// The pane's process was replaced (`respawn-pane`): tmux reset its screen, and tmux before
+    /// 3.8 says nothing about it in control mode.
+    pub respawned: bool,
 }
 
 #[cfg(test)]

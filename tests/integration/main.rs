@@ -1,10 +1,16 @@
 //! The integration tests: one binary, with a shared harness that starts real tmux servers on
 //! private sockets.
 
+mod agent_clis;
+mod agent_status;
 mod cli_replay;
 mod command_roundtrip;
 mod connection;
 mod daemon;
 mod decoder_properties;
+mod fake_model;
+mod screen_fixtures;
+mod screen_watch;
+mod status;
 mod support;
 mod transcripts;

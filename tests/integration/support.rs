@@ -50,6 +50,9 @@ impl TmuxServer {
             &height.to_string(),
             "sh",
         ]);
+        // New panes and windows run a plain `sh` too: the login shell may read rc files that
+        // take seconds under load (pyenv hooks, for one) and would make the tests slow or flaky.
+        server.tmux(&["set-option", "-g", "default-shell", "/bin/sh"]);
         server.pid = server
             .tmux(&["display-message", "-p", "#{pid}"])
             .trim()

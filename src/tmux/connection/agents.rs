@@ -110,9 +110,11 @@ impl Connection {
             .agents
             .entry(pane)
             .or_insert_with(|| PaneAgent::new(self.config.status, now));
-        let was_agent = agent.provider().is_some_and(|p| &*p.id != SHELL);
+        // An agent that was running (not merely assigned, now unassigned) and is gone exited.
+        let was_running = agent.provider().is_some_and(|p| &*p.id != SHELL)
+            && agent.source() != Some(ProviderSource::Assigned);
         let now_agent = found.as_ref().is_some_and(|p| &*p.id != SHELL);
-        let change = if was_agent
+        let change = if was_running
             && (!now_agent || dead)
             && source != Some(ProviderSource::Assigned)
         {

@@ -1093,7 +1093,10 @@ impl Connection {
             });
         }
         let now = Instant::now();
-        if change.command || change.dead || change.provider {
+        if change.respawned {
+            self.seed(pane, ResyncReason::Respawn);
+        }
+        if change.command || change.dead || change.provider || change.respawned {
             self.detect_provider(pane, now);
         } else if change.title {
             self.status_touch(pane, now);

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Installs the agent CLIs whose screens fixtures/screens/ records, at pinned versions, into
+# ${PANECTL_AGENT_CACHE:-$HOME/.cache/panectl/agents}/<name>/:
+#
+#   claude    npm @anthropic-ai/claude-code  node_modules/.bin/claude
+#   codex     npm @openai/codex              node_modules/.bin/codex
+#   gemini    npm @google/gemini-cli         node_modules/.bin/gemini
+#   opencode  npm opencode-ai                node_modules/.bin/opencode
+#   aider     PyPI aider-chat (a venv)       venv/bin/aider
+#
+# Idempotent: a CLI whose `--version` already reports the pinned version is left alone.
+# Usage: scripts/install-agent-clis.sh [NAME...]   (default: all of them)
+# Needs node/npm and, for Aider, a Python 3.10-3.12 (PYTHON, or python3.12/3.11/3.10 on PATH,
+# or pyenv's). Only the npm registry and PyPI are used; nothing else is downloaded.
+set -euo pipefail
+
+cache=${PANECTL_AGENT_CACHE:-$HOME/.cache/panectl/agents}
+
+CLAUDE_VERSION=2.1.332
+CODEX_VERSION=0.171.0
+GEMINI_VERSION=0.61.0
+OPENCODE_VERSION=1.18.33
+AIDER_VERSION=0.86.2
+
+log() { printf '%s\n' "$*" >&2; }
+
+# installed BINARY VERSION: whether BINARY runs and reports VERSION.
+installed() {
+    [[ -x $1 ]] || return 1
+    local reported
+    reported=$("$1" --version 2>/dev/null </dev/null) || return 1
+    grep -qw -- "$2" <<<"$reported"
+}
+
+# npm_cli NAME PACKAGE VERSION: npm install PACKAGE@VERSION into $cache/NAME.
+npm_cli() {
+    local name=$1 package=$2 version=$3
+    local dir=$cache/$name
+    local binary=$dir/node_modules/.bin/$name
+    if installed "$binary" "$version"; then
+        log "$name $version: already installed in $dir"
+        return
+    fi
+    log "$name: installing $package@$version into $dir"
+    mkdir -p "$dir"
+    [[ -f $dir/package.json ]] || echo '{}' >"$dir/package.json"
+    (cd "$dir" && npm install --no-audit --no-fund --save-exact "$package@$version" >&2)
+    if ! installed "$binary" "$version"; then
+        log "$name: $binary does not report version $version after installing"
+        return 1
+    fi
+    log "$name $version: installed"
+}
+
+find_python() {
+    local candidate
+    for candidate in "${PYTHON:-}" python3.12 python3.11 python3.10 \
+        "$HOME"/.pyenv/versions/3.12*/bin/python3 "$HOME"/.pyenv/versions/3.11*/bin/python3 \
+        "$HOME"/.pyenv/versions/3.10*/bin/python3 python3; do
+        [[ -n $candidate ]] || continue
+        command -v "$candidate" >/dev/null 2>&1 || [[ -x $candidate ]] || continue
+        # aider-chat 0.86 needs Python >= 3.10 and < 3.13.
+        if "$candidate" -c 'import sys, venv; sys.exit(not ((3, 10) <= sys.version_info[:2] <= (3, 12)))' \
+            2>/dev/null; then
+            echo "$candidate"
+            return
+        fi
+    done
+    return 1
+}
+
+aider_cli() {
+    local dir=$cache/aider
+    local binary=$dir/venv/bin/aider
+    if installed "$binary" "$AIDER_VERSION"; then
+        log "aider $AIDER_VERSION: already installed in $dir"
+        return
+    fi
+    local python
+    if ! python=$(find_python); then
+        log "aider: no Python 3.10-3.12 found (set PYTHON); skipped"
+        return 1
+    fi
+    log "aider: installing aider-chat==$AIDER_VERSION into $dir/venv with $python"
+    mkdir -p "$dir"
+    rm -rf "$dir/venv"
+    "$python" -m venv "$dir/venv"
+    "$dir/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        "aider-chat==$AIDER_VERSION" >&2
+    if ! installed "$binary" "$AIDER_VERSION"; then
+        log "aider: $binary does not report version $AIDER_VERSION after installing"
+        return 1
+    fi
+    log "aider $AIDER_VERSION: installed"
+}
+
+install_one() {
+    case $1 in
+    claude) npm_cli claude @anthropic-ai/claude-code "$CLAUDE_VERSION" ;;
+    codex) npm_cli codex @openai/codex "$CODEX_VERSION" ;;
+    gemini) npm_cli gemini @google/gemini-cli "$GEMINI_VERSION" ;;
+    opencode) npm_cli opencode opencode-ai "$OPENCODE_VERSION" ;;
+    aider) aider_cli ;;
+    *)
+        log "unknown CLI '$1' (claude, codex, gemini, opencode, aider)"
+        return 2
+        ;;
+    esac
+}
+
+names=("$@")
+[[ ${#names[@]} -gt 0 ]] || names=(claude codex gemini opencode aider)
+failed=()
+for name in "${names[@]}"; do
+    install_one "$name" || failed+=("$name")
+done
+if [[ ${#failed[@]} -gt 0 ]]; then
+    log "failed: ${failed[*]}"
+    exit 1
+fi

@@ -1,0 +1,154 @@
+//! End to end: a real Claude Code in a tmux pane, the fake model server, and the daemon. The
+//! status must follow the session (idle, processing, completed, waiting_user_answer, ready
+//! again) and every change must be published within 300 ms of the screen showing it.
+
+use std::time::Duration;
+
+use panectl::status::Status;
+
+use crate::agent_clis::ClaudeHome;
+use crate::fake_model::FakeModel;
+use crate::screen_watch::{ScreenWatch, Shown, class};
+use crate::support::{EventReader, TmuxServer, daemon_test_lock};
+
+fn send_line(server: &TmuxServer, text: &str) {
+    server.tmux(&["send-keys", "-t", "%0", "-l", text]);
+    std::thread::sleep(Duration::from_millis(150));
+    server.tmux(&["send-keys", "-t", "%0", "Enter"]);
+}
+
+#[test]
+fn claude_code_statuses_follow_a_real_session() {
+    let _guard = daemon_test_lock();
+    let model = FakeModel::start();
+    let claude = ClaudeHome::new();
+    let server = TmuxServer::start(120, 40);
+    // A second pane keeps the session alive whatever happens to the first.
+    server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
+    let daemon = server.start_daemon(&[]);
+    server.wait_for_panes(2);
+    let events = EventReader::start(&server);
+    let watch = ScreenWatch::start(&server, "%0", "claude_code");
+    claude.respawn_in(&server, "%0", &model.url());
+
+    // A pane whose program ends stays (dead) instead of vanishing, so its agent is `exited`.
+    server.tmux(&["set-option", "-g", "remain-on-exit", "on"]);
+    let status = |wanted: Status, what: &str| {
+        events.expect(what, |e| {
+            e["type"] == "status"
+                && e["pane"] == "%0"
+                && e["provider"] == "claude_code"
+                && e["status"] == wanted.as_str()
+        })
+    };
+    let idle = status(Status::Idle, "idle after start");
+    assert_eq!(idle["provider"], "claude_code", "{idle}");
+
+    send_line(&server, "slow:1500 reply:The answer is 42.");
+    let working = status(Status::Processing, "processing after the prompt");
+    let completed = status(Status::Completed, "completed after the answer");
+    assert!(server.daemon_screen("%0").contains("The answer is 42."));
+    // The status is in tmux, for any format to show.
+    let options = || {
+        server.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            "%0",
+            "#{@panectl_status} #{@panectl_provider} #{@panectl_summary}",
+        ])
+    };
+    server.wait_for("the pane options", Duration::from_secs(2), || {
+        options().trim() == "completed claude_code completed:1"
+    });
+    // The last answer, without the TUI around it.
+    assert_eq!(
+        server.panectl_ok(&["last", "%0"]).trim_end(),
+        "The answer is 42."
+    );
+    assert_eq!(server.panectl_ok(&["status", "%0"]).trim(), "completed");
+    let explained = server.panectl_ok(&["explain", "%0"]);
+    assert!(
+        explained.starts_with("%0: completed (provider claude_code, rule claude_code.answered)"),
+        "{explained}"
+    );
+
+    let file = claude.work().join("made-by-panectl-test");
+    send_line(&server, &format!("tool:touch {}", file.display()));
+    let asking = status(Status::WaitingUserAnswer, "waiting for the permission");
+    assert!(!file.exists(), "the tool ran before it was allowed");
+    std::thread::sleep(Duration::from_millis(300));
+    server.tmux(&["send-keys", "-t", "%0", "Enter"]);
+    let again = events.expect("completed after the tool", |e| {
+        e["type"] == "status"
+            && e["provider"] == "claude_code"
+            && e["status"] == "completed"
+            && e["id"].as_u64() > asking["id"].as_u64()
+    });
+    server.wait_for("the tool to run", Duration::from_secs(5), || file.exists());
+
+    // Every change reached the event stream within 300 ms of tmux's screen showing it.
+    for event in [&idle, &working, &completed, &asking, &again] {
+        let status = Status::parse(event["status"].as_str().unwrap()).unwrap();
+        let at = event["time_ms"].as_u64().unwrap();
+        let shown = watch
+            .shown_since(class(status), at)
+            .unwrap_or_else(|| panic!("the screen never showed {status} before {event}"));
+        let lag = at.saturating_sub(shown);
+        assert!(
+            lag <= 300,
+            "{status} published {lag} ms after the screen showed it"
+        );
+    }
+    // No ready status while the screen showed the agent working: tmux's screen showed it
+    // ready around the time of every idle or completed event.
+    for event in events.seen_events() {
+        if event["type"] != "status"
+            || event["provider"] != "claude_code"
+            || !matches!(event["status"].as_str(), Some("idle" | "completed"))
+        {
+            continue;
+        }
+        let at = event["time_ms"].as_u64().unwrap();
+        let changes = watch.changes.lock().unwrap();
+        let shown_at = |t: u64| {
+            changes
+                .iter()
+                .rev()
+                .find(|(when, _)| *when <= t)
+                .map(|(_, s)| *s)
+        };
+        let ready_near = changes
+            .iter()
+            .any(|(t, s)| *s == Shown::Ready && *t + 300 >= at && *t <= at + 100)
+            || shown_at(at) == Some(Shown::Ready);
+        assert!(
+            ready_near,
+            "{event} while the screen did not show the agent ready\nscreen changes: {changes:?}\nevents: {:#?}",
+            events
+                .seen_events()
+                .iter()
+                .filter(|e| e["type"] == "status")
+                .map(|e| format!("{} {} {}", e["time_ms"], e["status"], e["rule"]))
+                .collect::<Vec<_>>()
+        );
+    }
+    // Quitting Claude Code leaves the shell: the agent has exited.
+    server.tmux(&["send-keys", "-t", "%0", "-l", "/exit"]);
+    std::thread::sleep(Duration::from_millis(300));
+    server.tmux(&["send-keys", "-t", "%0", "Enter"]);
+    status(Status::Exited, "exited after /exit");
+    server.wait_for("the exited option", Duration::from_secs(3), || {
+        options().starts_with("exited claude_code")
+    });
+    let health = server.health();
+    assert_eq!(health["divergences"], 0, "{health:#}");
+    drop(daemon);
+    // The turns went through the fake model (not some other endpoint).
+    let log = model.log();
+    assert!(
+        log.iter()
+            .any(|r| r.path == "/v1/messages" && r.prompt.starts_with("tool:touch")),
+        "{log:?}"
+    );
+}

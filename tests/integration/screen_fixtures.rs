@@ -1,0 +1,80 @@
+//! The screens recorded from real agent CLIs (`fixtures/screens/`, see its README): every one
+//! must be classified as the status it was recorded in, by the built-in rules, from its plain
+//! and its ANSI capture alike.
+
+use std::path::{Path, PathBuf};
+
+use panectl::status::providers::ProviderSet;
+use panectl::status::{Status, classify, engine, view_of_capture};
+
+fn fixture_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("fixtures/screens").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            fixture_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "json") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_recorded_screen_is_classified_as_recorded() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/screens");
+    let mut metas = Vec::new();
+    fixture_files(&root, &mut metas);
+    metas.sort();
+    let set = ProviderSet::builtin().unwrap();
+    let mut failures = Vec::new();
+    let mut per_provider = std::collections::BTreeMap::<String, usize>::new();
+    for meta_path in &metas {
+        let meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(meta_path).unwrap()).expect("fixture metadata");
+        let provider_id = meta["provider"].as_str().expect("provider");
+        let expected =
+            Status::parse(meta["status"].as_str().expect("status")).expect("a status word");
+        let title = meta["title"].as_str().unwrap_or_default();
+        let provider = set
+            .get(provider_id)
+            .unwrap_or_else(|| panic!("no rules for {provider_id}"));
+        for extension in ["txt", "ansi"] {
+            let capture = meta_path.with_extension(extension);
+            let bytes = std::fs::read(&capture)
+                .unwrap_or_else(|_| panic!("{} is missing", capture.display()));
+            let view = view_of_capture(&bytes, title, "");
+            let (status, detection) = classify(provider, &view);
+            *per_provider.entry(provider_id.to_string()).or_default() += 1;
+            if status != expected {
+                let reasons: Vec<String> = engine::explain(provider, &view)
+                    .iter()
+                    .map(|r| {
+                        format!(
+                            "    {} {}: {}",
+                            r.priority,
+                            r.rule,
+                            if r.matched { "matches" } else { &r.reason }
+                        )
+                    })
+                    .collect();
+                failures.push(format!(
+                    "{}: expected {expected}, got {status} (rule {:?})\n{}",
+                    capture.strip_prefix(&root).unwrap_or(&capture).display(),
+                    detection.rule,
+                    reasons.join("\n")
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of the recorded screens are misclassified:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    for provider in ["claude_code", "codex", "gemini_cli"] {
+        assert!(
+            per_provider.get(provider).copied().unwrap_or(0) >= 10,
+            "too few {provider} screens: {per_provider:?}"
+        );
+    }
+}
