@@ -8,6 +8,7 @@ pub mod api;
 pub mod control;
 pub mod daemon;
 pub mod ids;
+pub mod inbox;
 pub mod mirror;
 pub mod raw;
 pub mod replay;

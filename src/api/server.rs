@@ -44,6 +44,8 @@ use crate::tmux::{ConnectionHandle, PaneSummary, ServerAddress};
 /// What the handlers share.
 #[derive(Clone)]
 pub struct ApiState {
+    /// The inbox.
+    pub inbox: crate::inbox::InboxHandle,
     /// The live connections.
     pub connections: watch::Receiver<Connections>,
     /// The supervisor's status.
@@ -137,6 +139,16 @@ pub fn router(state: ApiState) -> Router {
             axum::routing::post(set_provider),
         )
         .route("/v1/providers", get(providers))
+        .route(
+            "/v1/panes/{pane}/messages",
+            axum::routing::post(send_message),
+        )
+        .route("/v1/messages", get(list_messages))
+        .route("/v1/messages/{id}", get(one_message))
+        .route(
+            "/v1/messages/{id}/cancel",
+            axum::routing::post(cancel_message),
+        )
         .route("/v1/events", get(events))
         .with_state(state)
 }
@@ -550,4 +562,147 @@ fn event_stream(
 async fn events(State(state): State<ApiState>) -> impl IntoResponse {
     let stream = event_stream(state.bus.subscribe(), state.shutdown.clone());
     Sse::new(stream).keep_alive(KeepAlive::default())
+}
+
+/// The body of `POST /v1/panes/{pane}/messages`: the text as a string (`body`) or, for bytes
+/// that are not UTF-8, as hex (`body_hex`).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct SendBody {
+    /// The text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// The text as hex digits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_hex: Option<String>,
+    /// The sender: a pane or a label (default `api`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// Seconds before an undelivered message expires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_seconds: Option<f64>,
+}
+
+/// Reads hex digits into bytes.
+pub fn from_hex(hex: &str) -> Option<Vec<u8>> {
+    if !hex.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+fn inbox_error(error: crate::inbox::InboxError) -> ApiError {
+    use crate::inbox::InboxError;
+    let code = match &error {
+        InboxError::Refused(_) => StatusCode::BAD_REQUEST,
+        InboxError::NoSuchMessage(_) => StatusCode::NOT_FOUND,
+        InboxError::NotPending { .. } => StatusCode::CONFLICT,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    ApiError(code, error.to_string())
+}
+
+async fn send_message(
+    State(state): State<ApiState>,
+    UrlPath(name): UrlPath<String>,
+    axum::Json(request): axum::Json<SendBody>,
+) -> Result<Response, ApiError> {
+    let body = match (request.body, request.body_hex) {
+        (Some(text), None) => text.into_bytes(),
+        (None, Some(hex)) => from_hex(&hex)
+            .ok_or_else(|| ApiError(StatusCode::BAD_REQUEST, "body_hex is not hex".into()))?,
+        _ => {
+            return Err(ApiError(
+                StatusCode::BAD_REQUEST,
+                "give exactly one of body and body_hex".into(),
+            ));
+        }
+    };
+    let ttl_ms = match request.ttl_seconds {
+        Some(s) if s.is_finite() && s > 0.0 => Some((s * 1000.0) as i64),
+        Some(_) => {
+            return Err(ApiError(
+                StatusCode::BAD_REQUEST,
+                "ttl_seconds must be a positive number".into(),
+            ));
+        }
+        None => None,
+    };
+    let (pane, handle) = state.find(&name).await?;
+    let agent = crate::inbox::delivery::agent_identity(&handle, pane.pane)
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?;
+    let message = state
+        .inbox
+        .enqueue(crate::inbox::NewMessage {
+            pane: pane.pane.to_string(),
+            agent,
+            sender: request.from.unwrap_or_else(|| "api".into()),
+            body,
+            now: crate::inbox::now_ms(),
+            ttl_ms,
+        })
+        .await
+        .map_err(inbox_error)?;
+    Ok((StatusCode::CREATED, axum::Json(message)).into_response())
+}
+
+/// The query of `GET /v1/messages`.
+#[derive(Debug, Default, Deserialize)]
+pub struct MessageQuery {
+    /// Only this pane's messages (any pane name).
+    pub pane: Option<String>,
+    /// Only messages in this state.
+    pub state: Option<String>,
+}
+
+async fn list_messages(
+    State(state): State<ApiState>,
+    Query(query): Query<MessageQuery>,
+) -> Result<Response, ApiError> {
+    let wanted =
+        match query.state.as_deref() {
+            Some(word) => Some(crate::inbox::State::parse(word).ok_or_else(|| {
+                ApiError(StatusCode::BAD_REQUEST, format!("unknown state {word:?}"))
+            })?),
+            None => None,
+        };
+    let pane = match query.pane {
+        // A pane id is taken as it is: its messages outlive it.
+        Some(name) if name.parse::<PaneId>().is_ok() => Some(name),
+        Some(name) => Some(state.find(&name).await?.0.pane.to_string()),
+        None => None,
+    };
+    let messages = state
+        .inbox
+        .call(move |store| store.list(pane.as_deref(), wanted))
+        .await
+        .map_err(inbox_error)?;
+    Ok(axum::Json(messages).into_response())
+}
+
+async fn one_message(
+    State(state): State<ApiState>,
+    UrlPath(id): UrlPath<i64>,
+) -> Result<Response, ApiError> {
+    let message = state
+        .inbox
+        .call(move |store| store.get(id))
+        .await
+        .map_err(inbox_error)?;
+    Ok(axum::Json(message).into_response())
+}
+
+async fn cancel_message(
+    State(state): State<ApiState>,
+    UrlPath(id): UrlPath<i64>,
+) -> Result<Response, ApiError> {
+    let message = state
+        .inbox
+        .call(move |store| store.cancel(id))
+        .await
+        .map_err(inbox_error)?;
+    Ok(axum::Json(message).into_response())
 }

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::ServerArgs;
 
-fn client(server: &ServerArgs) -> anyhow::Result<ApiClient> {
+pub(super) fn client(server: &ServerArgs) -> anyhow::Result<ApiClient> {
     let address = server.address()?;
     let paths = RuntimePaths::for_server(&address);
     Ok(ApiClient::new(
@@ -20,14 +20,16 @@ fn client(server: &ServerArgs) -> anyhow::Result<ApiClient> {
     ))
 }
 
-fn block_on<T>(future: impl std::future::Future<Output = anyhow::Result<T>>) -> anyhow::Result<T> {
+pub(super) fn block_on<T>(
+    future: impl std::future::Future<Output = anyhow::Result<T>>,
+) -> anyhow::Result<T> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?
         .block_on(future)
 }
 
-fn text(value: &Value, key: &str) -> String {
+pub(super) fn text(value: &Value, key: &str) -> String {
     match value.get(key) {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Null) | None => String::new(),

@@ -47,6 +47,12 @@ pub struct DaemonArgs {
     /// Evaluate a busy pane's status at least this often.
     #[arg(long, default_value_t = 60, value_name = "MS")]
     status_max_wait_ms: u64,
+    /// The inbox database (default `$XDG_STATE_HOME/panectl/<server>/inbox.sqlite`).
+    #[arg(long, value_name = "PATH")]
+    inbox: Option<PathBuf>,
+    /// Wait this long between pasting a message and pressing Enter.
+    #[arg(long, default_value_t = 200, value_name = "MS")]
+    submit_delay_ms: u64,
     /// Write the log here instead of stderr (a detached daemon logs to the runtime directory).
     #[arg(long, value_name = "PATH")]
     log_file: Option<PathBuf>,
@@ -78,7 +84,16 @@ fn init_logging(log_file: Option<&PathBuf>) -> anyhow::Result<()> {
 pub fn run(server: &ServerArgs, args: DaemonArgs) -> anyhow::Result<ExitCode> {
     let address = server.address()?;
     let paths = RuntimePaths::for_server(&address);
+    let inbox = args
+        .inbox
+        .clone()
+        .unwrap_or_else(|| panectl::inbox::default_path(paths.stem()));
     let options = DaemonOptions {
+        inbox,
+        delivery: panectl::inbox::delivery::DeliveryOptions {
+            submit_delay: Duration::from_millis(args.submit_delay_ms.max(150)),
+            ..Default::default()
+        },
         address,
         paths,
         connection: ConnectionConfig {
@@ -164,6 +179,10 @@ fn detach(
         .arg(args.status_quiet_ms.to_string())
         .arg("--status-max-wait-ms")
         .arg(args.status_max_wait_ms.to_string())
+        .arg("--submit-delay-ms")
+        .arg(args.submit_delay_ms.to_string())
+        .arg("--inbox")
+        .arg(&options.inbox)
         .arg("--log-file")
         .arg(&log)
         .stdin(Stdio::null())

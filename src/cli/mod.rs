@@ -3,6 +3,7 @@
 mod client;
 mod daemon;
 mod detect;
+mod inbox;
 mod replay;
 
 use std::path::PathBuf;
@@ -131,6 +132,35 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Queue a message for the agent in a pane; it is delivered when the agent is ready
+    /// (idle or completed), in order, exactly once. Prints the message id.
+    Send {
+        /// The receiving pane.
+        pane: String,
+        /// Who sends it: a pane or a label (default `cli`).
+        #[arg(long, value_name = "X")]
+        from: Option<String>,
+        /// Give up if it cannot be delivered within this long (`90s`, `5m`, `2h`).
+        #[arg(long, value_name = "DURATION", value_parser = inbox::parse_duration)]
+        ttl: Option<f64>,
+        /// The text, or `-` to read it from stdin.
+        message: String,
+    },
+    /// List queued and past messages; `inbox cancel ID` cancels a pending one.
+    Inbox {
+        #[command(subcommand)]
+        action: Option<InboxAction>,
+        /// Only this pane's messages.
+        #[arg(long)]
+        pane: Option<String>,
+        /// Only messages in this state (pending, delivering, delivered, failed, expired,
+        /// cancelled).
+        #[arg(long)]
+        state: Option<String>,
+        /// Print one JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show the daemon's health.
     Health {
         /// Print JSON.
@@ -156,6 +186,15 @@ enum Command {
         /// Size of panes the transcript gives no size for, as WIDTHxHEIGHT.
         #[arg(long, value_parser = replay::parse_size, default_value = "80x24")]
         size: (u16, u16),
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum InboxAction {
+    /// Cancel a pending message.
+    Cancel {
+        /// The message id.
+        id: i64,
     },
 }
 
@@ -196,6 +235,28 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             files,
         } => detect::detect(&files, provider.as_deref(), json),
         Command::Events { json } => client::events(&cli.server, json),
+        Command::Send {
+            pane,
+            from,
+            ttl,
+            message,
+        } => inbox::send(
+            &cli.server,
+            &pane,
+            from.as_deref().or(Some("cli")),
+            ttl,
+            &message,
+        ),
+        Command::Inbox {
+            action: Some(InboxAction::Cancel { id }),
+            ..
+        } => inbox::cancel(&cli.server, id),
+        Command::Inbox {
+            action: None,
+            pane,
+            state,
+            json,
+        } => inbox::list(&cli.server, pane.as_deref(), state.as_deref(), json),
     }
 }
 

@@ -420,6 +420,40 @@ pub mod commands {
             .text(data)
     }
 
+    /// `set-buffer -a -b NAME -- DATA`: appends bytes to a paste buffer, so that long text
+    /// goes in lines of bounded length.
+    pub fn append_buffer(name: &[u8], data: &[u8]) -> Result<Command, CommandError> {
+        if data.is_empty() {
+            return Err(CommandError::Empty {
+                command: "set-buffer",
+                what: "data",
+            });
+        }
+        Command::new("set-buffer")
+            .flag("-a")
+            .text_option("-b", name)?
+            .text(data)
+    }
+
+    /// `paste-buffer -d -p -r -b NAME -t PANE`: pastes a buffer into a pane and deletes it;
+    /// bracketed if the program asked for it (`-p`), line feeds kept as they are (`-r`).
+    pub fn paste_buffer(name: &[u8], pane: PaneId) -> Result<Command, CommandError> {
+        Ok(Command::new("paste-buffer")
+            .flag("-d")
+            .flag("-p")
+            .flag("-r")
+            .text_option("-b", name)?
+            .target("-t", pane))
+    }
+
+    /// `send-keys -t PANE KEY`: one key by its tmux name, such as `Enter` (names come from the
+    /// program or from rule files that check them; quoted like any argument).
+    pub fn send_key(pane: PaneId, key: &str) -> Command {
+        Command::new("send-keys")
+            .target("-t", pane)
+            .push_trusted(key.as_bytes())
+    }
+
     /// `show-buffer -b NAME`: the buffer's content, vis-encoded, in the reply body.
     pub fn show_buffer(name: &[u8]) -> Result<Command, CommandError> {
         Command::new("show-buffer").text_option("-b", name)

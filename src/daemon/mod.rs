@@ -35,6 +35,10 @@ pub struct DaemonOptions {
     pub exit_with_server: bool,
     /// The user's provider rule files (`None`: built-in rules only).
     pub rules_dir: Option<std::path::PathBuf>,
+    /// The inbox database.
+    pub inbox: std::path::PathBuf,
+    /// How messages are delivered.
+    pub delivery: crate::inbox::delivery::DeliveryOptions,
 }
 
 /// Why the daemon could not start.
@@ -51,6 +55,9 @@ pub enum DaemonError {
         /// The lock file.
         lock: String,
     },
+    /// The inbox database cannot be opened.
+    #[error(transparent)]
+    Inbox(#[from] crate::inbox::InboxError),
     /// A file could not be created.
     #[error("{what} {path}: {source}")]
     Io {
@@ -108,6 +115,7 @@ pub async fn run(
         path: socket.display().to_string(),
         source,
     })?;
+    let (inbox, inbox_thread) = crate::inbox::InboxHandle::open(&options.inbox)?;
     let bus = EventBus::new();
     let tracker = TaskTracker::new();
     let rules = rules::start(options.rules_dir.clone(), cancel.clone(), &tracker);
@@ -128,7 +136,16 @@ pub async fn run(
         connections.clone(),
         cancel.clone(),
     ));
+    tracker.spawn(crate::inbox::delivery::run(
+        inbox.clone(),
+        connections.clone(),
+        rules.providers.clone(),
+        bus.clone(),
+        options.delivery.clone(),
+        cancel.clone(),
+    ));
     let api_state = ApiState {
+        inbox,
         connections,
         status,
         bus,
@@ -155,6 +172,9 @@ pub async fn run(
         warn!("some tasks did not finish within 5 s of shutdown");
     }
     drop(api);
+    // The inbox thread ends when the last handle is dropped. It is not waited for: every job is
+    // one SQLite transaction, so the process may end at any point without a torn state.
+    drop(inbox_thread);
     let _ = std::fs::remove_file(&socket);
     info!("panectl daemon stopped");
     Ok(())

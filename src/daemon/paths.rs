@@ -87,6 +87,11 @@ impl RuntimePaths {
         }
     }
 
+    /// The name that tells this server's files apart: the socket name and a hash of its path.
+    pub fn stem(&self) -> &str {
+        &self.stem
+    }
+
     /// The directory.
     pub fn dir(&self) -> &Path {
         &self.dir

@@ -149,6 +149,12 @@ impl PaneAgent {
         self.last_output = Some(now);
     }
 
+    /// Whether the status reflects the latest output (no evaluation is pending). A status read
+    /// while output waits to be evaluated may be out of date.
+    pub fn settled(&self) -> bool {
+        self.dirty_since.is_none()
+    }
+
     /// When the pane should be evaluated next, if at all.
     pub fn due(&self, now: Instant) -> Option<Instant> {
         self.provider.as_ref()?;

@@ -17,6 +17,11 @@
 //! end = '^(✻ |─{8,})'                # the first row after it that is no longer the answer
 //! strip = ['^● ', '^  ']             # prefixes removed from the answer's rows
 //!
+//! [delivery]                         # how the inbox delivers messages (all optional)
+//! ready = ["idle", "completed"]      # statuses in which a message may go in
+//! submit_delay_ms = 200              # between the paste and the submit key (at least 150)
+//! submit_key = "Enter"               # the tmux key name that submits
+//!
 //! [[rules]]
 //! id = "claude_code.working"         # unique, shown by `panectl explain` and in events
 //! status = "processing"              # processing | ready | idle | completed | waiting_user_answer | error
@@ -117,6 +122,8 @@ struct FileSpec {
     screen: ScreenSpec,
     last_response: Option<LastResponseSpec>,
     #[serde(default)]
+    delivery: DeliverySpec,
+    #[serde(default)]
     rules: Vec<RuleSpec>,
 }
 
@@ -135,6 +142,14 @@ struct DetectSpec {
 #[serde(deny_unknown_fields)]
 struct ScreenSpec {
     rule: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeliverySpec {
+    ready: Option<Spanned<Vec<String>>>,
+    submit_delay_ms: Option<Spanned<u64>>,
+    submit_key: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -274,6 +289,34 @@ pub struct LastResponse {
     pub strip: Vec<Regex>,
 }
 
+/// How the inbox delivers messages to a provider's panes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    /// Statuses in which a message may go in.
+    pub ready: Vec<Status>,
+    /// Between the paste and the submit key (`None`: the daemon's default).
+    pub submit_delay: Option<std::time::Duration>,
+    /// The tmux key name that submits.
+    pub submit_key: String,
+}
+
+impl Default for Delivery {
+    fn default() -> Delivery {
+        Delivery {
+            ready: vec![Status::Idle, Status::Completed],
+            submit_delay: None,
+            submit_key: "Enter".into(),
+        }
+    }
+}
+
+/// Shortest submit delay accepted: agents that read the key in the same read as the paste take
+/// it as part of the text.
+pub const MIN_SUBMIT_DELAY_MS: u64 = 150;
+
+/// Key names a provider may submit with.
+const SUBMIT_KEYS: &[&str] = &["Enter", "C-m", "C-j", "M-Enter", "C-s", "Tab"];
+
 /// A compiled provider.
 #[derive(Debug, Clone)]
 pub struct Provider {
@@ -289,6 +332,8 @@ pub struct Provider {
     pub rule_line: Regex,
     /// Last-answer extraction, if the provider has one.
     pub last_response: Option<LastResponse>,
+    /// Message delivery settings.
+    pub delivery: Delivery,
     /// Its rules, highest priority first (file order among equals).
     pub rules: Vec<Rule>,
 }
@@ -346,6 +391,44 @@ impl Provider {
             }),
             None => None,
         };
+        let mut delivery = Delivery::default();
+        if let Some(ready) = &spec.delivery.ready {
+            delivery.ready = ready
+                .get_ref()
+                .iter()
+                .map(|word| match Status::parse(word) {
+                    Some(Status::Processing | Status::WaitingUserAnswer | Status::Exited) => {
+                        Err(error(
+                            ready.span().start,
+                            format!("a message may never go in while {word}"),
+                        ))
+                    }
+                    Some(status) => Ok(status),
+                    None => Err(error(
+                        ready.span().start,
+                        format!("unknown status {word:?}"),
+                    )),
+                })
+                .collect::<Result<_, _>>()?;
+        }
+        if let Some(delay) = &spec.delivery.submit_delay_ms {
+            if *delay.get_ref() < MIN_SUBMIT_DELAY_MS {
+                return Err(error(
+                    delay.span().start,
+                    format!("submit_delay_ms must be at least {MIN_SUBMIT_DELAY_MS}"),
+                ));
+            }
+            delivery.submit_delay = Some(std::time::Duration::from_millis(*delay.get_ref()));
+        }
+        if let Some(key) = &spec.delivery.submit_key {
+            if !SUBMIT_KEYS.contains(&key.get_ref().as_str()) {
+                return Err(error(
+                    key.span().start,
+                    format!("submit_key must be one of {SUBMIT_KEYS:?}"),
+                ));
+            }
+            delivery.submit_key = key.get_ref().clone();
+        }
         let mut rules = Vec::with_capacity(spec.rules.len());
         let mut seen = std::collections::HashSet::new();
         for rule in &spec.rules {
@@ -426,6 +509,7 @@ impl Provider {
             },
             rule_line,
             last_response,
+            delivery,
             rules,
         })
     }
@@ -487,6 +571,40 @@ strong = true
         assert_eq!(ids, ["demo.high", "demo.low"]);
         assert_eq!(provider.rules[0].conditions[0].region, Region::BelowInput);
         assert!(provider.rules[0].strong);
+    }
+
+    #[test]
+    fn delivery_settings_default_and_are_checked() {
+        let plain = Provider::parse(GOOD, "demo.toml").unwrap();
+        assert_eq!(plain.delivery, Delivery::default());
+        let with = GOOD.replace(
+            "id = \"demo\"\n",
+            "id = \"demo\"\n[delivery]\nready = [\"idle\", \"completed\", \"error\"]\nsubmit_delay_ms = 400\nsubmit_key = \"C-m\"\n",
+        );
+        let provider = Provider::parse(&with, "demo.toml").unwrap();
+        assert_eq!(
+            provider.delivery.ready,
+            [Status::Idle, Status::Completed, Status::Error]
+        );
+        assert_eq!(
+            provider.delivery.submit_delay,
+            Some(std::time::Duration::from_millis(400))
+        );
+        assert_eq!(provider.delivery.submit_key, "C-m");
+        for (bad, message) in [
+            ("ready = [\"processing\"]", "never go in while processing"),
+            ("ready = [\"sleepy\"]", "unknown status"),
+            ("submit_delay_ms = 10", "at least 150"),
+            ("submit_key = \"y\"", "submit_key must be one of"),
+        ] {
+            let text = GOOD.replace(
+                "id = \"demo\"\n",
+                &format!("id = \"demo\"\n[delivery]\n{bad}\n"),
+            );
+            let error = Provider::parse(&text, "demo.toml").unwrap_err();
+            assert!(error.message.contains(message), "{bad}: {error}");
+            assert_eq!(error.line, 4, "{bad}: {error}");
+        }
     }
 
     #[test]

@@ -9,6 +9,8 @@ mod connection;
 mod daemon;
 mod decoder_properties;
 mod fake_model;
+mod inbox;
+mod inbox_claude;
 mod screen_fixtures;
 mod screen_watch;
 mod status;

@@ -233,6 +233,7 @@ impl TmuxServer {
             .env_remove("TMUX")
             .env("TMUX_TMPDIR", self.dir.path())
             .env("XDG_RUNTIME_DIR", self.dir.path().join("run"))
+            .env("XDG_STATE_HOME", self.dir.path().join("state"))
             .env("LC_ALL", "C.UTF-8");
         command
     }
@@ -252,6 +253,35 @@ impl TmuxServer {
     pub fn panes(&self) -> Vec<serde_json::Value> {
         let output = self.panectl_ok(&["ls", "--json"]);
         serde_json::from_str::<Vec<serde_json::Value>>(&output).expect("ls --json")
+    }
+
+    /// POSTs JSON to the daemon's API socket and returns the JSON answer; panics on an error
+    /// status.
+    #[allow(dead_code)] // for the inbox tests
+    pub fn api_post(&self, path: &str, body: &serde_json::Value) -> serde_json::Value {
+        use std::io::{Read, Write};
+        let dir = self.dir.path().join("run/panectl");
+        let socket = std::fs::read_dir(&dir)
+            .expect("runtime directory")
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|e| e == "sock"))
+            .expect("the API socket");
+        let mut stream = std::os::unix::net::UnixStream::connect(socket).expect("connect");
+        let body = body.to_string();
+        write!(
+            stream,
+            "POST {path} HTTP/1.1\r\nHost: panectl\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .expect("send");
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).expect("read");
+        let answer = String::from_utf8_lossy(&answer);
+        let (head, rest) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
+        assert!(head.starts_with("HTTP/1.1 2"), "{path}: {head}\n{rest}");
+        serde_json::from_str(rest.trim()).expect("a JSON answer")
     }
 
     /// Runs `panectl health --json`.

@@ -19,7 +19,7 @@ use crate::status::engine::{self, RuleReport};
 use crate::status::pane::{PaneAgent, ProviderSource};
 use crate::status::providers::SHELL;
 use crate::status::tracker::Change;
-use crate::status::view::ScreenView;
+use crate::status::view::{Region, ScreenView};
 use crate::status::{Status, process};
 use crate::tmux::query::{self, PROVIDER_OVERRIDE_OPTION};
 
@@ -254,6 +254,21 @@ impl Connection {
         for pane in panes {
             self.detect_provider(pane, now);
         }
+    }
+
+    /// The text in a pane's input: the rows inside the input box when its provider draws one,
+    /// else the row the cursor is on. Message delivery compares it before and after a paste
+    /// to tell whether pasted text still waits to be submitted.
+    pub(super) fn input_text(&self, pane: PaneId) -> Option<String> {
+        let view = self.view(pane)?;
+        if let Some(provider) = self.agents.get(&pane).and_then(|a| a.provider()) {
+            let layout = view.layout(&provider.rule_line);
+            if layout.input_box.is_some() {
+                return Some(view.region_rows(Region::Input, layout).join("\n"));
+            }
+        }
+        let (_, row) = self.panes.get(&pane)?.screen().cursor();
+        Some(view.rows.get(usize::from(row)).cloned().unwrap_or_default())
     }
 
     /// Why a pane has its status.

@@ -132,6 +132,8 @@ pub struct PaneSummary {
     pub status: crate::status::Status,
     /// The rule behind the status.
     pub status_rule: Option<String>,
+    /// Whether the status reflects the latest output (no evaluation pending).
+    pub status_settled: bool,
     /// Seconds the status has lasted.
     pub status_seconds: f64,
 }
@@ -218,6 +220,10 @@ enum Request {
         provider: Option<String>,
         reply: oneshot::Sender<Result<(), ProviderError>>,
     },
+    InputText {
+        pane: PaneId,
+        reply: oneshot::Sender<Option<String>>,
+    },
 }
 
 /// Talks to a connection task. Cheap to clone.
@@ -298,6 +304,12 @@ impl ConnectionHandle {
     pub async fn last_response(&self, pane: PaneId) -> Result<Option<String>, ConnectionError> {
         self.ask(|reply| Request::LastResponse { pane, reply })
             .await
+    }
+
+    /// The text in a pane's input (see [`Connection::input_text`]); `None` if the pane is not
+    /// in this session.
+    pub async fn input_text(&self, pane: PaneId) -> Result<Option<String>, ConnectionError> {
+        self.ask(|reply| Request::InputText { pane, reply }).await
     }
 
     /// Assigns a provider to a pane (`None`: recognise it again).
@@ -1110,6 +1122,9 @@ impl Connection {
                 let _ = reply.send(self.explain(pane));
             }
             Request::LastResponse { pane, reply } => self.last_response(pane, reply),
+            Request::InputText { pane, reply } => {
+                let _ = reply.send(self.input_text(pane));
+            }
             Request::SetProvider {
                 pane,
                 provider,
@@ -1195,6 +1210,7 @@ impl Connection {
                     provider_source: agent.and_then(PaneAgent::source),
                     status: agent.map_or(Status::Unknown, PaneAgent::status),
                     status_rule: agent.and_then(|a| a.rule()).map(|r| r.to_string()),
+                    status_settled: agent.is_none_or(PaneAgent::settled),
                     status_seconds: agent
                         .map_or(0.0, |a| now.duration_since(a.since()).as_secs_f64()),
                 }
