@@ -194,6 +194,21 @@ impl ApiClient {
         serde_json::from_slice(&bytes).map_err(|e| ClientError::Protocol(e.to_string()))
     }
 
+    /// POST JSON to a path whose answer has no body (204).
+    pub async fn post_empty(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> Result<(), ClientError> {
+        self.send_body(
+            hyper::Method::POST,
+            path,
+            Some(body.to_string().into_bytes()),
+        )
+        .await?;
+        Ok(())
+    }
+
     /// GET a streaming path; `chunk` gets each piece of the body until it returns `false` or
     /// the daemon ends the stream.
     pub async fn stream(

@@ -2,4 +2,5 @@
 
 pub mod client;
 pub mod names;
+pub mod orchestrate;
 pub mod server;

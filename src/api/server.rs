@@ -143,6 +143,18 @@ pub fn router(state: ApiState) -> Router {
             "/v1/panes/{pane}/messages",
             axum::routing::post(send_message),
         )
+        .route(
+            "/v1/panes/{pane}/input",
+            axum::routing::post(super::orchestrate::input),
+        )
+        .route(
+            "/v1/panes/{pane}/keys",
+            axum::routing::post(super::orchestrate::keys),
+        )
+        .route(
+            "/v1/panes/{pane}/wait",
+            axum::routing::post(super::orchestrate::wait),
+        )
         .route("/v1/messages", get(list_messages))
         .route("/v1/messages/{id}", get(one_message))
         .route(
@@ -154,7 +166,7 @@ pub fn router(state: ApiState) -> Router {
 }
 
 /// An error answer: status and a JSON `{"error": ...}` body.
-struct ApiError(StatusCode, String);
+pub(crate) struct ApiError(pub(crate) StatusCode, pub(crate) String);
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
@@ -189,7 +201,10 @@ impl ApiState {
         panes.into_values().collect()
     }
 
-    async fn find(&self, name: &str) -> Result<(PaneSummary, ConnectionHandle), ApiError> {
+    pub(crate) async fn find(
+        &self,
+        name: &str,
+    ) -> Result<(PaneSummary, ConnectionHandle), ApiError> {
         let panes = self.all_panes().await;
         let id = names::resolve(name, &panes)?;
         let pane = panes

@@ -4,6 +4,7 @@ mod client;
 mod daemon;
 mod detect;
 mod inbox;
+mod orchestrate;
 mod replay;
 
 use std::path::PathBuf;
@@ -161,6 +162,36 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Type text into a pane (literally: key names and formats mean nothing), then Enter.
+    Input {
+        /// The pane.
+        pane: String,
+        /// The text.
+        text: String,
+        /// Do not press Enter after the text.
+        #[arg(long)]
+        no_enter: bool,
+    },
+    /// Press keys in a pane, by tmux key name (Enter, Escape, C-c, F5, Up, y...).
+    Key {
+        /// The pane.
+        pane: String,
+        /// The keys, pressed in order.
+        #[arg(required = true)]
+        keys: Vec<String>,
+    },
+    /// Wait until a pane's status is one of some statuses. Exit code 0 when reached (the
+    /// status is printed), 1 on timeout, 2 on an error.
+    Wait {
+        /// The pane.
+        pane: String,
+        /// The statuses, comma-separated (idle, completed, waiting_user_answer, ...).
+        #[arg(long, value_delimiter = ',', required = true)]
+        until: Vec<String>,
+        /// Give up after this many seconds.
+        #[arg(long, value_name = "SECONDS")]
+        timeout: Option<f64>,
+    },
     /// Show the daemon's health.
     Health {
         /// Print JSON.
@@ -235,6 +266,17 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             files,
         } => detect::detect(&files, provider.as_deref(), json),
         Command::Events { json } => client::events(&cli.server, json),
+        Command::Input {
+            pane,
+            text,
+            no_enter,
+        } => orchestrate::input(&cli.server, &pane, &text, !no_enter),
+        Command::Key { pane, keys } => orchestrate::key(&cli.server, &pane, &keys),
+        Command::Wait {
+            pane,
+            until,
+            timeout,
+        } => orchestrate::wait(&cli.server, &pane, &until, timeout),
         Command::Send {
             pane,
             from,

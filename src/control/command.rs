@@ -454,6 +454,41 @@ pub mod commands {
             .push_trusted(key.as_bytes())
     }
 
+    /// `send-keys -t PANE -l -- TEXT`: types text as keys, literally (no key names, nothing
+    /// expanded).
+    pub fn send_literal(pane: PaneId, text: &[u8]) -> Result<Command, CommandError> {
+        if text.is_empty() {
+            return Err(CommandError::Empty {
+                command: "send-keys",
+                what: "text",
+            });
+        }
+        Command::new("send-keys")
+            .target("-t", pane)
+            .flag("-l")
+            .text(text)
+    }
+
+    /// Whether `key` is a tmux key name panectl sends on a user's behalf: a letter, digit or
+    /// punctuation key, or a named key (`Enter`, `Escape`, `F5`, `Up`...), with any of the
+    /// `C-`, `M-`, `S-` modifiers.
+    pub fn is_key_name(key: &str) -> bool {
+        const NAMED: &[&str] = &[
+            "Enter", "Escape", "Tab", "BTab", "BSpace", "Space", "Up", "Down", "Left", "Right",
+            "Home", "End", "PageUp", "PageDown", "PPage", "NPage", "IC", "DC", "Insert", "Delete",
+        ];
+        let mut rest = key;
+        while let Some(stripped) = ["C-", "M-", "S-"].iter().find_map(|m| rest.strip_prefix(m)) {
+            rest = stripped;
+        }
+        let function = rest
+            .strip_prefix('F')
+            .and_then(|n| n.parse::<u8>().ok())
+            .is_some_and(|n| (1..=20).contains(&n));
+        let single = rest.len() == 1 && rest.bytes().all(|b| b.is_ascii_graphic());
+        NAMED.contains(&rest) || function || single
+    }
+
     /// `show-buffer -b NAME`: the buffer's content, vis-encoded, in the reply body.
     pub fn show_buffer(name: &[u8]) -> Result<Command, CommandError> {
         Command::new("show-buffer").text_option("-b", name)
@@ -520,6 +555,30 @@ pub mod commands {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn key_names_are_checked() {
+        use super::commands::is_key_name;
+        for good in [
+            "Enter", "C-c", "M-Enter", "C-M-x", "F5", "Up", "y", "1", "?",
+        ] {
+            assert!(is_key_name(good), "{good}");
+        }
+        for bad in [
+            "",
+            "C-",
+            "Enterr",
+            "F0",
+            "F21",
+            "ab",
+            "é",
+            "#{pane_id}",
+            "Enter;",
+            " ",
+        ] {
+            assert!(!is_key_name(bad), "{bad}");
+        }
+    }
+
     use super::commands::*;
     use super::*;
 

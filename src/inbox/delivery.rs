@@ -561,7 +561,10 @@ impl Task {
             pane,
             &self.settings.submit_key,
         )))
-        .await
+        .await?;
+        // The turn it starts is followed even from a weak working marker.
+        let _ = self.receiver.handle.input_sent(pane).await;
+        Ok(())
     }
 
     async fn run(&self, line: Line) -> Result<(), String> {

@@ -46,14 +46,14 @@ seen_on = "test"
 "#;
 
 /// A tmux server whose pane `%0` runs the fake agent, and a daemon that knows its rules.
-struct Setup {
-    server: TmuxServer,
+pub struct Setup {
+    pub server: TmuxServer,
     rules: tempfile::TempDir,
     log: PathBuf,
 }
 
 impl Setup {
-    fn start(work_seconds: f64) -> Setup {
+    pub fn start(work_seconds: f64) -> Setup {
         let server = TmuxServer::start(100, 30);
         // A second pane keeps the session alive whatever happens to the first.
         server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
@@ -70,7 +70,7 @@ impl Setup {
         Setup { server, rules, log }
     }
 
-    fn daemon(&self) -> Daemon {
+    pub fn daemon(&self) -> Daemon {
         let dir = self.rules.path().to_string_lossy().into_owned();
         let daemon = self
             .server
@@ -89,7 +89,7 @@ impl Setup {
             .to_string()
     }
 
-    fn wait_status(&self, wanted: &[&str], timeout: Duration) {
+    pub fn wait_status(&self, wanted: &[&str], timeout: Duration) {
         self.server
             .wait_for(&format!("status in {wanted:?}"), timeout, || {
                 wanted.contains(&self.status().as_str())
@@ -106,7 +106,7 @@ impl Setup {
     }
 
     /// The messages the fake agent received, as bytes.
-    fn bodies(&self) -> Vec<Vec<u8>> {
+    pub fn bodies(&self) -> Vec<Vec<u8>> {
         self.received()
             .iter()
             .filter_map(|e| e["hex"].as_str().map(from_hex))

@@ -11,6 +11,7 @@ mod decoder_properties;
 mod fake_model;
 mod inbox;
 mod inbox_claude;
+mod orchestrate;
 mod screen_fixtures;
 mod screen_watch;
 mod status;

@@ -224,6 +224,9 @@ enum Request {
         pane: PaneId,
         reply: oneshot::Sender<Option<String>>,
     },
+    InputSent {
+        pane: PaneId,
+    },
 }
 
 /// Talks to a connection task. Cheap to clone.
@@ -310,6 +313,15 @@ impl ConnectionHandle {
     /// in this session.
     pub async fn input_text(&self, pane: PaneId) -> Result<Option<String>, ConnectionError> {
         self.ask(|reply| Request::InputText { pane, reply }).await
+    }
+
+    /// Tells the status tracker that input was sent to a pane (a message, `panectl input`), so
+    /// that the turn it starts is followed even from a weak working marker.
+    pub async fn input_sent(&self, pane: PaneId) -> Result<(), ConnectionError> {
+        self.requests
+            .send(Request::InputSent { pane })
+            .await
+            .map_err(|_| ConnectionError::Closed(self.session))
     }
 
     /// Assigns a provider to a pane (`None`: recognise it again).
@@ -1124,6 +1136,11 @@ impl Connection {
             Request::LastResponse { pane, reply } => self.last_response(pane, reply),
             Request::InputText { pane, reply } => {
                 let _ = reply.send(self.input_text(pane));
+            }
+            Request::InputSent { pane } => {
+                if let Some(agent) = self.agents.get_mut(&pane) {
+                    agent.input_sent();
+                }
             }
             Request::SetProvider {
                 pane,

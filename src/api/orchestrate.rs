@@ -1,0 +1,228 @@
+//! The API routes that act on panes for orchestrators: type text (`input`), press keys
+//! (`keys`), and wait for a status (`wait`, a long poll on the event stream: no polling).
+
+use std::time::Duration;
+
+use axum::extract::{Path as UrlPath, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+
+use super::server::{ApiError, ApiState};
+use crate::control::command::{Line, commands};
+use crate::daemon::events::EventKind;
+use crate::status::Status;
+use crate::tmux::ConnectionHandle;
+
+/// The body of `POST /v1/panes/{pane}/input`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct InputBody {
+    /// The text, typed literally.
+    pub text: String,
+    /// Press Enter after it (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enter: Option<bool>,
+}
+
+/// The body of `POST /v1/panes/{pane}/keys`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct KeysBody {
+    /// tmux key names, pressed in order.
+    pub keys: Vec<String>,
+}
+
+/// The body of `POST /v1/panes/{pane}/wait`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct WaitBody {
+    /// The statuses to wait for.
+    pub until: Vec<String>,
+    /// Give up after this many seconds (default: wait as long as the connection lasts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<f64>,
+}
+
+/// The answer of `POST /v1/panes/{pane}/wait`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct WaitAnswer {
+    /// The pane.
+    pub pane: String,
+    /// Whether one of the statuses was reached.
+    pub reached: bool,
+    /// The pane's status when the wait ended.
+    pub status: String,
+    /// Seconds waited.
+    pub waited_seconds: f64,
+}
+
+async fn run(handle: &ConnectionHandle, line: Line) -> Result<(), ApiError> {
+    let replies = handle
+        .command(line)
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?;
+    for reply in replies {
+        match reply {
+            Some(reply) if reply.success => {}
+            Some(reply) => {
+                return Err(ApiError(
+                    StatusCode::BAD_GATEWAY,
+                    format!(
+                        "tmux refused: {}",
+                        crate::raw::RawBytes(reply.joined_body())
+                    ),
+                ));
+            }
+            None => {
+                return Err(ApiError(
+                    StatusCode::BAD_GATEWAY,
+                    "tmux skipped a command".into(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `POST /v1/panes/{pane}/input`: types the text (`send-keys -l`, nothing expanded), then
+/// Enter unless `enter` is false.
+pub(crate) async fn input(
+    State(state): State<ApiState>,
+    UrlPath(name): UrlPath<String>,
+    axum::Json(body): axum::Json<InputBody>,
+) -> Result<Response, ApiError> {
+    let (pane, handle) = state.find(&name).await?;
+    let mut line = None::<Line>;
+    if !body.text.is_empty() {
+        let command = commands::send_literal(pane.pane, body.text.as_bytes())
+            .map_err(|e| ApiError(StatusCode::BAD_REQUEST, e.to_string()))?;
+        line = Some(Line::new(command));
+    }
+    if body.enter.unwrap_or(true) {
+        let enter = commands::send_key(pane.pane, "Enter");
+        line = Some(match line {
+            Some(line) => line.then(enter),
+            None => Line::new(enter),
+        });
+    }
+    let Some(line) = line else {
+        return Err(ApiError(
+            StatusCode::BAD_REQUEST,
+            "nothing to send: empty text and no Enter".into(),
+        ));
+    };
+    run(&handle, line).await?;
+    let _ = handle.input_sent(pane.pane).await;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `POST /v1/panes/{pane}/keys`: presses tmux keys by name, each checked first.
+pub(crate) async fn keys(
+    State(state): State<ApiState>,
+    UrlPath(name): UrlPath<String>,
+    axum::Json(body): axum::Json<KeysBody>,
+) -> Result<Response, ApiError> {
+    if body.keys.is_empty() {
+        return Err(ApiError(StatusCode::BAD_REQUEST, "no keys given".into()));
+    }
+    if let Some(bad) = body.keys.iter().find(|k| !commands::is_key_name(k)) {
+        return Err(ApiError(
+            StatusCode::BAD_REQUEST,
+            format!("{bad:?} is not a key name (Enter, Escape, C-c, F5, Up, y, ...)"),
+        ));
+    }
+    let (pane, handle) = state.find(&name).await?;
+    let mut keys = body.keys.iter();
+    let first = keys.next().map(|k| commands::send_key(pane.pane, k));
+    let line = keys.fold(Line::new(first.expect("one key")), |line, key| {
+        line.then(commands::send_key(pane.pane, key))
+    });
+    run(&handle, line).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `POST /v1/panes/{pane}/wait`: answers when the pane's status is one of `until` (at once if
+/// it already is), or when the timeout passes (`reached: false`).
+pub(crate) async fn wait(
+    State(state): State<ApiState>,
+    UrlPath(name): UrlPath<String>,
+    axum::Json(body): axum::Json<WaitBody>,
+) -> Result<Response, ApiError> {
+    let wanted = body
+        .until
+        .iter()
+        .map(|word| {
+            Status::parse(word).ok_or_else(|| {
+                ApiError(StatusCode::BAD_REQUEST, format!("unknown status {word:?}"))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if wanted.is_empty() {
+        return Err(ApiError(StatusCode::BAD_REQUEST, "until is empty".into()));
+    }
+    let timeout = match body.timeout_seconds {
+        Some(s) if s.is_finite() && s >= 0.0 => Some(Duration::from_secs_f64(s)),
+        Some(_) => {
+            return Err(ApiError(
+                StatusCode::BAD_REQUEST,
+                "timeout_seconds must be a non-negative number".into(),
+            ));
+        }
+        None => None,
+    };
+    let started = std::time::Instant::now();
+    // Subscribe before reading the status, so that no change falls between the two.
+    let mut events = state.bus.subscribe();
+    let (pane, _) = state.find(&name).await?;
+    let id = pane.pane;
+    let answer = |reached: bool, status: Status| WaitAnswer {
+        pane: id.to_string(),
+        reached,
+        status: status.to_string(),
+        waited_seconds: started.elapsed().as_secs_f64(),
+    };
+    if wanted.contains(&pane.status) {
+        return Ok(axum::Json(answer(true, pane.status)).into_response());
+    }
+    let mut current = pane.status;
+    let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+    loop {
+        let next = async {
+            match deadline {
+                Some(deadline) => tokio::time::timeout_at(deadline, events.recv()).await.ok(),
+                None => Some(events.recv().await),
+            }
+        };
+        tokio::select! {
+            () = state.shutdown.cancelled() => {
+                return Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping".into()));
+            }
+            event = next => match event {
+                None => return Ok(axum::Json(answer(false, current)).into_response()),
+                Some(Ok(event)) => match &event.kind {
+                    EventKind::Status { pane, status, .. } if *pane == id => {
+                        current = *status;
+                        if wanted.contains(status) {
+                            return Ok(axum::Json(answer(true, current)).into_response());
+                        }
+                    }
+                    EventKind::PaneRemoved { pane } if *pane == id => {
+                        return Err(ApiError(StatusCode::GONE, format!("{id} closed")));
+                    }
+                    _ => {}
+                },
+                Some(Err(broadcast::error::RecvError::Lagged(_))) => {
+                    // Events were missed: read the status again.
+                    if let Ok((pane, _)) = state.find(&id.to_string()).await {
+                        current = pane.status;
+                        if wanted.contains(&current) {
+                            return Ok(axum::Json(answer(true, current)).into_response());
+                        }
+                    }
+                }
+                Some(Err(broadcast::error::RecvError::Closed)) => {
+                    return Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping".into()));
+                }
+            }
+        }
+    }
+}
