@@ -69,10 +69,17 @@ impl Default for DeliveryOptions {
 /// another program does not receive it: `pid:N`, the pane's process, asked of tmux (the
 /// mirror's copy follows changes only about once a second).
 pub async fn agent_identity(handle: &ConnectionHandle, pane: PaneId) -> Result<String, String> {
-    const PANE_PID: Format = Format::new("#{pane_pid}");
+    pane_process(handle, pane)
+        .await
+        .map(|(pid, _)| format!("pid:{pid}"))
+}
+
+/// The pane's process id and foreground command, as tmux has them now.
+async fn pane_process(handle: &ConnectionHandle, pane: PaneId) -> Result<(u32, Vec<u8>), String> {
+    const PANE_PROCESS: Format = Format::new("#{pane_pid}\t#{pane_current_command}");
     let replies = handle
         .command(Line::new(commands::display_print(
-            PANE_PID,
+            PANE_PROCESS,
             Some(Target::Pane(pane)),
         )))
         .await
@@ -80,9 +87,13 @@ pub async fn agent_identity(handle: &ConnectionHandle, pane: PaneId) -> Result<S
     match replies.into_iter().next().flatten() {
         Some(reply) if reply.success => {
             let text = reply.joined_body();
-            let pid = String::from_utf8_lossy(&text);
+            let (pid, command) = match text.iter().position(|&b| b == b'\t') {
+                Some(tab) => (&text[..tab], text[tab + 1..].to_vec()),
+                None => (&text[..], Vec::new()),
+            };
+            let pid = String::from_utf8_lossy(pid);
             match pid.trim().parse::<u32>() {
-                Ok(pid) => Ok(format!("pid:{pid}")),
+                Ok(pid) => Ok((pid, command)),
                 Err(_) => Err(format!("tmux gave {:?} for the pane's pid", pid.trim())),
             }
         }
@@ -306,13 +317,14 @@ impl Task {
         let outcome = if recovered {
             self.recover(&message).await
         } else {
-            let identity = match agent_identity(&self.receiver.handle, self.pane()).await {
-                Ok(identity) => identity,
+            let (pid, command) = match pane_process(&self.receiver.handle, self.pane()).await {
+                Ok(process) => process,
                 Err(error) => {
                     warn!(error, pane, "cannot read the pane's process");
                     return;
                 }
             };
+            let identity = format!("pid:{pid}");
             if message.agent != identity {
                 let reason = format!(
                     "{pane} now runs another program ({identity}; the message was for {})",
@@ -322,6 +334,11 @@ impl Task {
                 return;
             }
             if !self.is_ready(summary.status) || summary.dead {
+                return;
+            }
+            // The mirror learns of a new program in the pane up to a second late; until it has,
+            // the status may be the previous program's.
+            if summary.pid != pid || summary.command.as_bytes() != command.as_slice() {
                 return;
             }
             let id = message.id;

@@ -15,6 +15,10 @@ use super::tracker::{Change, StatusTracker};
 use super::view::ScreenView;
 use super::{Status, engine};
 
+/// How late tmux may report a pane's new process (its subscriptions refresh once a second),
+/// with a margin.
+const RESPAWN_REPORT_DELAY: Duration = Duration::from_millis(1500);
+
 /// When evaluations run.
 #[derive(Debug, Clone, Copy)]
 pub struct Timing {
@@ -61,6 +65,9 @@ pub struct PaneAgent {
     last_output: Option<Instant>,
     /// When the current status began.
     since: Instant,
+    /// The pane was respawned and its new program has printed nothing yet: the screen is the
+    /// old program's, so it is not evaluated.
+    awaiting_output: bool,
 }
 
 impl PaneAgent {
@@ -74,6 +81,7 @@ impl PaneAgent {
             dirty_since: None,
             last_output: None,
             since: now,
+            awaiting_output: false,
         }
     }
 
@@ -129,6 +137,33 @@ impl PaneAgent {
         true
     }
 
+    /// A new program replaced the pane's (`respawn-pane`): the status is `unknown` until the new
+    /// program prints, since the screen until then is the old program's.
+    pub fn respawned(&mut self, now: Instant) -> Option<Change> {
+        // tmux reports the new process up to a second late (subscriptions are refreshed once a
+        // second): output that recent may already be the new program's, and it may print
+        // nothing more until it gets input, so its screen is evaluated at once.
+        let recent = self
+            .last_output
+            .is_some_and(|at| now.saturating_duration_since(at) < RESPAWN_REPORT_DELAY);
+        if recent {
+            self.dirty_since = Some(now);
+        } else {
+            self.awaiting_output = true;
+            self.dirty_since = None;
+        }
+        let change = self.tracker.restart();
+        if change.is_some() {
+            self.since = now;
+        }
+        change
+    }
+
+    /// The pane's program printed (as opposed to a resync or a title change).
+    pub fn output_seen(&mut self) {
+        self.awaiting_output = false;
+    }
+
     /// The agent's process is gone.
     pub fn exited(&mut self, now: Instant) -> Option<Change> {
         let change = self.tracker.exited();
@@ -158,6 +193,9 @@ impl PaneAgent {
     /// When the pane should be evaluated next, if at all.
     pub fn due(&self, now: Instant) -> Option<Instant> {
         self.provider.as_ref()?;
+        if self.awaiting_output {
+            return None;
+        }
         if self.tracker.status() == Status::Exited {
             return None;
         }
@@ -171,6 +209,9 @@ impl PaneAgent {
     /// Evaluates the screen; returns the status change it causes.
     pub fn evaluate(&mut self, view: &ScreenView, now: Instant) -> Option<Change> {
         self.dirty_since = None;
+        if self.awaiting_output {
+            return None;
+        }
         let provider = self.provider.as_ref()?;
         if self.tracker.status() == Status::Exited {
             return None;
@@ -226,6 +267,38 @@ mod tests {
             .unwrap();
         assert_eq!(change.status, Status::Processing);
         assert_eq!(pane.due(start + Duration::from_millis(50)), None);
+    }
+
+    #[test]
+    fn a_respawned_pane_waits_for_its_new_program_to_print() {
+        let start = Instant::now();
+        let mut pane = PaneAgent::new(Timing::default(), start);
+        pane.set_provider(Some(claude()), Some(ProviderSource::Process), start);
+        let ready = ScreenView::from_text(
+            "──────────\n❯ \n──────────\n  ? for shortcuts",
+            "",
+            "claude",
+        );
+        pane.evaluate(&ready, start);
+        assert!(pane.status().is_ready());
+        // Long after the last output: the screen is the old program's.
+        let later = start + Duration::from_secs(10);
+        assert_eq!(pane.respawned(later).unwrap().status, Status::Unknown);
+        assert_eq!(pane.due(later), None);
+        assert_eq!(pane.evaluate(&ready, later), None);
+        assert_eq!(pane.status(), Status::Unknown);
+        pane.output_seen();
+        pane.touched(later);
+        assert!(pane.due(later).is_some());
+        assert!(pane.evaluate(&ready, later).unwrap().status.is_ready());
+        // Output just before tmux reported the respawn: evaluated at once.
+        let soon = later + Duration::from_millis(500);
+        pane.touched(soon);
+        pane.evaluate(&ready, soon);
+        let reported = soon + Duration::from_millis(900);
+        pane.respawned(reported);
+        assert!(pane.due(reported).is_some());
+        assert!(pane.evaluate(&ready, reported).unwrap().status.is_ready());
     }
 
     #[test]

@@ -80,6 +80,14 @@ impl StatusTracker {
         self.input_pending = true;
     }
 
+    /// A new program replaced the pane's: nothing seen so far counts (`unknown`).
+    pub fn restart(&mut self) -> Option<Change> {
+        self.worked = false;
+        self.input_pending = false;
+        self.unmatched_since = None;
+        self.set(Status::Unknown, None)
+    }
+
     /// The agent's process is gone.
     pub fn exited(&mut self) -> Option<Change> {
         self.worked = false;

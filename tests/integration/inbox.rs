@@ -70,6 +70,18 @@ impl Setup {
         Setup { server, rules, log }
     }
 
+    /// Starts the fake agent again in `%0` (a new process), after `delay_seconds` of a shell.
+    fn restart_agent(&self, delay_seconds: f64) {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/programs/fake_agent.py");
+        let command = format!(
+            "sleep {delay_seconds}; exec python3 {} {} 0.2",
+            script.display(),
+            self.log.display()
+        );
+        self.server
+            .tmux(&["respawn-pane", "-k", "-t", "%0", &command]);
+    }
+
     pub fn daemon(&self) -> Daemon {
         let dir = self.rules.path().to_string_lossy().into_owned();
         let daemon = self
@@ -193,6 +205,20 @@ fn messages_wait_for_a_ready_agent_and_arrive_in_order_once() {
         .panectl_ok(&["inbox", "--pane", "%0", "--state", "delivered"]);
     assert_eq!(listed.lines().count(), 3, "{listed}");
     assert!(listed.contains("\"second message\""), "{listed}");
+}
+
+#[test]
+fn a_message_sent_right_after_a_restart_waits_for_the_new_program() {
+    let _guard = daemon_test_lock();
+    let setup = Setup::start(0.2);
+    let _daemon = setup.daemon();
+    setup.wait_status(&["idle"], Duration::from_secs(10));
+    // The daemon still shows the old program, idle, for a moment after this.
+    setup.restart_agent(1.0);
+    let id = setup.send("for the new program");
+    let done = setup.wait_state(id, "delivered", Duration::from_secs(15));
+    assert_eq!(done["attempts"], 1, "{done}");
+    assert_eq!(setup.bodies(), [&b"for the new program"[..]]);
 }
 
 #[test]

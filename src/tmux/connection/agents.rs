@@ -167,6 +167,21 @@ impl Connection {
     }
 
     /// A pane's screen or metadata changed: evaluate it soon.
+    /// A new program replaced the pane's: its status starts over once it prints.
+    pub(super) fn status_respawned(&mut self, pane: PaneId, now: Instant) {
+        if let Some(change) = self.agents.get_mut(&pane).and_then(|a| a.respawned(now)) {
+            self.status_changed(pane, change);
+        }
+    }
+
+    /// The pane's program printed.
+    pub(super) fn status_output(&mut self, pane: PaneId, now: Instant) {
+        if let Some(agent) = self.agents.get_mut(&pane) {
+            agent.output_seen();
+        }
+        self.status_touch(pane, now);
+    }
+
     pub(super) fn status_touch(&mut self, pane: PaneId, now: Instant) {
         if let Some(agent) = self.agents.get_mut(&pane) {
             agent.touched(now);

@@ -1029,7 +1029,7 @@ impl Connection {
                     seq,
                     len: data.len() as u64,
                 });
-                self.status_touch(pane, Instant::now());
+                self.status_output(pane, Instant::now());
             }
             None => {
                 let early = self.early_output.entry(pane).or_default();
@@ -1118,6 +1118,7 @@ impl Connection {
         }
         let now = Instant::now();
         if change.respawned {
+            self.status_respawned(pane, now);
             self.seed(pane, ResyncReason::Respawn);
         }
         if change.command || change.dead || change.provider || change.respawned {
