@@ -155,6 +155,7 @@ pub fn router(state: ApiState) -> Router {
             "/v1/panes/{pane}/wait",
             axum::routing::post(super::orchestrate::wait),
         )
+        .route("/v1/agents", axum::routing::post(super::launch::launch))
         .route("/v1/messages", get(list_messages))
         .route("/v1/messages/{id}", get(one_message))
         .route(
@@ -185,12 +186,12 @@ impl From<NameError> for ApiError {
 }
 
 impl ApiState {
-    fn handles(&self) -> Connections {
+    pub(crate) fn handles(&self) -> Connections {
         self.connections.borrow().clone()
     }
 
     /// Every pane of every session; a pane in windows linked to several sessions once.
-    async fn all_panes(&self) -> Vec<PaneSummary> {
+    pub(crate) async fn all_panes(&self) -> Vec<PaneSummary> {
         let handles = self.handles();
         let replies =
             futures::future::join_all(handles.values().map(ConnectionHandle::panes)).await;

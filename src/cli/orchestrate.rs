@@ -8,6 +8,54 @@ use serde_json::{Value, json};
 use super::ServerArgs;
 use super::client::{block_on, client, text};
 
+/// What `panectl launch` was given.
+pub struct LaunchArgs {
+    pub provider: String,
+    pub session: Option<String>,
+    pub new_session: bool,
+    pub name: Option<String>,
+    pub cwd: Option<std::path::PathBuf>,
+    pub env: Vec<String>,
+    pub no_wait: bool,
+    pub timeout: f64,
+    pub args: Vec<String>,
+}
+
+/// `panectl launch PROVIDER ...`: prints the new pane's id.
+pub fn launch(server: &ServerArgs, args: LaunchArgs) -> anyhow::Result<ExitCode> {
+    let mut env = serde_json::Map::new();
+    for pair in &args.env {
+        let (key, value) = pair
+            .split_once('=')
+            .ok_or_else(|| anyhow::anyhow!("--env {pair:?}: expected KEY=VALUE"))?;
+        env.insert(key.to_string(), json!(value));
+    }
+    let cwd = match &args.cwd {
+        Some(dir) => Some(
+            std::fs::canonicalize(dir)
+                .map_err(|e| anyhow::anyhow!("--cwd {}: {e}", dir.display()))?
+                .to_string_lossy()
+                .into_owned(),
+        ),
+        None => None,
+    };
+    let body = json!({
+        "provider": args.provider,
+        "session": args.session,
+        "new_session": args.new_session,
+        "name": args.name,
+        "cwd": cwd,
+        "env": env,
+        "args": args.args,
+        "no_wait": args.no_wait,
+        "timeout_seconds": args.timeout,
+    });
+    let client = client(server)?;
+    let launched: Value = block_on(async { Ok(client.post_json("/v1/agents", &body).await?) })?;
+    println!("{}", text(&launched, "pane"));
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `panectl input PANE TEXT [--no-enter]`.
 pub fn input(server: &ServerArgs, pane: &str, text: &str, enter: bool) -> anyhow::Result<ExitCode> {
     let client = client(server)?;

@@ -142,6 +142,9 @@ const LITERAL_POSITIONS: &[(&str, Option<&str>)] = &[
     ("delete-buffer", Some("-b")),
     ("paste-buffer", Some("-b")),
     ("send-keys", None),
+    // The shell command of a new window or session is handed to `sh -c` as it is.
+    ("new-window", None),
+    ("new-session", None),
 ];
 
 /// A tmux command with its arguments, checked as it is built.

@@ -17,6 +17,9 @@
 //! end = '^(✻ |─{8,})'                # the first row after it that is no longer the answer
 //! strip = ['^● ', '^  ']             # prefixes removed from the answer's rows
 //!
+//! [launch]                           # how `panectl launch` starts the CLI
+//! command = ["claude"]               # program and arguments (run without a shell)
+//!
 //! [delivery]                         # how the inbox delivers messages (all optional)
 //! ready = ["idle", "completed"]      # statuses in which a message may go in
 //! submit_delay_ms = 200              # between the paste and the submit key (at least 150)
@@ -123,6 +126,7 @@ struct FileSpec {
     last_response: Option<LastResponseSpec>,
     #[serde(default)]
     delivery: DeliverySpec,
+    launch: Option<LaunchSpec>,
     #[serde(default)]
     rules: Vec<RuleSpec>,
 }
@@ -142,6 +146,12 @@ struct DetectSpec {
 #[serde(deny_unknown_fields)]
 struct ScreenSpec {
     rule: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LaunchSpec {
+    command: Spanned<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -334,6 +344,8 @@ pub struct Provider {
     pub last_response: Option<LastResponse>,
     /// Message delivery settings.
     pub delivery: Delivery,
+    /// The program and arguments that start the CLI (`panectl launch`), if it can be launched.
+    pub launch: Option<Vec<String>>,
     /// Its rules, highest priority first (file order among equals).
     pub rules: Vec<Rule>,
 }
@@ -429,6 +441,16 @@ impl Provider {
             }
             delivery.submit_key = key.get_ref().clone();
         }
+        let launch = match &spec.launch {
+            Some(launch) if launch.command.get_ref().is_empty() => {
+                return Err(error(
+                    launch.command.span().start,
+                    "launch.command is empty".into(),
+                ));
+            }
+            Some(launch) => Some(launch.command.get_ref().clone()),
+            None => None,
+        };
         let mut rules = Vec::with_capacity(spec.rules.len());
         let mut seen = std::collections::HashSet::new();
         for rule in &spec.rules {
@@ -510,6 +532,7 @@ impl Provider {
             rule_line,
             last_response,
             delivery,
+            launch,
             rules,
         })
     }

@@ -58,9 +58,17 @@ impl Setup {
         // A second pane keeps the session alive whatever happens to the first.
         server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
         let rules = tempfile::tempdir().expect("rules dir");
-        std::fs::write(rules.path().join("fake_agent.toml"), RULES).expect("rules");
         let log = server.dir().join("received.jsonl");
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/programs/fake_agent.py");
+        // `panectl launch fake_agent` runs this: it shows its directory, a variable and its
+        // arguments, then becomes the fake agent.
+        let launch = format!(
+            "\n[launch]\ncommand = [\"sh\", \"-c\", 'echo \"cwd=$PWD var=$LAUNCH_VAR args=$*\"; exec python3 {} {} 0.2', \"sh\"]\n",
+            script.display(),
+            log.display()
+        );
+        let rules_text = RULES.replacen("\n[detect]", &format!("{launch}\n[detect]"), 1);
+        std::fs::write(rules.path().join("fake_agent.toml"), rules_text).expect("rules");
         let command = format!(
             "exec python3 {} {} {work_seconds}",
             script.display(),

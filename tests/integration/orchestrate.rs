@@ -74,3 +74,88 @@ fn input_keys_and_wait() {
         assert_eq!(error.status.code(), Some(2), "{args:?}: {error:?}");
     }
 }
+
+#[test]
+fn launch_starts_an_agent_from_its_rules_and_waits_until_ready() {
+    let _guard = daemon_test_lock();
+    let setup = Setup::start(0.2);
+    let _daemon = setup.daemon();
+    setup.wait_status(&["idle"], Duration::from_secs(10));
+    let server = &setup.server;
+    let work = tempfile::tempdir().unwrap();
+    let work_dir = std::fs::canonicalize(work.path()).unwrap();
+    let windows = || server.tmux(&["list-windows", "-a"]).lines().count();
+    let before = windows();
+
+    let pane = server.panectl_ok(&[
+        "launch",
+        "fake_agent",
+        "--name",
+        "worker-1",
+        "--cwd",
+        &work_dir.display().to_string(),
+        "--env",
+        "LAUNCH_VAR=x y; $HOME",
+        "--",
+        "one",
+        "two #{pane_id}",
+    ]);
+    let pane = pane.trim();
+    assert!(pane.starts_with('%'), "{pane}");
+    assert_eq!(windows(), before + 1);
+    // It returns once the agent is ready.
+    assert_eq!(server.panectl_ok(&["status", pane]).trim(), "idle");
+    let screen = server.daemon_screen(pane);
+    assert!(
+        screen.contains(&format!(
+            "cwd={} var=x y; $HOME args=one two #{{pane_id}}",
+            work_dir.display()
+        )),
+        "{screen}"
+    );
+    let options = server.tmux(&[
+        "display-message",
+        "-p",
+        "-t",
+        pane,
+        "#{window_name} #{@panectl_name} #{@panectl_provider_override}",
+    ]);
+    assert_eq!(options.trim(), "worker-1 worker-1 fake_agent");
+    // It is an inbox receiver like any other.
+    let id = server.panectl_ok(&["send", pane, "hello worker"]);
+    server.wait_for("the message", Duration::from_secs(10), || {
+        setup.bodies().contains(&b"hello worker".to_vec())
+    });
+    assert!(!id.trim().is_empty());
+
+    // A new session.
+    let lead = server.panectl_ok(&["launch", "fake_agent", "--new-session", "--session", "team"]);
+    assert!(lead.trim().starts_with('%'));
+    assert!(
+        server
+            .tmux(&["list-sessions", "-F", "#{session_name}"])
+            .lines()
+            .any(|s| s == "team")
+    );
+
+    // Refusals create nothing.
+    let count = windows();
+    for (args, message) in [
+        (
+            &["launch", "fake_agent", "--name", "#{pane_id}"][..],
+            "name",
+        ),
+        (&["launch", "shell"], "has no [launch] command"),
+        (&["launch", "nosuch"], "unknown provider"),
+        (&["launch", "fake_agent", "--env", "1X=y"], "not valid"),
+    ] {
+        let refused = server.panectl().args(args).output().unwrap();
+        assert!(!refused.status.success(), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&refused.stderr).contains(message),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&refused.stderr)
+        );
+    }
+    assert_eq!(windows(), count);
+}
