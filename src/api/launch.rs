@@ -111,7 +111,12 @@ pub fn shell_command(
     command
 }
 
-async fn first_reply_line(handle: &ConnectionHandle, line: Line) -> Result<String, ApiError> {
+/// Runs a line of commands; the first command's reply, trimmed, or the error of the first that
+/// failed.
+pub(crate) async fn first_reply_line(
+    handle: &ConnectionHandle,
+    line: Line,
+) -> Result<String, ApiError> {
     let replies = handle
         .command(line)
         .await

@@ -56,31 +56,9 @@ pub struct WaitAnswer {
 }
 
 async fn run(handle: &ConnectionHandle, line: Line) -> Result<(), ApiError> {
-    let replies = handle
-        .command(line)
+    super::launch::first_reply_line(handle, line)
         .await
-        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?;
-    for reply in replies {
-        match reply {
-            Some(reply) if reply.success => {}
-            Some(reply) => {
-                return Err(ApiError(
-                    StatusCode::BAD_GATEWAY,
-                    format!(
-                        "tmux refused: {}",
-                        crate::raw::RawBytes(reply.joined_body())
-                    ),
-                ));
-            }
-            None => {
-                return Err(ApiError(
-                    StatusCode::BAD_GATEWAY,
-                    "tmux skipped a command".into(),
-                ));
-            }
-        }
-    }
-    Ok(())
+        .map(|_| ())
 }
 
 /// `POST /v1/panes/{pane}/input`: types the text (`send-keys -l`, nothing expanded), then

@@ -164,35 +164,7 @@ enum Command {
     },
     /// Start an agent CLI in a new window (or session) from its provider's `[launch]` command,
     /// wait until it is ready, and print its pane id.
-    Launch {
-        /// The provider (`panectl providers` lists them).
-        provider: String,
-        /// The session to open the window in (default: the first), or to create with
-        /// `--new-session`.
-        #[arg(long)]
-        session: Option<String>,
-        /// Create the session.
-        #[arg(long)]
-        new_session: bool,
-        /// The agent's name (the window name and the pane option `@panectl_name`).
-        #[arg(long)]
-        name: Option<String>,
-        /// The working directory.
-        #[arg(long)]
-        cwd: Option<std::path::PathBuf>,
-        /// An environment variable for the agent, `KEY=VALUE` (repeatable).
-        #[arg(long, value_name = "KEY=VALUE")]
-        env: Vec<String>,
-        /// Return once started, without waiting until it is ready.
-        #[arg(long)]
-        no_wait: bool,
-        /// How long to wait until it is ready.
-        #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
-        timeout: f64,
-        /// Arguments for the CLI, after `--`.
-        #[arg(last = true)]
-        args: Vec<String>,
-    },
+    Launch(orchestrate::LaunchArgs),
     /// Type text into a pane (literally: key names and formats mean nothing), then Enter.
     Input {
         /// The pane.
@@ -297,30 +269,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             files,
         } => detect::detect(&files, provider.as_deref(), json),
         Command::Events { json } => client::events(&cli.server, json),
-        Command::Launch {
-            provider,
-            session,
-            new_session,
-            name,
-            cwd,
-            env,
-            no_wait,
-            timeout,
-            args,
-        } => orchestrate::launch(
-            &cli.server,
-            orchestrate::LaunchArgs {
-                provider,
-                session,
-                new_session,
-                name,
-                cwd,
-                env,
-                no_wait,
-                timeout,
-                args,
-            },
-        ),
+        Command::Launch(args) => orchestrate::launch(&cli.server, args),
         Command::Input {
             pane,
             text,

@@ -8,17 +8,36 @@ use serde_json::{Value, json};
 use super::ServerArgs;
 use super::client::{block_on, client, text};
 
-/// What `panectl launch` was given.
+/// What `panectl launch` is given.
+#[derive(Debug, clap::Args)]
 pub struct LaunchArgs {
-    pub provider: String,
-    pub session: Option<String>,
-    pub new_session: bool,
-    pub name: Option<String>,
-    pub cwd: Option<std::path::PathBuf>,
-    pub env: Vec<String>,
-    pub no_wait: bool,
-    pub timeout: f64,
-    pub args: Vec<String>,
+    /// The provider (`panectl providers` lists them).
+    provider: String,
+    /// The session to open the window in (default: the first), or to create with
+    /// `--new-session`.
+    #[arg(long)]
+    session: Option<String>,
+    /// Create the session.
+    #[arg(long)]
+    new_session: bool,
+    /// The agent's name (the window name and the pane option `@panectl_name`).
+    #[arg(long)]
+    name: Option<String>,
+    /// The working directory.
+    #[arg(long)]
+    cwd: Option<std::path::PathBuf>,
+    /// An environment variable for the agent, `KEY=VALUE` (repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    env: Vec<String>,
+    /// Return once started, without waiting until it is ready.
+    #[arg(long)]
+    no_wait: bool,
+    /// How long to wait until it is ready.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    timeout: f64,
+    /// Arguments for the CLI, after `--`.
+    #[arg(last = true)]
+    args: Vec<String>,
 }
 
 /// `panectl launch PROVIDER ...`: prints the new pane's id.
