@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 use super::server::{ApiError, ApiState};
 use crate::control::command::{Command, Format, Line, SafeValue, Target};
 use crate::ids::PaneId;
-use crate::tmux::ConnectionHandle;
 use crate::tmux::query;
+use crate::tmux::{ConnectionHandle, RunError};
 
 /// The pane option that holds an agent's name.
 pub const NAME_OPTION: &str = "@panectl_name";
@@ -117,40 +117,16 @@ pub(crate) async fn first_reply_line(
     handle: &ConnectionHandle,
     line: Line,
 ) -> Result<String, ApiError> {
-    let replies = handle
-        .command(line)
-        .await
-        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?;
-    let mut first = None;
-    for reply in replies {
-        match reply {
-            Some(reply) if reply.success => {
-                if first.is_none() {
-                    first = Some(
-                        String::from_utf8_lossy(&reply.joined_body())
-                            .trim()
-                            .to_string(),
-                    );
-                }
-            }
-            Some(reply) => {
-                return Err(ApiError(
-                    StatusCode::BAD_GATEWAY,
-                    format!(
-                        "tmux refused: {}",
-                        crate::raw::RawBytes(reply.joined_body())
-                    ),
-                ));
-            }
-            None => {
-                return Err(ApiError(
-                    StatusCode::BAD_GATEWAY,
-                    "tmux skipped a command".into(),
-                ));
-            }
+    match handle.run(line).await {
+        Ok(replies) => Ok(replies
+            .first()
+            .map(|r| String::from_utf8_lossy(&r.joined_body()).trim().to_string())
+            .unwrap_or_default()),
+        Err(error @ RunError::Connection(_)) => {
+            Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, error.to_string()))
         }
+        Err(error) => Err(ApiError(StatusCode::BAD_GATEWAY, error.to_string())),
     }
-    Ok(first.unwrap_or_default())
 }
 
 /// `POST /v1/agents`. See the module documentation.
@@ -285,26 +261,20 @@ pub(crate) async fn launch(
     first_reply_line(&handle, options).await?;
     let timeout = Duration::from_secs_f64(body.timeout_seconds.unwrap_or(60.0).clamp(0.0, 3600.0));
     let deadline = tokio::time::Instant::now() + timeout;
-    let status = loop {
-        let current = state
-            .find(&pane.to_string())
-            .await
-            .ok()
-            .map(|(p, _)| p.status);
-        match current {
-            Some(status) if body.no_wait || status.is_ready() => break status,
-            _ if tokio::time::Instant::now() >= deadline => {
-                return Err(ApiError(
-                    StatusCode::GATEWAY_TIMEOUT,
-                    format!(
-                        "{pane} started but was not ready within {timeout:?} (status {})",
-                        current.map_or("not mirrored yet".to_string(), |s| s.to_string())
-                    ),
-                ));
-            }
-            _ => tokio::time::sleep(Duration::from_millis(100)).await,
-        }
-    };
+    let no_wait = body.no_wait;
+    let (ready, status) =
+        super::orchestrate::await_status(&state, pane, |s| no_wait || s.is_ready(), Some(deadline))
+            .await?;
+    if !ready {
+        return Err(ApiError(
+            StatusCode::GATEWAY_TIMEOUT,
+            format!(
+                "{pane} started but was not ready within {timeout:?} (status {})",
+                status.map_or("not mirrored yet".to_string(), |s| s.to_string())
+            ),
+        ));
+    }
+    let status = status.unwrap_or(crate::status::Status::Unknown);
     Ok((
         StatusCode::CREATED,
         axum::Json(Launched {

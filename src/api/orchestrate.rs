@@ -12,6 +12,7 @@ use tokio::sync::broadcast;
 use super::server::{ApiError, ApiState};
 use crate::control::command::{Line, commands};
 use crate::daemon::events::EventKind;
+use crate::ids::PaneId;
 use crate::status::Status;
 use crate::tmux::ConnectionHandle;
 
@@ -99,9 +100,9 @@ pub(crate) async fn keys(
     UrlPath(name): UrlPath<String>,
     axum::Json(body): axum::Json<KeysBody>,
 ) -> Result<Response, ApiError> {
-    if body.keys.is_empty() {
+    let Some((first, rest)) = body.keys.split_first() else {
         return Err(ApiError(StatusCode::BAD_REQUEST, "no keys given".into()));
-    }
+    };
     if let Some(bad) = body.keys.iter().find(|k| !commands::is_key_name(k)) {
         return Err(ApiError(
             StatusCode::BAD_REQUEST,
@@ -109,11 +110,10 @@ pub(crate) async fn keys(
         ));
     }
     let (pane, handle) = state.find(&name).await?;
-    let mut keys = body.keys.iter();
-    let first = keys.next().map(|k| commands::send_key(pane.pane, k));
-    let line = keys.fold(Line::new(first.expect("one key")), |line, key| {
-        line.then(commands::send_key(pane.pane, key))
-    });
+    let line = rest.iter().fold(
+        Line::new(commands::send_key(pane.pane, first)),
+        |line, key| line.then(commands::send_key(pane.pane, key)),
+    );
     run(&handle, line).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
@@ -148,22 +148,44 @@ pub(crate) async fn wait(
         None => None,
     };
     let started = std::time::Instant::now();
+    let (pane, _) = state.find(&name).await?;
+    let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+    let (reached, status) =
+        await_status(&state, pane.pane, |s| wanted.contains(&s), deadline).await?;
+    Ok(axum::Json(WaitAnswer {
+        pane: pane.pane.to_string(),
+        reached,
+        status: status.map_or_else(|| "unknown".to_string(), |s| s.to_string()),
+        waited_seconds: started.elapsed().as_secs_f64(),
+    })
+    .into_response())
+}
+
+/// Waits on the event stream (no polling) until `pane`'s status satisfies `wanted`, or until
+/// `deadline`. The pane may not be mirrored yet (a window just created): its arrival is waited
+/// for too. Returns whether the status was reached and the last status seen.
+pub(crate) async fn await_status(
+    state: &ApiState,
+    pane: PaneId,
+    wanted: impl Fn(Status) -> bool,
+    deadline: Option<tokio::time::Instant>,
+) -> Result<(bool, Option<Status>), ApiError> {
     // Subscribe before reading the status, so that no change falls between the two.
     let mut events = state.bus.subscribe();
-    let (pane, _) = state.find(&name).await?;
-    let id = pane.pane;
-    let answer = |reached: bool, status: Status| WaitAnswer {
-        pane: id.to_string(),
-        reached,
-        status: status.to_string(),
-        waited_seconds: started.elapsed().as_secs_f64(),
+    let current_status = || async {
+        state
+            .find(&pane.to_string())
+            .await
+            .ok()
+            .map(|(p, _)| p.status)
     };
-    if wanted.contains(&pane.status) {
-        return Ok(axum::Json(answer(true, pane.status)).into_response());
-    }
-    let mut current = pane.status;
-    let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+    let mut current = current_status().await;
     loop {
+        if let Some(status) = current
+            && wanted(status)
+        {
+            return Ok((true, current));
+        }
         let next = async {
             match deadline {
                 Some(deadline) => tokio::time::timeout_at(deadline, events.recv()).await.ok(),
@@ -175,28 +197,18 @@ pub(crate) async fn wait(
                 return Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping".into()));
             }
             event = next => match event {
-                None => return Ok(axum::Json(answer(false, current)).into_response()),
+                None => return Ok((false, current)),
                 Some(Ok(event)) => match &event.kind {
-                    EventKind::Status { pane, status, .. } if *pane == id => {
-                        current = *status;
-                        if wanted.contains(status) {
-                            return Ok(axum::Json(answer(true, current)).into_response());
-                        }
-                    }
-                    EventKind::PaneRemoved { pane } if *pane == id => {
-                        return Err(ApiError(StatusCode::GONE, format!("{id} closed")));
+                    EventKind::Status { pane: p, status, .. } if *p == pane => current = Some(*status),
+                    // Listed now: its status may be known already.
+                    EventKind::PaneAdded { pane: p, .. } if *p == pane => current = current_status().await,
+                    EventKind::PaneRemoved { pane: p } if *p == pane => {
+                        return Err(ApiError(StatusCode::GONE, format!("{pane} closed")));
                     }
                     _ => {}
                 },
-                Some(Err(broadcast::error::RecvError::Lagged(_))) => {
-                    // Events were missed: read the status again.
-                    if let Ok((pane, _)) = state.find(&id.to_string()).await {
-                        current = pane.status;
-                        if wanted.contains(&current) {
-                            return Ok(axum::Json(answer(true, current)).into_response());
-                        }
-                    }
-                }
+                // Events were missed: read the status again.
+                Some(Err(broadcast::error::RecvError::Lagged(_))) => current = current_status().await,
                 Some(Err(broadcast::error::RecvError::Closed)) => {
                     return Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping".into()));
                 }

@@ -230,6 +230,29 @@ fn a_message_sent_right_after_a_restart_waits_for_the_new_program() {
 }
 
 #[test]
+fn a_provider_can_narrow_the_statuses_a_message_goes_in() {
+    let _guard = daemon_test_lock();
+    let setup = Setup::start(0.2);
+    let path = setup.rules.path().join("fake_agent.toml");
+    let text = std::fs::read_to_string(&path).expect("rules");
+    let narrowed = text.replacen(
+        "\n[detect]",
+        "\n[delivery]\nready = [\"idle\"]\nsubmit_delay_ms = 300\n\n[detect]",
+        1,
+    );
+    std::fs::write(&path, narrowed).expect("rules");
+    let _daemon = setup.daemon();
+    setup.wait_status(&["idle"], Duration::from_secs(10));
+    let first = setup.send("while idle");
+    let second = setup.send("not after a turn");
+    setup.wait_state(first, "delivered", Duration::from_secs(10));
+    setup.wait_status(&["completed"], Duration::from_secs(10));
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(setup.message(second)["state"], "pending");
+    assert_eq!(setup.bodies(), [&b"while idle"[..]]);
+}
+
+#[test]
 fn a_dialog_is_never_answered_by_a_submit_key() {
     let _guard = daemon_test_lock();
     let setup = Setup::start(0.2);

@@ -175,11 +175,12 @@ impl Connection {
     }
 
     /// The pane's program printed.
+    /// On the `%output` path: one lookup.
     pub(super) fn status_output(&mut self, pane: PaneId, now: Instant) {
         if let Some(agent) = self.agents.get_mut(&pane) {
             agent.output_seen();
+            agent.touched(now);
         }
-        self.status_touch(pane, now);
     }
 
     pub(super) fn status_touch(&mut self, pane: PaneId, now: Instant) {

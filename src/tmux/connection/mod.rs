@@ -83,6 +83,20 @@ pub enum ConnectionError {
     },
 }
 
+/// Why a line of commands did not all succeed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// The connection failed.
+    #[error("tmux connection: {0}")]
+    Connection(#[from] ConnectionError),
+    /// tmux answered a command with an error.
+    #[error("tmux refused: {0}")]
+    Refused(String),
+    /// tmux skipped a command because an earlier one on the line failed.
+    #[error("tmux skipped a command after an earlier one failed")]
+    Skipped,
+}
+
 /// A pane as the API lists it.
 #[derive(Debug, Clone, Serialize)]
 pub struct PaneSummary {
@@ -260,6 +274,21 @@ impl ConnectionHandle {
     /// skipped because an earlier one on the line failed).
     pub async fn command(&self, line: Line) -> Result<Vec<Option<Reply>>, ConnectionError> {
         self.ask(|reply| Request::Command { line, reply }).await?
+    }
+
+    /// Sends a line and checks that every command on it succeeded; returns the replies.
+    pub async fn run(&self, line: Line) -> Result<Vec<Reply>, RunError> {
+        self.command(line)
+            .await?
+            .into_iter()
+            .map(|reply| match reply {
+                Some(reply) if reply.success => Ok(reply),
+                Some(reply) => Err(RunError::Refused(
+                    crate::raw::RawBytes(reply.joined_body()).to_string(),
+                )),
+                None => Err(RunError::Skipped),
+            })
+            .collect()
     }
 
     /// The panes of the session.
