@@ -7,9 +7,11 @@ paste on, like the real CLIs, and logs every submitted message byte-exact.
 Screen: a prompt row `fake> ` followed by a preview of the text typed or pasted so far (its
 first line, control characters shown as `?`). Enter submits: the text (pasted bytes with the
 paste markers removed, typed bytes as they came) is appended to LOG as one JSON line
-`{"hex": ...}`, synced to disk, then `working on it...` is shown for WORK_SECONDS (default 0.2)
-and `done` after (input that arrived meanwhile is logged as
-`{"input_during_work": true}`). A message starting with `ASK` opens a dialog instead, `Allow? (y/n)`, which
+`{"hex": ...}`, synced to disk, then `working on it...` is shown for WORK_SECONDS (default 0.2),
+then the answer, `answer: ` and the message's first line reversed, and `done` (input that
+arrived meanwhile is logged as `{"input_during_work": true}`). With FAKE_TRUST=1 in the
+environment it starts with a folder-trust dialog, `Trust this folder? (Enter)`, that Enter
+closes (logged as `{"trusted": true}`). A message starting with `ASK` opens a dialog instead, `Allow? (y/n)`, which
 only `y` or `n` closes; any other key pressed in the dialog is logged as `{"dialog_key": ...}`.
 """
 
@@ -49,6 +51,13 @@ def main():
         log.write(json.dumps(entry) + "\n")
         log.flush()
         os.fsync(log.fileno())
+
+    if os.environ.get("FAKE_TRUST") == "1":
+        out("Trust this folder? (Enter)")
+        while os.read(fd, 1) not in (b"\r", b"\n"):
+            pass
+        record({"trusted": True})
+        out("\r\n")
 
     buffer = bytearray()
     pending = bytearray()
@@ -97,6 +106,7 @@ def main():
                         # Anything typed while working is a delivery that did not wait.
                         if select.select([fd], [], [], 0)[0]:
                             record({"input_during_work": True})
+                        out("\r\nanswer: " + preview(message)[::-1])
                         out("\r\ndone\r\n")
                     out("fake> ")
                 elif key == 0x03:

@@ -14,9 +14,12 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
+use super::orchestrate::await_status;
 use super::server::{ApiError, ApiState};
-use crate::control::command::{Command, Format, Line, SafeValue, Target};
+use crate::control::command::{Command, Format, Line, SafeValue, Target, commands};
 use crate::ids::PaneId;
+use crate::status::Status;
+use crate::status::rules::Launch;
 use crate::tmux::query;
 use crate::tmux::{ConnectionHandle, RunError};
 
@@ -50,6 +53,10 @@ pub struct LaunchBody {
     /// Return at once instead of waiting until the agent is ready.
     #[serde(default)]
     pub no_wait: bool,
+    /// Answer the start-up dialogs the provider's rules declare (folder trust, say) with the
+    /// keys they give. Without it, such a dialog ends the launch with an error naming it.
+    #[serde(default)]
+    pub accept_startup_prompts: bool,
     /// How long to wait until it is ready (default 60 s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<f64>,
@@ -66,6 +73,9 @@ pub struct Launched {
     pub name: Option<String>,
     /// Its status when the call returned.
     pub status: String,
+    /// The start-up dialogs answered (their rule ids).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accepted_prompts: Vec<String>,
 }
 
 fn bad(message: impl Into<String>) -> ApiError {
@@ -134,6 +144,15 @@ pub(crate) async fn launch(
     State(state): State<ApiState>,
     axum::Json(body): axum::Json<LaunchBody>,
 ) -> Result<Response, ApiError> {
+    let launched = launch_agent(&state, &body).await?;
+    Ok((StatusCode::CREATED, axum::Json(launched)).into_response())
+}
+
+/// Starts an agent as `body` says and waits until it is ready (unless `no_wait`).
+pub(crate) async fn launch_agent(
+    state: &ApiState,
+    body: &LaunchBody,
+) -> Result<Launched, ApiError> {
     let provider = state
         .rules
         .providers
@@ -141,7 +160,7 @@ pub(crate) async fn launch(
         .get(&body.provider)
         .cloned()
         .ok_or_else(|| bad(format!("unknown provider {:?}", body.provider)))?;
-    let program = provider
+    let spec = provider
         .launch
         .clone()
         .ok_or_else(|| bad(format!("provider {} has no [launch] command", provider.id)))?;
@@ -168,7 +187,7 @@ pub(crate) async fn launch(
             "environment variable name {key:?} is not valid"
         )));
     }
-    let command = shell_command(&program, &body.args, body.cwd.as_deref(), &body.env);
+    let command = shell_command(&spec.command, &body.args, body.cwd.as_deref(), &body.env);
     let handles = state.handles();
     let panes = state.all_panes().await;
     const NEW_PANE: Format = Format::new("#{pane_id}");
@@ -261,30 +280,140 @@ pub(crate) async fn launch(
     first_reply_line(&handle, options).await?;
     let timeout = Duration::from_secs_f64(body.timeout_seconds.unwrap_or(60.0).clamp(0.0, 3600.0));
     let deadline = tokio::time::Instant::now() + timeout;
-    let no_wait = body.no_wait;
-    let (ready, status) =
-        super::orchestrate::await_status(&state, pane, |s| no_wait || s.is_ready(), Some(deadline))
-            .await?;
-    if !ready {
-        return Err(ApiError(
-            StatusCode::GATEWAY_TIMEOUT,
-            format!(
-                "{pane} started but was not ready within {timeout:?} (status {})",
-                status.map_or("not mirrored yet".to_string(), |s| s.to_string())
+    let (status, accepted_prompts) = if body.no_wait {
+        (Status::Unknown, Vec::new())
+    } else {
+        wait_until_ready(
+            state,
+            &handle,
+            pane,
+            &spec,
+            body.accept_startup_prompts,
+            deadline,
+        )
+        .await
+        .map_err(|error| match error {
+            WaitError::Api(error) => error,
+            WaitError::NotReady(status) => ApiError(
+                StatusCode::GATEWAY_TIMEOUT,
+                format!(
+                    "{pane} started but was not ready within {timeout:?} (status {})",
+                    status.map_or("not mirrored yet".to_string(), |s| s.to_string())
+                ),
             ),
-        ));
+        })?
+    };
+    Ok(Launched {
+        pane: pane.to_string(),
+        provider: provider.id.to_string(),
+        name: body.name.clone(),
+        status: status.to_string(),
+        accepted_prompts,
+    })
+}
+
+/// Why a launched agent did not become ready.
+enum WaitError {
+    Api(ApiError),
+    NotReady(Option<Status>),
+}
+
+/// How many times one start-up dialog is answered before panectl gives up on it.
+const MAX_ANSWERS_PER_PROMPT: usize = 3;
+
+/// Waits until the new agent is ready, answering the start-up dialogs of `spec` when `accept`;
+/// returns its status and the dialogs answered.
+async fn wait_until_ready(
+    state: &ApiState,
+    handle: &ConnectionHandle,
+    pane: PaneId,
+    spec: &Launch,
+    accept: bool,
+    deadline: tokio::time::Instant,
+) -> Result<(Status, Vec<String>), WaitError> {
+    let mut accepted: Vec<String> = Vec::new();
+    loop {
+        let (reached, status) = await_status(
+            state,
+            pane,
+            |s| s.is_ready() || s == Status::WaitingUserAnswer,
+            Some(deadline),
+        )
+        .await
+        .map_err(WaitError::Api)?;
+        let status = match status {
+            Some(status) if reached => status,
+            other => return Err(WaitError::NotReady(other)),
+        };
+        if status.is_ready() {
+            return Ok((status, accepted));
+        }
+        // A dialog: one the rules declare, answered if the caller opted in.
+        let (summary, _) = state
+            .find(&pane.to_string())
+            .await
+            .map_err(WaitError::Api)?;
+        let rule = summary.status_rule.unwrap_or_default();
+        let prompt = spec.startup_prompts.iter().find(|p| p.rule == rule);
+        let answered = accepted.iter().filter(|r| **r == rule).count();
+        match prompt {
+            Some(prompt) if accept && answered < MAX_ANSWERS_PER_PROMPT => {
+                if let Some((first, rest)) = prompt.keys.split_first() {
+                    let line = rest
+                        .iter()
+                        .fold(Line::new(commands::send_key(pane, first)), |line, key| {
+                            line.then(commands::send_key(pane, key))
+                        });
+                    first_reply_line(handle, line)
+                        .await
+                        .map_err(WaitError::Api)?;
+                }
+                tracing::info!(%pane, rule, "answered a start-up dialog");
+                accepted.push(rule);
+                // Give the dialog a moment to close before looking again.
+                let settle = (tokio::time::Instant::now() + Duration::from_secs(5)).min(deadline);
+                await_status(
+                    state,
+                    pane,
+                    |s| s != Status::WaitingUserAnswer,
+                    Some(settle),
+                )
+                .await
+                .map_err(WaitError::Api)?;
+            }
+            Some(_) if accept => {
+                return Err(WaitError::Api(ApiError(
+                    StatusCode::CONFLICT,
+                    format!(
+                        "{pane} still shows its start-up dialog ({rule}) after {MAX_ANSWERS_PER_PROMPT} answers"
+                    ),
+                )));
+            }
+            Some(_) => {
+                return Err(WaitError::Api(ApiError(
+                    StatusCode::CONFLICT,
+                    format!(
+                        "{pane} shows a start-up dialog ({rule}); answer it in the pane, or launch \
+                         with --accept-startup-prompts (accept_startup_prompts) to accept it"
+                    ),
+                )));
+            }
+            None => {
+                return Err(WaitError::Api(ApiError(
+                    StatusCode::CONFLICT,
+                    format!(
+                        "{pane} is waiting for an answer ({}) before it is ready; its rules \
+                         declare no start-up prompt for it, so answer it in the pane",
+                        if rule.is_empty() {
+                            "no rule"
+                        } else {
+                            rule.as_str()
+                        }
+                    ),
+                )));
+            }
+        }
     }
-    let status = status.unwrap_or(crate::status::Status::Unknown);
-    Ok((
-        StatusCode::CREATED,
-        axum::Json(Launched {
-            pane: pane.to_string(),
-            provider: provider.id.to_string(),
-            name: body.name.clone(),
-            status: status.to_string(),
-        }),
-    )
-        .into_response())
 }
 
 #[cfg(test)]

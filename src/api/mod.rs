@@ -1,7 +1,9 @@
 //! The daemon's local API ([`server`]), the client the CLI uses ([`client`]), and pane names.
 
 pub mod client;
+pub mod handoff;
 pub mod launch;
 pub mod names;
 pub mod orchestrate;
 pub mod server;
+pub mod turn;

@@ -156,6 +156,10 @@ pub fn router(state: ApiState) -> Router {
             axum::routing::post(super::orchestrate::wait),
         )
         .route("/v1/agents", axum::routing::post(super::launch::launch))
+        .route("/v1/handoff", axum::routing::post(super::handoff::handoff))
+        .route("/v1/assign", axum::routing::post(super::handoff::assign))
+        .route("/v1/assignments", get(super::handoff::list))
+        .route("/v1/assignments/{id}", get(super::handoff::one))
         .route("/v1/messages", get(list_messages))
         .route("/v1/messages/{id}", get(one_message))
         .route(
@@ -609,12 +613,12 @@ pub fn from_hex(hex: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-fn inbox_error(error: crate::inbox::InboxError) -> ApiError {
+pub(crate) fn inbox_error(error: crate::inbox::InboxError) -> ApiError {
     use crate::inbox::InboxError;
     let code = match &error {
         InboxError::Refused(_) => StatusCode::BAD_REQUEST,
-        InboxError::NoSuchMessage(_) => StatusCode::NOT_FOUND,
-        InboxError::NotPending { .. } => StatusCode::CONFLICT,
+        InboxError::NoSuchMessage(_) | InboxError::NoSuchAssignment(_) => StatusCode::NOT_FOUND,
+        InboxError::NotPending { .. } | InboxError::AssignmentEnded { .. } => StatusCode::CONFLICT,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
     ApiError(code, error.to_string())

@@ -3,6 +3,7 @@
 mod client;
 mod daemon;
 mod detect;
+mod handoff;
 mod inbox;
 mod orchestrate;
 mod replay;
@@ -165,6 +166,28 @@ enum Command {
     /// Start an agent CLI in a new window (or session) from its provider's `[launch]` command,
     /// wait until it is ready, and print its pane id.
     Launch(orchestrate::LaunchArgs),
+    /// Give a worker agent a task through its inbox, wait until its turn is over, and print
+    /// its answer. Exit code 0 with the answer, 1 on timeout, 2 on an error.
+    Handoff(handoff::TaskArgs),
+    /// Give a worker agent a task and return at once (printing the assignment id); when the
+    /// worker's turn is over, its answer is queued for `--reply-to` (default: this pane,
+    /// `$TMUX_PANE`).
+    Assign {
+        #[command(flatten)]
+        task: handoff::TaskArgs,
+        /// The pane whose inbox gets the answer (default `$TMUX_PANE`).
+        #[arg(long, value_name = "PANE")]
+        reply_to: Option<String>,
+    },
+    /// List assignments and what became of them.
+    Assignments {
+        /// Only those in this state (working, answered, failed).
+        #[arg(long)]
+        state: Option<String>,
+        /// Print one JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
     /// Type text into a pane (literally: key names and formats mean nothing), then Enter.
     Input {
         /// The pane.
@@ -270,6 +293,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => detect::detect(&files, provider.as_deref(), json),
         Command::Events { json } => client::events(&cli.server, json),
         Command::Launch(args) => orchestrate::launch(&cli.server, args),
+        Command::Handoff(task) => handoff::handoff(&cli.server, &task),
+        Command::Assign { task, reply_to } => {
+            handoff::assign(&cli.server, &task, reply_to.as_deref())
+        }
+        Command::Assignments { state, json } => handoff::list(&cli.server, state.as_deref(), json),
         Command::Input {
             pane,
             text,

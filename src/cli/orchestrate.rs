@@ -8,11 +8,9 @@ use serde_json::{Value, json};
 use super::ServerArgs;
 use super::client::{block_on, client, text};
 
-/// What `panectl launch` is given.
-#[derive(Debug, clap::Args)]
-pub struct LaunchArgs {
-    /// The provider (`panectl providers` lists them).
-    provider: String,
+/// How to start an agent: what `panectl launch` and `handoff/assign --launch` share.
+#[derive(Debug, Default, clap::Args)]
+pub struct LaunchOptions {
     /// The session to open the window in (default: the first), or to create with
     /// `--new-session`.
     #[arg(long)]
@@ -29,6 +27,60 @@ pub struct LaunchArgs {
     /// An environment variable for the agent, `KEY=VALUE` (repeatable).
     #[arg(long, value_name = "KEY=VALUE")]
     env: Vec<String>,
+    /// Answer the start-up dialogs the provider's rules declare (folder trust) for you.
+    /// Without it such a dialog ends the launch with an error naming it.
+    #[arg(long)]
+    accept_startup_prompts: bool,
+}
+
+impl LaunchOptions {
+    /// Whether any option is set (they need a launch).
+    pub fn any(&self) -> bool {
+        self.session.is_some()
+            || self.new_session
+            || self.name.is_some()
+            || self.cwd.is_some()
+            || !self.env.is_empty()
+            || self.accept_startup_prompts
+    }
+
+    /// The `POST /v1/agents` body for `provider`.
+    pub fn body(&self, provider: &str) -> anyhow::Result<Value> {
+        let mut env = serde_json::Map::new();
+        for pair in &self.env {
+            let (key, value) = pair
+                .split_once('=')
+                .ok_or_else(|| anyhow::anyhow!("--env {pair:?}: expected KEY=VALUE"))?;
+            env.insert(key.to_string(), json!(value));
+        }
+        let cwd = match &self.cwd {
+            Some(dir) => Some(
+                std::fs::canonicalize(dir)
+                    .map_err(|e| anyhow::anyhow!("--cwd {}: {e}", dir.display()))?
+                    .to_string_lossy()
+                    .into_owned(),
+            ),
+            None => None,
+        };
+        Ok(json!({
+            "provider": provider,
+            "session": self.session,
+            "new_session": self.new_session,
+            "name": self.name,
+            "cwd": cwd,
+            "env": env,
+            "accept_startup_prompts": self.accept_startup_prompts,
+        }))
+    }
+}
+
+/// What `panectl launch` is given.
+#[derive(Debug, clap::Args)]
+pub struct LaunchArgs {
+    /// The provider (`panectl providers` lists them).
+    provider: String,
+    #[command(flatten)]
+    options: LaunchOptions,
     /// Return once started, without waiting until it is ready.
     #[arg(long)]
     no_wait: bool,
@@ -42,33 +94,10 @@ pub struct LaunchArgs {
 
 /// `panectl launch PROVIDER ...`: prints the new pane's id.
 pub fn launch(server: &ServerArgs, args: LaunchArgs) -> anyhow::Result<ExitCode> {
-    let mut env = serde_json::Map::new();
-    for pair in &args.env {
-        let (key, value) = pair
-            .split_once('=')
-            .ok_or_else(|| anyhow::anyhow!("--env {pair:?}: expected KEY=VALUE"))?;
-        env.insert(key.to_string(), json!(value));
-    }
-    let cwd = match &args.cwd {
-        Some(dir) => Some(
-            std::fs::canonicalize(dir)
-                .map_err(|e| anyhow::anyhow!("--cwd {}: {e}", dir.display()))?
-                .to_string_lossy()
-                .into_owned(),
-        ),
-        None => None,
-    };
-    let body = json!({
-        "provider": args.provider,
-        "session": args.session,
-        "new_session": args.new_session,
-        "name": args.name,
-        "cwd": cwd,
-        "env": env,
-        "args": args.args,
-        "no_wait": args.no_wait,
-        "timeout_seconds": args.timeout,
-    });
+    let mut body = args.options.body(&args.provider)?;
+    body["args"] = json!(args.args);
+    body["no_wait"] = json!(args.no_wait);
+    body["timeout_seconds"] = json!(args.timeout);
     let client = client(server)?;
     let launched: Value = block_on(async { Ok(client.post_json("/v1/agents", &body).await?) })?;
     println!("{}", text(&launched, "pane"));

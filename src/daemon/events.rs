@@ -126,6 +126,17 @@ pub enum EventKind {
         /// The provider whose rules decided it.
         provider: Option<String>,
     },
+    /// An inbox message was queued or changed state.
+    Message {
+        /// The message id.
+        id: i64,
+        /// The receiving pane.
+        pane: String,
+        /// Its new state.
+        state: crate::inbox::State,
+        /// Its sender.
+        sender: String,
+    },
     /// A pane's screen was rebuilt from tmux.
     Resync {
         /// The pane.

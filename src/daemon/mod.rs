@@ -115,8 +115,8 @@ pub async fn run(
         path: socket.display().to_string(),
         source,
     })?;
-    let (inbox, inbox_thread) = crate::inbox::InboxHandle::open(&options.inbox)?;
     let bus = EventBus::new();
+    let (inbox, inbox_thread) = crate::inbox::InboxHandle::open(&options.inbox, Some(bus.clone()))?;
     let tracker = TaskTracker::new();
     let rules = rules::start(options.rules_dir.clone(), cancel.clone(), &tracker);
     let (supervisor, connections, status) = Supervisor::new(
@@ -154,6 +154,7 @@ pub async fn run(
         shutdown: cancel.clone(),
         rules,
     };
+    tracker.spawn(crate::api::handoff::resume(api_state.clone()));
     let api_cancel = cancel.clone();
     let api = tracker.spawn(async move {
         if let Err(error) = crate::api::server::serve(listener, api_state, api_cancel).await {

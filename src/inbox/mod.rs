@@ -2,6 +2,7 @@
 //! receiver is ready ([`delivery`]), kept in SQLite ([`store`]) so that neither a crash nor a
 //! restart loses or repeats one.
 
+pub mod assignments;
 pub mod delivery;
 pub mod store;
 
@@ -10,6 +11,9 @@ use std::sync::Arc;
 
 use tokio::sync::{Notify, mpsc, oneshot};
 
+use crate::daemon::events::{EventBus, EventKind};
+
+pub use assignments::{Assignment, AssignmentState, NewAssignment};
 pub use store::{InboxError, Message, NewMessage, State, Store};
 
 /// `$XDG_STATE_HOME/panectl/<server>/inbox.sqlite`, else under `~/.local/state`; `server` is the
@@ -43,8 +47,12 @@ impl std::fmt::Debug for InboxHandle {
 
 impl InboxHandle {
     /// Opens the database at `path` (creating its directory, 0700) and starts the thread that
-    /// owns it; the thread ends when the last handle is dropped.
-    pub fn open(path: &Path) -> Result<(InboxHandle, std::thread::JoinHandle<()>), InboxError> {
+    /// owns it; the thread ends when the last handle is dropped. Every message queued or moved
+    /// to another state is published on `events` (when given) as an [`EventKind::Message`].
+    pub fn open(
+        path: &Path,
+        events: Option<EventBus>,
+    ) -> Result<(InboxHandle, std::thread::JoinHandle<()>), InboxError> {
         if let Some(dir) = path.parent() {
             use std::os::unix::fs::DirBuilderExt;
             std::fs::DirBuilder::new()
@@ -63,6 +71,17 @@ impl InboxHandle {
             .spawn(move || {
                 while let Some(job) = receiver.blocking_recv() {
                     job(&mut store);
+                    let changes = store.take_changes();
+                    if let Some(bus) = &events {
+                        for message in changes {
+                            bus.publish(EventKind::Message {
+                                id: message.id,
+                                pane: message.pane,
+                                state: message.state,
+                                sender: message.sender,
+                            });
+                        }
+                    }
                 }
             })
             .map_err(|e| InboxError::Database {
@@ -98,6 +117,11 @@ impl InboxHandle {
         let stored = self.call(move |store| store.enqueue(message)).await?;
         self.queued.notify_one();
         Ok(stored)
+    }
+
+    /// Wakes the delivery task (a message was queued by a [`InboxHandle::call`]).
+    pub fn wake(&self) {
+        self.queued.notify_one();
     }
 
     /// Resolves when a message was queued since the last call.

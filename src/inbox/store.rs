@@ -33,6 +33,23 @@ const MIGRATIONS: &[&str] = &[
         delivered_at INTEGER
     );
     CREATE INDEX messages_by_pane ON messages(pane, state, id);",
+    // 2: assignments (a message to a worker whose answer goes back to the assigner's inbox).
+    "CREATE TABLE assignments (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        message_id INTEGER NOT NULL REFERENCES messages(id),
+        worker TEXT NOT NULL,
+        reply_to TEXT NOT NULL,
+        reply_agent TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        deadline_at INTEGER,
+        teardown INTEGER NOT NULL DEFAULT 0,
+        state TEXT NOT NULL,
+        busy_seen INTEGER NOT NULL DEFAULT 0,
+        reply_id INTEGER REFERENCES messages(id),
+        reason TEXT,
+        finished_at INTEGER
+    );
+    CREATE INDEX assignments_by_state ON assignments(state, id);",
 ];
 
 /// Where a message is in its life.
@@ -157,6 +174,17 @@ pub enum InboxError {
     /// No message has that id.
     #[error("no message {0}")]
     NoSuchMessage(i64),
+    /// No assignment has that id.
+    #[error("no assignment {0}")]
+    NoSuchAssignment(i64),
+    /// The assignment has already ended.
+    #[error("assignment {id} is already {state}")]
+    AssignmentEnded {
+        /// The assignment.
+        id: i64,
+        /// Its state.
+        state: String,
+    },
     /// The message is past the point where it can be changed.
     #[error("message {id} is {state}, not pending")]
     NotPending {
@@ -205,10 +233,25 @@ pub fn check_body(body: &[u8]) -> Result<(), InboxError> {
     Ok(())
 }
 
+/// Inserts a pending message (its body checked already); returns its id.
+pub(super) fn insert_message(connection: &Connection, new: &NewMessage) -> rusqlite::Result<i64> {
+    let expires_at = new.ttl_ms.map(|ttl| new.now.saturating_add(ttl));
+    connection.execute(
+        "INSERT INTO messages (pane, agent, sender, body, created_at, expires_at, state)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending')",
+        params![
+            new.pane, new.agent, new.sender, new.body, new.now, expires_at
+        ],
+    )?;
+    Ok(connection.last_insert_rowid())
+}
+
 /// The inbox database.
 pub struct Store {
-    connection: Connection,
-    path: String,
+    pub(super) connection: Connection,
+    pub(super) path: String,
+    /// Messages queued or moved to another state since [`Store::take_changes`] last ran.
+    pub(super) changed: Vec<i64>,
 }
 
 const COLUMNS: &str = "id, pane, agent, sender, body, created_at, expires_at, state, reason, \
@@ -258,12 +301,13 @@ impl Store {
         let mut store = Store {
             connection,
             path: name,
+            changed: Vec::new(),
         };
         store.migrate()?;
         Ok(store)
     }
 
-    fn db(&self) -> impl Fn(rusqlite::Error) -> InboxError + '_ {
+    pub(super) fn db(&self) -> impl Fn(rusqlite::Error) -> InboxError + '_ {
         |source| InboxError::Database {
             path: self.path.clone(),
             source,
@@ -309,17 +353,8 @@ impl Store {
     /// Queues a message; returns it with its id.
     pub fn enqueue(&mut self, new: NewMessage) -> Result<Message, InboxError> {
         check_body(&new.body)?;
-        let expires_at = new.ttl_ms.map(|ttl| new.now.saturating_add(ttl));
-        self.connection
-            .execute(
-                "INSERT INTO messages (pane, agent, sender, body, created_at, expires_at, state)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending')",
-                params![
-                    new.pane, new.agent, new.sender, new.body, new.now, expires_at
-                ],
-            )
-            .map_err(self.db())?;
-        let id = self.connection.last_insert_rowid();
+        let id = insert_message(&self.connection, &new).map_err(self.db())?;
+        self.changed.push(id);
         self.get(id)
     }
 
@@ -496,7 +531,17 @@ impl Store {
             });
         }
         also(&transaction).map_err(db)?;
-        transaction.commit().map_err(db)
+        transaction.commit().map_err(db)?;
+        self.changed.push(id);
+        Ok(())
+    }
+
+    /// The messages queued or moved since the last call, as they are now (for the event
+    /// stream: orchestrators and the turn watcher follow messages through it).
+    pub fn take_changes(&mut self) -> Vec<Message> {
+        let mut ids = std::mem::take(&mut self.changed);
+        ids.dedup();
+        ids.into_iter().filter_map(|id| self.get(id).ok()).collect()
     }
 }
 

@@ -19,6 +19,9 @@
 //!
 //! [launch]                           # how `panectl launch` starts the CLI
 //! command = ["claude"]               # program and arguments (run without a shell)
+//! [[launch.startup_prompts]]         # dialogs at start that `--accept-startup-prompts` answers
+//! rule = "claude_code.trust_folder"  # the waiting_user_answer rule that recognises it
+//! keys = ["Enter"]                   # the tmux keys that accept it
 //!
 //! [delivery]                         # how the inbox delivers messages (all optional)
 //! ready = ["idle", "completed"]      # statuses in which a message may go in
@@ -152,6 +155,15 @@ struct ScreenSpec {
 #[serde(deny_unknown_fields)]
 struct LaunchSpec {
     command: Spanned<Vec<String>>,
+    #[serde(default)]
+    startup_prompts: Vec<StartupPromptSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StartupPromptSpec {
+    rule: Spanned<String>,
+    keys: Spanned<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -344,10 +356,28 @@ pub struct Provider {
     pub last_response: Option<LastResponse>,
     /// Message delivery settings.
     pub delivery: Delivery,
-    /// The program and arguments that start the CLI (`panectl launch`), if it can be launched.
-    pub launch: Option<Vec<String>>,
+    /// How `panectl launch` starts the CLI, if it can be launched.
+    pub launch: Option<Launch>,
     /// Its rules, highest priority first (file order among equals).
     pub rules: Vec<Rule>,
+}
+
+/// How `panectl launch` starts a CLI.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    /// The program and its arguments.
+    pub command: Vec<String>,
+    /// Dialogs the CLI may show at start, and how to accept each, for launches that opt in.
+    pub startup_prompts: Vec<StartupPrompt>,
+}
+
+/// A dialog at start (folder trust, say) and the keys that accept it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartupPrompt {
+    /// The `waiting_user_answer` rule that recognises the dialog.
+    pub rule: String,
+    /// The tmux keys that accept it.
+    pub keys: Vec<String>,
 }
 
 /// The default horizontal rule row: eight or more box-drawing horizontal lines.
@@ -448,7 +478,45 @@ impl Provider {
                     "launch.command is empty".into(),
                 ));
             }
-            Some(launch) => Some(launch.command.get_ref().clone()),
+            Some(launch) => {
+                let mut startup_prompts = Vec::new();
+                for prompt in &launch.startup_prompts {
+                    let rule = prompt.rule.get_ref();
+                    let known = spec
+                        .rules
+                        .iter()
+                        .any(|r| r.id.get_ref() == rule && r.status == Verdict::WaitingUserAnswer);
+                    if !known {
+                        return Err(error(
+                            prompt.rule.span().start,
+                            format!(
+                                "startup prompt rule {rule:?} is not a waiting_user_answer rule of this file"
+                            ),
+                        ));
+                    }
+                    let keys = prompt.keys.get_ref();
+                    if keys.is_empty() {
+                        return Err(error(prompt.keys.span().start, "keys is empty".into()));
+                    }
+                    if let Some(bad) = keys
+                        .iter()
+                        .find(|k| !crate::control::command::commands::is_key_name(k))
+                    {
+                        return Err(error(
+                            prompt.keys.span().start,
+                            format!("{bad:?} is not a tmux key name"),
+                        ));
+                    }
+                    startup_prompts.push(StartupPrompt {
+                        rule: rule.clone(),
+                        keys: keys.clone(),
+                    });
+                }
+                Some(Launch {
+                    command: launch.command.get_ref().clone(),
+                    startup_prompts,
+                })
+            }
             None => None,
         };
         let mut rules = Vec::with_capacity(spec.rules.len());
@@ -648,6 +716,58 @@ strong = true
 
         let syntax = "id = \"x\"\n[[rules]\n";
         assert_eq!(Provider::parse(syntax, "s.toml").unwrap_err().line, 2);
+    }
+
+    #[test]
+    fn startup_prompts_name_a_dialog_rule_and_valid_keys() {
+        let rules = "[[rules]]\nid = \"x.trust\"\nstatus = \"waiting_user_answer\"\ncontains = [\"Trust?\"]\n[[rules]]\nid = \"x.ready\"\nstatus = \"ready\"\ncontains = [\"> \"]\n";
+        let file = |prompts: &str| {
+            format!(
+                "id = \"x\"\n[launch]\ncommand = [\"x\"]\nstartup_prompts = [{prompts}]\n{rules}"
+            )
+        };
+        let good = Provider::parse(
+            &file("{ rule = \"x.trust\", keys = [\"Down\", \"Enter\"] }"),
+            "x.toml",
+        )
+        .unwrap();
+        let launch = good.launch.unwrap();
+        assert_eq!(launch.command, ["x"]);
+        assert_eq!(
+            launch.startup_prompts,
+            [StartupPrompt {
+                rule: "x.trust".into(),
+                keys: vec!["Down".into(), "Enter".into()]
+            }]
+        );
+        for (prompts, words) in [
+            (
+                "{ rule = \"x.nope\", keys = [\"Enter\"] }",
+                "is not a waiting_user_answer rule",
+            ),
+            (
+                "{ rule = \"x.ready\", keys = [\"Enter\"] }",
+                "is not a waiting_user_answer rule",
+            ),
+            ("{ rule = \"x.trust\", keys = [] }", "keys is empty"),
+            (
+                "{ rule = \"x.trust\", keys = [\"Enter; kill-server\"] }",
+                "is not a tmux key name",
+            ),
+        ] {
+            let error = Provider::parse(&file(prompts), "x.toml").unwrap_err();
+            assert!(error.message.contains(words), "{prompts}: {error}");
+            assert_eq!(error.line, 4, "{prompts}");
+        }
+        // The built-in providers' prompts are valid.
+        for id in ["claude_code", "codex", "gemini_cli"] {
+            let set = super::super::providers::ProviderSet::builtin().unwrap();
+            let provider = set.get(id).unwrap();
+            assert!(
+                !provider.launch.as_ref().unwrap().startup_prompts.is_empty(),
+                "{id}"
+            );
+        }
     }
 
     #[test]

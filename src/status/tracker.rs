@@ -39,6 +39,9 @@ pub struct StatusTracker {
     rule: Option<Arc<str>>,
     /// The agent worked or asked since it was last idle.
     worked: bool,
+    /// The agent has been ready or working since it started: dialogs before that (folder
+    /// trust, say) are its start-up, not a turn, and leave it `idle`.
+    began: bool,
     /// Input was sent since the agent was last ready: the latch is open.
     input_pending: bool,
     /// Since when no rule matches.
@@ -59,6 +62,7 @@ impl StatusTracker {
             status: Status::Unknown,
             rule: None,
             worked: false,
+            began: false,
             input_pending: false,
             unmatched_since: None,
             grace,
@@ -83,6 +87,7 @@ impl StatusTracker {
     /// A new program replaced the pane's: nothing seen so far counts (`unknown`).
     pub fn restart(&mut self) -> Option<Change> {
         self.worked = false;
+        self.began = false;
         self.input_pending = false;
         self.unmatched_since = None;
         self.set(Status::Unknown, None)
@@ -91,6 +96,7 @@ impl StatusTracker {
     /// The agent's process is gone.
     pub fn exited(&mut self) -> Option<Change> {
         self.worked = false;
+        self.began = false;
         self.input_pending = false;
         self.set(Status::Exited, None)
     }
@@ -122,7 +128,7 @@ impl StatusTracker {
                 Status::Processing
             }
             Verdict::WaitingUserAnswer => {
-                self.worked = true;
+                self.worked |= self.began;
                 Status::WaitingUserAnswer
             }
             Verdict::Ready if self.worked => Status::Completed,
@@ -139,6 +145,9 @@ impl StatusTracker {
         };
         if status.is_ready() || status == Status::Error {
             self.input_pending = false;
+        }
+        if status.is_ready() || status == Status::Processing {
+            self.began = true;
         }
         self.set(status, detection.rule.clone())
     }
@@ -165,6 +174,38 @@ mod tests {
             rule: verdict.map(|v| Arc::from(v.as_str())),
             strong,
         }
+    }
+
+    #[test]
+    fn a_dialog_before_the_agent_was_ever_ready_is_not_a_turn() {
+        let mut tracker = StatusTracker::default();
+        let now = Instant::now();
+        let statuses: Vec<Status> = [
+            Verdict::WaitingUserAnswer, // folder trust at start
+            Verdict::Ready,
+            Verdict::WaitingUserAnswer, // a permission dialog in a turn
+            Verdict::Ready,
+        ]
+        .into_iter()
+        .map(|v| {
+            tracker.observe(&seen(Some(v), false), now);
+            tracker.status()
+        })
+        .collect();
+        assert_eq!(
+            statuses,
+            [
+                Status::WaitingUserAnswer,
+                Status::Idle,
+                Status::WaitingUserAnswer,
+                Status::Completed
+            ]
+        );
+        // A new program starts over.
+        tracker.restart();
+        tracker.observe(&seen(Some(Verdict::WaitingUserAnswer), false), now);
+        tracker.observe(&seen(Some(Verdict::Ready), false), now);
+        assert_eq!(tracker.status(), Status::Idle);
     }
 
     #[test]
@@ -203,6 +244,7 @@ mod tests {
     fn dialogs_count_as_work_and_clear_screens_as_idle() {
         let mut tracker = StatusTracker::default();
         let now = Instant::now();
+        tracker.observe(&seen(Some(Verdict::Ready), false), now);
         tracker.observe(&seen(Some(Verdict::WaitingUserAnswer), false), now);
         assert_eq!(
             tracker

@@ -19,6 +19,19 @@ name = "Fake agent"
 [detect]
 arguments = ["fake_agent.py"]
 
+[last_response]
+start = '^answer: '
+end = '^done$'
+strip = ['^answer: ']
+
+[[rules]]
+id = "fake_agent.trust"
+status = "waiting_user_answer"
+priority = 99
+lines = 1
+contains = ["Trust this folder? (Enter)"]
+seen_on = "test"
+
 [[rules]]
 id = "fake_agent.dialog"
 status = "waiting_user_answer"
@@ -63,7 +76,7 @@ impl Setup {
         // `panectl launch fake_agent` runs this: it shows its directory, a variable and its
         // arguments, then becomes the fake agent.
         let launch = format!(
-            "\n[launch]\ncommand = [\"sh\", \"-c\", 'echo \"cwd=$PWD var=$LAUNCH_VAR args=$*\"; exec python3 {} {} 0.2', \"sh\"]\n",
+            "\n[launch]\ncommand = [\"sh\", \"-c\", 'echo \"cwd=$PWD var=$LAUNCH_VAR args=$*\"; exec python3 {} {} 0.2', \"sh\"]\nstartup_prompts = [{{ rule = \"fake_agent.trust\", keys = [\"Enter\"] }}]\n",
             script.display(),
             log.display()
         );
@@ -91,11 +104,16 @@ impl Setup {
     }
 
     pub fn daemon(&self) -> Daemon {
+        self.daemon_for(2)
+    }
+
+    /// A daemon, once it mirrors `panes` panes.
+    pub fn daemon_for(&self, panes: usize) -> Daemon {
         let dir = self.rules.path().to_string_lossy().into_owned();
         let daemon = self
             .server
             .start_daemon(&["--rules-dir", &dir, "--submit-delay-ms", "150"]);
-        self.server.wait_for_panes(2);
+        self.server.wait_for_panes(panes);
         daemon
     }
 
@@ -117,7 +135,7 @@ impl Setup {
     }
 
     /// What the fake agent logged, one JSON value per line.
-    fn received(&self) -> Vec<Value> {
+    pub fn received(&self) -> Vec<Value> {
         std::fs::read_to_string(&self.log)
             .unwrap_or_default()
             .lines()
@@ -133,12 +151,12 @@ impl Setup {
             .collect()
     }
 
-    fn send(&self, text: &str) -> i64 {
+    pub fn send(&self, text: &str) -> i64 {
         let id = self.server.panectl_ok(&["send", "%0", text]);
         id.trim().parse().expect("message id")
     }
 
-    fn messages(&self) -> Vec<Value> {
+    pub fn messages(&self) -> Vec<Value> {
         self.server
             .panectl_ok(&["inbox", "--json"])
             .lines()
@@ -146,14 +164,14 @@ impl Setup {
             .collect()
     }
 
-    fn message(&self, id: i64) -> Value {
+    pub fn message(&self, id: i64) -> Value {
         self.messages()
             .into_iter()
             .find(|m| m["id"] == id)
             .expect("the message")
     }
 
-    fn wait_state(&self, id: i64, state: &str, timeout: Duration) -> Value {
+    pub fn wait_state(&self, id: i64, state: &str, timeout: Duration) -> Value {
         let mut last = Value::Null;
         self.server
             .wait_for(&format!("message {id} to be {state}"), timeout, || {

@@ -9,6 +9,7 @@ mod connection;
 mod daemon;
 mod decoder_properties;
 mod fake_model;
+mod handoff;
 mod inbox;
 mod inbox_claude;
 mod orchestrate;

@@ -1,0 +1,484 @@
+//! Handing work to another agent: `POST /v1/handoff` delivers a task through the inbox, waits
+//! for the worker's turn to finish and answers with the worker's last answer; `POST
+//! /v1/assign` returns at once and queues that answer, when it comes, for the assigning pane
+//! (the callback loop orchestrators otherwise build by hand). Assignments are kept in the inbox
+//! database and followed again after a daemon restart.
+
+use std::time::Duration;
+
+use axum::extract::{Path as UrlPath, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use tracing::{info, warn};
+
+use super::launch::{LaunchBody, first_reply_line, launch_agent};
+use super::server::{ApiError, ApiState, inbox_error};
+use super::turn::{TurnEnd, follow};
+use crate::control::command::{Command, Line, Target};
+use crate::ids::PaneId;
+use crate::inbox::{Assignment, AssignmentState, NewAssignment, NewMessage, State as MessageState};
+use crate::status::Status;
+
+/// The body of `POST /v1/handoff` and `POST /v1/assign`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct HandoffBody {
+    /// The worker's pane (any pane name); or give `launch`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pane: Option<String>,
+    /// Launch the worker first, as `POST /v1/agents` does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch: Option<LaunchBody>,
+    /// The task.
+    pub message: String,
+    /// The sender: a pane or a label (default `api`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// Give up after this many seconds (handoff default 600; assign default: no limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<f64>,
+    /// Close the worker's pane once its answer is read.
+    #[serde(default)]
+    pub teardown: bool,
+    /// Assign only: the pane whose inbox gets the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<String>,
+}
+
+/// The answer of `POST /v1/handoff`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct HandoffAnswer {
+    /// The worker's pane.
+    pub pane: String,
+    /// The task message.
+    pub message_id: i64,
+    /// The worker's status when its turn ended.
+    pub status: String,
+    /// The worker's last answer.
+    pub answer: String,
+    /// Seconds from the request to the answer.
+    pub waited_seconds: f64,
+    /// Whether the worker's pane was closed.
+    pub torn_down: bool,
+}
+
+/// The answer of `POST /v1/assign`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Assigned {
+    /// The assignment id (`GET /v1/assignments/{id}`).
+    pub assignment: i64,
+    /// The worker's pane.
+    pub pane: String,
+    /// The task message.
+    pub message_id: i64,
+    /// The pane the answer will be queued for.
+    pub reply_to: String,
+}
+
+/// Default time a handoff waits for the worker.
+const HANDOFF_TIMEOUT: Duration = Duration::from_secs(600);
+
+fn bad(message: impl Into<String>) -> ApiError {
+    ApiError(StatusCode::BAD_REQUEST, message.into())
+}
+
+fn timeout_of(seconds: Option<f64>) -> Result<Option<Duration>, ApiError> {
+    match seconds {
+        Some(s) if s.is_finite() && s > 0.0 => {
+            Ok(Some(Duration::from_secs_f64(s.min(86_400.0 * 30.0))))
+        }
+        Some(_) => Err(bad("timeout_seconds must be a positive number")),
+        None => Ok(None),
+    }
+}
+
+/// The worker: the named pane, or one launched now.
+async fn worker(state: &ApiState, body: &HandoffBody) -> Result<PaneId, ApiError> {
+    match (&body.pane, &body.launch) {
+        (Some(name), None) => Ok(state.find(name).await?.0.pane),
+        (None, Some(launch)) => {
+            if launch.no_wait {
+                return Err(bad(
+                    "a launched worker must be waited for: no_wait is not allowed here",
+                ));
+            }
+            let launched = launch_agent(state, launch).await?;
+            launched
+                .pane
+                .parse()
+                .map_err(|_| ApiError(StatusCode::BAD_GATEWAY, "the launch named no pane".into()))
+        }
+        _ => Err(bad("give exactly one of pane and launch")),
+    }
+}
+
+/// Queues `text` for `pane` from `from`.
+async fn task_message(
+    state: &ApiState,
+    pane: PaneId,
+    text: &str,
+    from: &str,
+) -> Result<NewMessage, ApiError> {
+    let (_, handle) = state.find(&pane.to_string()).await?;
+    let agent = crate::inbox::delivery::agent_identity(&handle, pane)
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?;
+    Ok(NewMessage {
+        pane: pane.to_string(),
+        agent,
+        sender: from.to_string(),
+        body: text.as_bytes().to_vec(),
+        now: crate::inbox::now_ms(),
+        ttl_ms: None,
+    })
+}
+
+/// Closes the worker's pane.
+async fn tear_down(state: &ApiState, pane: PaneId) -> Result<(), ApiError> {
+    let (_, handle) = state.find(&pane.to_string()).await?;
+    let kill = Command::new("kill-pane").target("-t", Target::Pane(pane));
+    first_reply_line(&handle, Line::new(kill)).await.map(|_| ())
+}
+
+/// The worker's last answer.
+async fn last_answer(state: &ApiState, pane: PaneId) -> Result<Option<String>, ApiError> {
+    let (_, handle) = state.find(&pane.to_string()).await?;
+    handle
+        .last_response(pane)
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))
+}
+
+/// Cancels the task if it is still queued (a timed-out handoff must not reach the worker
+/// later); says what became of it.
+async fn withdraw(state: &ApiState, message_id: i64) -> &'static str {
+    match state
+        .inbox
+        .call(move |store| store.cancel(message_id))
+        .await
+    {
+        Ok(_) => "the task was never delivered and is cancelled",
+        Err(_) => "the task was delivered; the worker may still be on it",
+    }
+}
+
+/// `POST /v1/handoff`.
+pub(crate) async fn handoff(
+    State(state): State<ApiState>,
+    axum::Json(body): axum::Json<HandoffBody>,
+) -> Result<Response, ApiError> {
+    if body.reply_to.is_some() {
+        return Err(bad(
+            "reply_to belongs to assign; a handoff answers the caller",
+        ));
+    }
+    let started = std::time::Instant::now();
+    let timeout = timeout_of(body.timeout_seconds)?.unwrap_or(HANDOFF_TIMEOUT);
+    let deadline = tokio::time::Instant::now() + timeout;
+    let pane = worker(&state, &body).await?;
+    let new = task_message(
+        &state,
+        pane,
+        &body.message,
+        body.from.as_deref().unwrap_or("api"),
+    )
+    .await?;
+    // Subscribe before queueing, so that nothing the delivery does is missed.
+    let events = state.bus.subscribe();
+    let message = state.inbox.enqueue(new).await.map_err(inbox_error)?;
+    let end = follow(
+        &state,
+        events,
+        message.id,
+        pane,
+        false,
+        Some(deadline),
+        || {},
+    )
+    .await?;
+    let status = match end {
+        TurnEnd::Finished(status) if status.is_ready() => status,
+        TurnEnd::Finished(Status::Error) => {
+            return Err(ApiError(
+                StatusCode::BAD_GATEWAY,
+                format!("{pane} stopped on an error (see `panectl screen {pane}`)"),
+            ));
+        }
+        TurnEnd::Finished(_) | TurnEnd::PaneGone => {
+            return Err(ApiError(
+                StatusCode::BAD_GATEWAY,
+                format!("{pane}'s agent exited or its pane closed before it answered"),
+            ));
+        }
+        TurnEnd::NotDelivered(state_now, reason) => {
+            return Err(ApiError(
+                StatusCode::BAD_GATEWAY,
+                format!(
+                    "message {} to {pane} was not delivered: {state_now}{}",
+                    message.id,
+                    reason.map(|r| format!(" ({r})")).unwrap_or_default()
+                ),
+            ));
+        }
+        TurnEnd::TimedOut(_, status) => {
+            let what = withdraw(&state, message.id).await;
+            return Err(ApiError(
+                StatusCode::GATEWAY_TIMEOUT,
+                format!(
+                    "{pane} did not finish within {timeout:?} (status {}); {what}",
+                    status.map_or("unknown".to_string(), |s| s.to_string())
+                ),
+            ));
+        }
+    };
+    let answer = last_answer(&state, pane).await?.ok_or_else(|| {
+        ApiError(
+            StatusCode::BAD_GATEWAY,
+            format!("{pane} finished its turn, but no answer could be read from its screen"),
+        )
+    })?;
+    let torn_down = if body.teardown {
+        tear_down(&state, pane).await?;
+        true
+    } else {
+        false
+    };
+    Ok(axum::Json(HandoffAnswer {
+        pane: pane.to_string(),
+        message_id: message.id,
+        status: status.to_string(),
+        answer,
+        waited_seconds: started.elapsed().as_secs_f64(),
+        torn_down,
+    })
+    .into_response())
+}
+
+/// `POST /v1/assign`.
+pub(crate) async fn assign(
+    State(state): State<ApiState>,
+    axum::Json(body): axum::Json<HandoffBody>,
+) -> Result<Response, ApiError> {
+    let reply_name = body
+        .reply_to
+        .as_deref()
+        .ok_or_else(|| bad("reply_to is required: the pane whose inbox gets the answer"))?;
+    let timeout = timeout_of(body.timeout_seconds)?;
+    let (reply_pane, reply_handle) = state.find(reply_name).await?;
+    let reply_agent = crate::inbox::delivery::agent_identity(&reply_handle, reply_pane.pane)
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?;
+    let pane = worker(&state, &body).await?;
+    if pane == reply_pane.pane {
+        return Err(bad("a pane cannot assign work to itself"));
+    }
+    let from = body
+        .from
+        .clone()
+        .unwrap_or_else(|| reply_pane.pane.to_string());
+    let task = task_message(&state, pane, &body.message, &from).await?;
+    let deadline_at = timeout.map(|t| task.now + t.as_millis() as i64);
+    let new = NewAssignment {
+        task,
+        reply_to: reply_pane.pane.to_string(),
+        reply_agent,
+        deadline_at,
+        teardown: body.teardown,
+    };
+    let events = state.bus.subscribe();
+    let (assignment, message) = state
+        .inbox
+        .call(move |store| store.assign(new))
+        .await
+        .map_err(inbox_error)?;
+    state.inbox.wake();
+    info!(id = assignment.id, worker = %pane, reply_to = %assignment.reply_to, "assigned");
+    let answer = Assigned {
+        assignment: assignment.id,
+        pane: pane.to_string(),
+        message_id: message.id,
+        reply_to: assignment.reply_to.clone(),
+    };
+    tokio::spawn(finish(state.clone(), events, assignment));
+    Ok((StatusCode::CREATED, axum::Json(answer)).into_response())
+}
+
+/// Follows every unfinished assignment again (at daemon start).
+pub async fn resume(state: ApiState) {
+    let working = match state
+        .inbox
+        .call(|store| store.assignments(Some(AssignmentState::Working)))
+        .await
+    {
+        Ok(working) => working,
+        Err(error) => {
+            warn!(%error, "cannot read the assignments");
+            return;
+        }
+    };
+    for assignment in working {
+        info!(id = assignment.id, worker = %assignment.worker, "following an assignment again");
+        let events = state.bus.subscribe();
+        tokio::spawn(finish(state.clone(), events, assignment));
+    }
+}
+
+/// Waits for the worker's turn and queues its answer (or why there is none) for the assigner.
+async fn finish(
+    state: ApiState,
+    events: tokio::sync::broadcast::Receiver<std::sync::Arc<crate::daemon::events::DaemonEvent>>,
+    assignment: Assignment,
+) {
+    let id = assignment.id;
+    let worker = assignment.worker.clone();
+    let (body, reason) = match assignment.worker.parse::<PaneId>() {
+        Err(_) => (
+            format!("[panectl] Assignment {id} failed: {worker} is not a pane."),
+            Some("the worker is not a pane".to_string()),
+        ),
+        Ok(pane) => {
+            let deadline = assignment.deadline_at.map(|at| {
+                let left = (at - crate::inbox::now_ms()).max(0) as u64;
+                tokio::time::Instant::now() + Duration::from_millis(left)
+            });
+            let inbox = state.inbox.clone();
+            let on_busy = move || {
+                let inbox = inbox.clone();
+                tokio::spawn(async move {
+                    if let Err(error) = inbox.call(move |store| store.assignment_busy(id)).await {
+                        warn!(%error, id, "cannot record that the worker is busy");
+                    }
+                });
+            };
+            let end = match follow(
+                &state,
+                events,
+                assignment.message_id,
+                pane,
+                assignment.busy_seen,
+                deadline,
+                on_busy,
+            )
+            .await
+            {
+                Ok(end) => end,
+                // The daemon is stopping: the next start follows it again.
+                Err(_) => return,
+            };
+            outcome(&state, &assignment, pane, end).await
+        }
+    };
+    let reply = crate::inbox::assignments::reply_body(&body);
+    let now = crate::inbox::now_ms();
+    let reason_now = reason.clone();
+    match state
+        .inbox
+        .call(move |store| store.finish_assignment(id, reply, reason_now.as_deref(), now))
+        .await
+    {
+        Ok((done, reply)) => {
+            state.inbox.wake();
+            info!(
+                id,
+                state = done.state.as_str(),
+                reply = reply.id,
+                "assignment finished"
+            );
+            if done.state == AssignmentState::Answered
+                && assignment.teardown
+                && let Ok(pane) = worker.parse::<PaneId>()
+                && let Err(error) = tear_down(&state, pane).await
+            {
+                warn!(id, error = %error.1, "cannot close the worker's pane");
+            }
+        }
+        Err(error) => warn!(%error, id, "cannot finish the assignment"),
+    }
+}
+
+/// The reply to queue for an ended turn, and the failure reason if it is not an answer.
+async fn outcome(
+    state: &ApiState,
+    assignment: &Assignment,
+    pane: PaneId,
+    end: TurnEnd,
+) -> (String, Option<String>) {
+    let id = assignment.id;
+    let failed = |reason: String| {
+        (
+            format!("[panectl] Assignment {id} to {pane} failed: {reason}."),
+            Some(reason),
+        )
+    };
+    match end {
+        TurnEnd::Finished(status) if status.is_ready() => match last_answer(state, pane).await {
+            Ok(Some(answer)) => (
+                format!("[panectl] Answer from {pane} to assignment {id}:\n{answer}"),
+                None,
+            ),
+            Ok(None) => {
+                failed("its turn ended, but no answer could be read from its screen".into())
+            }
+            Err(error) => failed(format!("its answer could not be read: {}", error.1)),
+        },
+        TurnEnd::Finished(Status::Error) => failed("it stopped on an error".into()),
+        TurnEnd::Finished(_) | TurnEnd::PaneGone => {
+            failed("its agent exited or its pane closed before it answered".into())
+        }
+        TurnEnd::NotDelivered(state_now, reason) => failed(format!(
+            "the task was not delivered: {state_now}{}",
+            reason.map(|r| format!(" ({r})")).unwrap_or_default()
+        )),
+        TurnEnd::TimedOut(message, status) => {
+            let what = if message == MessageState::Pending {
+                withdraw(state, assignment.message_id).await
+            } else {
+                "the task was delivered; the worker may still be on it"
+            };
+            failed(format!(
+                "no answer before its deadline (status {}); {what}",
+                status.map_or("unknown".to_string(), |s| s.to_string())
+            ))
+        }
+    }
+}
+
+/// The query of `GET /v1/assignments`.
+#[derive(Debug, Default, Deserialize)]
+pub struct AssignmentQuery {
+    /// Only assignments in this state (working, answered, failed).
+    pub state: Option<String>,
+}
+
+/// `GET /v1/assignments`.
+pub(crate) async fn list(
+    State(state): State<ApiState>,
+    Query(query): Query<AssignmentQuery>,
+) -> Result<Response, ApiError> {
+    let wanted = match query.state.as_deref() {
+        None => None,
+        Some(word) => Some(
+            AssignmentState::parse(word)
+                .ok_or_else(|| bad(format!("unknown assignment state {word:?}")))?,
+        ),
+    };
+    let all = state
+        .inbox
+        .call(move |store| store.assignments(wanted))
+        .await
+        .map_err(inbox_error)?;
+    Ok(axum::Json(all).into_response())
+}
+
+/// `GET /v1/assignments/{id}`.
+pub(crate) async fn one(
+    State(state): State<ApiState>,
+    UrlPath(id): UrlPath<i64>,
+) -> Result<Response, ApiError> {
+    let found = state
+        .inbox
+        .call(move |store| store.assignment(id))
+        .await
+        .map_err(inbox_error)?;
+    Ok(axum::Json(found).into_response())
+}

@@ -1,0 +1,302 @@
+//! Following one turn of a worker agent: its task message is delivered, it works, and it is
+//! ready again. `handoff` waits for this in the request; `assign` in a task that outlives it.
+//!
+//! The turn is followed on the event stream (no polling): message events say when the task was
+//! delivered (or failed), status events when the worker was busy and when it is ready again.
+//! Only what happens after the delivery began counts, so a worker that was busy with something
+//! else when the task was queued is not taken to have answered it.
+
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use tokio::sync::broadcast;
+
+use super::server::{ApiError, ApiState};
+use crate::daemon::events::{DaemonEvent, EventKind};
+use crate::ids::PaneId;
+use crate::inbox::State;
+use crate::status::Status;
+
+/// How long a delivered task may show no busy status before a ready worker is taken to have
+/// finished (a turn too short to see, or one that ended while the daemon was down).
+const UNSEEN_TURN_GRACE: Duration = Duration::from_secs(3);
+
+/// How long the worker's pane may be missing from the mirror before it is taken to be gone
+/// (right after a daemon start, panes appear as sessions are attached).
+const MISSING_PANE_GRACE: Duration = Duration::from_secs(10);
+
+/// How a followed turn ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnEnd {
+    /// The worker is ready again (or stopped on an error, or exited): the status it ended in.
+    Finished(Status),
+    /// The deadline passed; the message's state and the worker's status then.
+    TimedOut(State, Option<Status>),
+    /// The task message will never be delivered (failed, expired, cancelled).
+    NotDelivered(State, Option<String>),
+    /// The worker's pane closed.
+    PaneGone,
+}
+
+/// What is known of the turn so far.
+#[derive(Debug)]
+struct Turn {
+    message: State,
+    reason: Option<String>,
+    delivered_at: Option<tokio::time::Instant>,
+    status: Option<Status>,
+    busy_seen: bool,
+    missing_since: Option<tokio::time::Instant>,
+}
+
+impl Turn {
+    fn end(&self, now: tokio::time::Instant) -> Option<TurnEnd> {
+        match self.message {
+            State::Failed | State::Expired | State::Cancelled => {
+                return Some(TurnEnd::NotDelivered(self.message, self.reason.clone()));
+            }
+            State::Pending | State::Delivering => return None,
+            State::Delivered => {}
+        }
+        if self
+            .missing_since
+            .is_some_and(|since| now.duration_since(since) >= MISSING_PANE_GRACE)
+        {
+            return Some(TurnEnd::PaneGone);
+        }
+        let status = self.status?;
+        match status {
+            Status::Error | Status::Exited => Some(TurnEnd::Finished(status)),
+            s if s.is_ready() => {
+                let unseen_long_enough = self
+                    .delivered_at
+                    .is_some_and(|at| now.duration_since(at) >= UNSEEN_TURN_GRACE);
+                (self.busy_seen || unseen_long_enough).then_some(TurnEnd::Finished(status))
+            }
+            _ => None,
+        }
+    }
+
+    /// When the state should be looked at again without an event.
+    fn next_check(&self) -> Option<tokio::time::Instant> {
+        let mut next = None::<tokio::time::Instant>;
+        if let Some(at) = self.delivered_at
+            && !self.busy_seen
+        {
+            next = Some(at + UNSEEN_TURN_GRACE);
+        }
+        if let Some(since) = self.missing_since {
+            let at = since + MISSING_PANE_GRACE;
+            next = Some(next.map_or(at, |n| n.min(at)));
+        }
+        next
+    }
+}
+
+/// Follows the turn that message `message_id` starts in `pane` until it ends or `deadline`
+/// passes. `events` must have been subscribed before the message was queued (or, for a turn
+/// followed again after a restart, before this call). `busy_seen` carries what an earlier
+/// follower saw; `on_busy` is called once when the worker is first seen busy.
+pub(crate) async fn follow(
+    state: &ApiState,
+    mut events: broadcast::Receiver<std::sync::Arc<DaemonEvent>>,
+    message_id: i64,
+    pane: PaneId,
+    busy_seen: bool,
+    deadline: Option<tokio::time::Instant>,
+    mut on_busy: impl FnMut(),
+) -> Result<TurnEnd, ApiError> {
+    let mut turn = Turn {
+        message: State::Pending,
+        reason: None,
+        delivered_at: None,
+        status: None,
+        busy_seen,
+        missing_since: None,
+    };
+    refresh(state, message_id, pane, &mut turn).await?;
+    loop {
+        let now = tokio::time::Instant::now();
+        if let Some(end) = turn.end(now) {
+            return Ok(end);
+        }
+        let wake = match (turn.next_check(), deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let sleep = async {
+            match wake {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = state.shutdown.cancelled() => {
+                return Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping".into()));
+            }
+            () = sleep => {
+                if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
+                    if let Some(end) = turn.end(tokio::time::Instant::now()) {
+                        return Ok(end);
+                    }
+                    return Ok(TurnEnd::TimedOut(turn.message, turn.status));
+                }
+                if turn.missing_since.is_some() {
+                    refresh(state, message_id, pane, &mut turn).await?;
+                }
+            }
+            event = events.recv() => match event {
+                Ok(event) => match &event.kind {
+                    EventKind::Message { id, state: new, .. } if *id == message_id => {
+                        if *new == State::Delivering && turn.message != State::Delivering {
+                            // A new attempt: only what happens from here on counts.
+                            turn.busy_seen = false;
+                        }
+                        if *new == State::Delivered {
+                            turn.delivered_at = Some(tokio::time::Instant::now());
+                        }
+                        if matches!(new, State::Failed | State::Expired | State::Cancelled) {
+                            refresh(state, message_id, pane, &mut turn).await?;
+                        }
+                        turn.message = *new;
+                    }
+                    EventKind::Status { pane: p, status, .. } if *p == pane => {
+                        turn.status = Some(*status);
+                        note_busy(&mut turn, &mut on_busy);
+                    }
+                    EventKind::PaneAdded { pane: p, .. } if *p == pane => {
+                        refresh(state, message_id, pane, &mut turn).await?;
+                    }
+                    EventKind::PaneRemoved { pane: p } if *p == pane => return Ok(TurnEnd::PaneGone),
+                    _ => {}
+                },
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    refresh(state, message_id, pane, &mut turn).await?;
+                }
+                Err(broadcast::error::RecvError::Closed) => {
+                    return Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping".into()));
+                }
+            }
+        }
+    }
+}
+
+fn note_busy(turn: &mut Turn, on_busy: &mut impl FnMut()) {
+    let busy = matches!(
+        turn.status,
+        Some(Status::Processing | Status::WaitingUserAnswer)
+    );
+    if busy && matches!(turn.message, State::Delivering | State::Delivered) && !turn.busy_seen {
+        turn.busy_seen = true;
+        on_busy();
+    }
+}
+
+/// Reads the message's state and the pane's status afresh.
+async fn refresh(
+    state: &ApiState,
+    message_id: i64,
+    pane: PaneId,
+    turn: &mut Turn,
+) -> Result<(), ApiError> {
+    let message = state
+        .inbox
+        .call(move |store| store.get(message_id))
+        .await
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    if message.state == State::Delivered && turn.delivered_at.is_none() {
+        // Delivered before this follower started: count the grace from its delivery time.
+        let ago = (crate::inbox::now_ms() - message.delivered_at.unwrap_or(0)).max(0) as u64;
+        turn.delivered_at = Some(
+            tokio::time::Instant::now()
+                .checked_sub(Duration::from_millis(ago))
+                .unwrap_or_else(tokio::time::Instant::now),
+        );
+    }
+    turn.message = message.state;
+    turn.reason = message.reason;
+    match state.find(&pane.to_string()).await {
+        Ok((summary, _)) => {
+            turn.missing_since = None;
+            if summary.status_settled || turn.status.is_none() {
+                turn.status = Some(summary.status);
+            }
+        }
+        Err(_) => {
+            turn.missing_since
+                .get_or_insert_with(tokio::time::Instant::now);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn(message: State, status: Status, busy_seen: bool, now: tokio::time::Instant) -> Turn {
+        Turn {
+            message,
+            reason: None,
+            delivered_at: Some(now),
+            status: Some(status),
+            busy_seen,
+            missing_since: None,
+        }
+    }
+
+    #[test]
+    fn a_turn_ends_only_when_ready_after_its_delivery_and_work() {
+        let now = tokio::time::Instant::now();
+        // Still queued: a ready worker has not answered it.
+        assert_eq!(
+            turn(State::Pending, Status::Completed, true, now).end(now),
+            None
+        );
+        // Delivered but not yet seen working: not yet (unless it stays ready for a while).
+        assert_eq!(
+            turn(State::Delivered, Status::Completed, false, now).end(now),
+            None
+        );
+        assert_eq!(
+            turn(State::Delivered, Status::Completed, false, now).end(now + UNSEEN_TURN_GRACE),
+            Some(TurnEnd::Finished(Status::Completed))
+        );
+        assert_eq!(
+            turn(State::Delivered, Status::Completed, true, now).end(now),
+            Some(TurnEnd::Finished(Status::Completed))
+        );
+        // Working or asking the user: not over.
+        assert_eq!(
+            turn(State::Delivered, Status::Processing, true, now).end(now),
+            None
+        );
+        assert_eq!(
+            turn(State::Delivered, Status::WaitingUserAnswer, true, now)
+                .end(now + UNSEEN_TURN_GRACE),
+            None
+        );
+        assert_eq!(
+            turn(State::Delivered, Status::Error, true, now).end(now),
+            Some(TurnEnd::Finished(Status::Error))
+        );
+        assert_eq!(
+            turn(State::Expired, Status::Idle, false, now).end(now),
+            Some(TurnEnd::NotDelivered(State::Expired, None))
+        );
+    }
+
+    #[test]
+    fn busy_counts_only_once_the_delivery_began() {
+        let mut calls = 0;
+        let now = tokio::time::Instant::now();
+        let mut t = turn(State::Pending, Status::Processing, false, now);
+        note_busy(&mut t, &mut || calls += 1);
+        assert!(!t.busy_seen);
+        t.message = State::Delivering;
+        note_busy(&mut t, &mut || calls += 1);
+        note_busy(&mut t, &mut || calls += 1);
+        assert!(t.busy_seen);
+        assert_eq!(calls, 1);
+    }
+}

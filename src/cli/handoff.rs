@@ -1,0 +1,169 @@
+//! `handoff`, `assign` and `assignments`: give another agent a task through the daemon.
+
+use std::io::Read;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use hyper::StatusCode;
+use panectl::api::client::ClientError;
+use serde_json::{Value, json};
+
+use super::ServerArgs;
+use super::client::{block_on, client, text};
+use super::orchestrate::LaunchOptions;
+
+/// What `panectl handoff` and `panectl assign` are given.
+#[derive(Debug, clap::Args)]
+pub struct TaskArgs {
+    /// The worker's pane and the task (`-` reads the task from stdin); with `--launch`, only
+    /// the task.
+    #[arg(required = true, num_args = 1..=2, value_name = "PANE MESSAGE")]
+    words: Vec<String>,
+    /// Start a worker of this provider first (as `panectl launch` does) instead of naming a
+    /// pane.
+    #[arg(long, value_name = "PROVIDER")]
+    launch: Option<String>,
+    #[command(flatten)]
+    launch_options: LaunchOptions,
+    /// Give up after this many seconds (handoff: default 600; assign: no limit). The answer
+    /// of a timed-out assignment says so.
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
+    /// Close the worker's pane once its answer is read.
+    #[arg(long)]
+    teardown: bool,
+    /// Who sends the task: a pane or a label (default: `cli`, or the replying pane for assign).
+    #[arg(long, value_name = "X")]
+    from: Option<String>,
+}
+
+impl TaskArgs {
+    /// The request body shared by handoff and assign.
+    fn body(&self) -> anyhow::Result<Value> {
+        let (pane, message) = match (&self.launch, self.words.as_slice()) {
+            (Some(_), [message]) => (None, message),
+            (None, [pane, message]) => (Some(pane), message),
+            (Some(_), _) => anyhow::bail!("with --launch, give only the message"),
+            (None, _) => anyhow::bail!("give the worker's pane and the message (or --launch)"),
+        };
+        if self.launch.is_none() && self.launch_options.any() {
+            anyhow::bail!(
+                "--session, --name, --cwd, --env and --accept-startup-prompts need --launch"
+            );
+        }
+        let message = if message == "-" {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("cannot read the message from stdin (it must be UTF-8)")?;
+            text
+        } else {
+            message.clone()
+        };
+        let launch = match &self.launch {
+            Some(provider) => Some(self.launch_options.body(provider)?),
+            None => None,
+        };
+        Ok(json!({
+            "pane": pane,
+            "launch": launch,
+            "message": message,
+            "from": self.from,
+            "timeout_seconds": self.timeout,
+            "teardown": self.teardown,
+        }))
+    }
+}
+
+/// `panectl handoff`: prints the worker's answer. Exit code 0 with the answer, 1 on timeout,
+/// 2 on any other error.
+pub fn handoff(server: &ServerArgs, args: &TaskArgs) -> anyhow::Result<ExitCode> {
+    let result = (|| -> Result<Value, anyhow::Error> {
+        let mut body = args.body()?;
+        if body["from"].is_null() {
+            body["from"] = json!("cli");
+        }
+        let client = client(server)?;
+        block_on(async { Ok(client.post_json("/v1/handoff", &body).await?) })
+    })();
+    match result {
+        Ok(answer) => {
+            let text = text(&answer, "answer");
+            print!("{text}");
+            if !text.ends_with('\n') {
+                println!();
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(error) => {
+            eprintln!("panectl: {error:#}");
+            let timed_out = error.chain().any(|cause| {
+                matches!(
+                    cause.downcast_ref::<ClientError>(),
+                    Some(ClientError::Status { status, .. }) if *status == StatusCode::GATEWAY_TIMEOUT
+                )
+            });
+            Ok(ExitCode::from(if timed_out { 1 } else { 2 }))
+        }
+    }
+}
+
+/// `panectl assign`: prints the assignment id; the answer arrives in `--reply-to`'s inbox.
+pub fn assign(
+    server: &ServerArgs,
+    args: &TaskArgs,
+    reply_to: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let reply_to = reply_to
+        .map(str::to_string)
+        .or_else(|| std::env::var("TMUX_PANE").ok().filter(|p| !p.is_empty()))
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "give --reply-to PANE (outside tmux there is no $TMUX_PANE to default to)"
+            )
+        })?;
+    let mut body = args.body()?;
+    body["reply_to"] = json!(reply_to);
+    let client = client(server)?;
+    let assigned: Value = block_on(async { Ok(client.post_json("/v1/assign", &body).await?) })?;
+    println!("{}", text(&assigned, "assignment"));
+    eprintln!(
+        "panectl: assignment {} to {}; its answer will be queued for {}",
+        text(&assigned, "assignment"),
+        text(&assigned, "pane"),
+        text(&assigned, "reply_to")
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `panectl assignments [--state S] [--json]`.
+pub fn list(server: &ServerArgs, state: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
+    let client = client(server)?;
+    let path = match state {
+        Some(state) => format!(
+            "/v1/assignments?state={}",
+            panectl::api::client::encode_segment(state)
+        ),
+        None => "/v1/assignments".to_string(),
+    };
+    let all: Vec<Value> = block_on(async { Ok(client.get_json(&path).await?) })?;
+    for a in &all {
+        if json {
+            println!("{a}");
+        } else {
+            println!(
+                "{:>5}  {:<9} {:>5} -> {:<5} message {}{}",
+                text(a, "id"),
+                text(a, "state"),
+                text(a, "worker"),
+                text(a, "reply_to"),
+                text(a, "message_id"),
+                a["reason"]
+                    .as_str()
+                    .map(|r| format!("  ({r})"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
