@@ -358,7 +358,22 @@ async fn wait_until_ready(
         let answered = accepted.iter().filter(|r| **r == rule).count();
         match prompt {
             Some(prompt) if accept && answered < MAX_ANSWERS_PER_PROMPT => {
-                if let Some((first, rest)) = prompt.keys.split_first() {
+                let screen = handle
+                    .screen(pane, false)
+                    .await
+                    .map_err(|e| {
+                        WaitError::Api(ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))
+                    })?
+                    .map(|dump| String::from_utf8_lossy(&dump.content).into_owned())
+                    .unwrap_or_default();
+                let rows: Vec<&str> = screen.lines().collect();
+                let keys = prompt.keys_for(&rows).map_err(|why| {
+                    WaitError::Api(ApiError(
+                        StatusCode::CONFLICT,
+                        format!("{pane} shows its start-up dialog ({rule}), but {why}"),
+                    ))
+                })?;
+                if let Some((first, rest)) = keys.split_first() {
                     let line = rest
                         .iter()
                         .fold(Line::new(commands::send_key(pane, first)), |line, key| {

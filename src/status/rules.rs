@@ -21,6 +21,8 @@
 //! command = ["claude"]               # program and arguments (run without a shell)
 //! [[launch.startup_prompts]]         # dialogs at start that `--accept-startup-prompts` answers
 //! rule = "claude_code.trust_folder"  # the waiting_user_answer rule that recognises it
+//! choose = 'Yes, I trust'            # optional: move the pointer (Up/Down) to this option first
+//! pointer = '^\s*[❯›>●]\s'           # optional: the row of the selected option (this default)
 //! keys = ["Enter"]                   # the tmux keys that accept it
 //!
 //! [delivery]                         # how the inbox delivers messages (all optional)
@@ -164,6 +166,8 @@ struct LaunchSpec {
 struct StartupPromptSpec {
     rule: Spanned<String>,
     keys: Spanned<Vec<String>>,
+    choose: Option<Spanned<String>>,
+    pointer: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -372,12 +376,55 @@ pub struct Launch {
 }
 
 /// A dialog at start (folder trust, say) and the keys that accept it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct StartupPrompt {
     /// The `waiting_user_answer` rule that recognises the dialog.
     pub rule: String,
-    /// The tmux keys that accept it.
+    /// The tmux keys that accept it (after the pointer was moved to `choose`).
     pub keys: Vec<String>,
+    /// The option to select first (the CLI's default choice is not always the accepting one).
+    pub choose: Option<Regex>,
+    /// The row of the selected option.
+    pub pointer: Regex,
+}
+
+impl PartialEq for StartupPrompt {
+    fn eq(&self, other: &Self) -> bool {
+        self.rule == other.rule
+            && self.keys == other.keys
+            && self.choose.as_ref().map(Regex::as_str) == other.choose.as_ref().map(Regex::as_str)
+            && self.pointer.as_str() == other.pointer.as_str()
+    }
+}
+
+impl Eq for StartupPrompt {}
+
+/// The default row of a dialog's selected option: a pointer or a filled radio button.
+pub const DEFAULT_POINTER: &str = r"^\s*[❯›>●]\s";
+
+impl StartupPrompt {
+    /// The keys that accept the dialog on this screen (its rows, top to bottom): arrows that
+    /// move the pointer to the `choose` option, then `keys`.
+    pub fn keys_for(&self, rows: &[&str]) -> Result<Vec<String>, String> {
+        let Some(choose) = &self.choose else {
+            return Ok(self.keys.clone());
+        };
+        let target = rows
+            .iter()
+            .rposition(|row| choose.is_match(row))
+            .ok_or_else(|| format!("no option matching {:?} on the screen", choose.as_str()))?;
+        let pointer = rows
+            .iter()
+            .enumerate()
+            .filter(|(_, row)| self.pointer.is_match(row))
+            .min_by_key(|(index, _)| index.abs_diff(target))
+            .map(|(index, _)| index)
+            .ok_or_else(|| "no selected option (pointer) on the screen".to_string())?;
+        let arrow = if target > pointer { "Down" } else { "Up" };
+        let mut keys = vec![arrow.to_string(); target.abs_diff(pointer)];
+        keys.extend(self.keys.iter().cloned());
+        Ok(keys)
+    }
 }
 
 /// The default horizontal rule row: eight or more box-drawing horizontal lines.
@@ -510,6 +557,13 @@ impl Provider {
                     startup_prompts.push(StartupPrompt {
                         rule: rule.clone(),
                         keys: keys.clone(),
+                        choose: prompt.choose.as_ref().map(compile).transpose()?,
+                        pointer: match &prompt.pointer {
+                            Some(pattern) => compile(pattern)?,
+                            None => {
+                                Regex::new(DEFAULT_POINTER).map_err(|e| error(0, e.to_string()))?
+                            }
+                        },
                     });
                 }
                 Some(Launch {
@@ -733,13 +787,10 @@ strong = true
         .unwrap();
         let launch = good.launch.unwrap();
         assert_eq!(launch.command, ["x"]);
-        assert_eq!(
-            launch.startup_prompts,
-            [StartupPrompt {
-                rule: "x.trust".into(),
-                keys: vec!["Down".into(), "Enter".into()]
-            }]
-        );
+        assert_eq!(launch.startup_prompts.len(), 1);
+        assert_eq!(launch.startup_prompts[0].rule, "x.trust");
+        assert_eq!(launch.startup_prompts[0].keys, ["Down", "Enter"]);
+        assert!(launch.startup_prompts[0].choose.is_none());
         for (prompts, words) in [
             (
                 "{ rule = \"x.nope\", keys = [\"Enter\"] }",
@@ -768,6 +819,29 @@ strong = true
                 "{id}"
             );
         }
+    }
+
+    #[test]
+    fn a_chosen_option_is_reached_with_arrows_first() {
+        let set = super::super::providers::ProviderSet::builtin().unwrap();
+        let claude = set.get("claude_code").unwrap();
+        let prompt = &claude.launch.as_ref().unwrap().startup_prompts[0];
+        // Claude Code 2.1.332 in a folder it does not know: "No, exit" is selected.
+        let screen = [
+            " Quick safety check: Is this a project you created or one you trust? (Like your own code",
+            " Claude Code'll be able to read, edit, and execute files here.",
+            " Security guide",
+            " ❯ No, exit",
+            "   Yes, I trust this folder",
+            " Enter to confirm · Esc to cancel",
+        ];
+        assert_eq!(prompt.keys_for(&screen).unwrap(), ["Down", "Enter"]);
+        // Already on it (an older wording): Enter alone.
+        let older = [" ❯ 1. Yes, proceed", "   2. No, exit"];
+        assert_eq!(prompt.keys_for(&older).unwrap(), ["Enter"]);
+        let above = ["   Yes, I trust this folder", " ❯ No, exit"];
+        assert_eq!(prompt.keys_for(&above).unwrap(), ["Up", "Enter"]);
+        assert!(prompt.keys_for(&[" something else"]).is_err());
     }
 
     #[test]

@@ -102,6 +102,22 @@ impl ClaudeHome {
 }
 
 impl ClaudeHome {
+    /// `KEY=VALUE` settings that make `panectl launch claude_code` start this Claude Code
+    /// against `model_url` (its program found through `PATH`).
+    pub fn launch_env(&self, model_url: &str) -> Vec<String> {
+        let bin = binary("claude");
+        let dir = bin.parent().expect("bin dir").display().to_string();
+        let path = std::env::var("PATH").unwrap_or_default();
+        vec![
+            format!("HOME={}", self.home.path().display()),
+            format!("ANTHROPIC_API_KEY={KEY}"),
+            format!("ANTHROPIC_BASE_URL={model_url}"),
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1".into(),
+            "DISABLE_AUTOUPDATER=1".into(),
+            format!("PATH={dir}:{path}"),
+        ]
+    }
+
     /// Replaces the program of `pane` with Claude Code, started in this work directory and
     /// talking to the fake model server at `url`.
     pub fn respawn_in(&self, server: &crate::support::TmuxServer, pane: &str, url: &str) {

@@ -10,6 +10,7 @@ mod daemon;
 mod decoder_properties;
 mod fake_model;
 mod handoff;
+mod handoff_claude;
 mod inbox;
 mod inbox_claude;
 mod orchestrate;
