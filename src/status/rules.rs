@@ -526,6 +526,8 @@ impl Provider {
                 ));
             }
             Some(launch) => {
+                let default_pointer =
+                    Regex::new(DEFAULT_POINTER).map_err(|e| error(0, e.to_string()))?;
                 let mut startup_prompts = Vec::new();
                 for prompt in &launch.startup_prompts {
                     let rule = prompt.rule.get_ref();
@@ -560,9 +562,7 @@ impl Provider {
                         choose: prompt.choose.as_ref().map(compile).transpose()?,
                         pointer: match &prompt.pointer {
                             Some(pattern) => compile(pattern)?,
-                            None => {
-                                Regex::new(DEFAULT_POINTER).map_err(|e| error(0, e.to_string()))?
-                            }
+                            None => default_pointer.clone(),
                         },
                     });
                 }
