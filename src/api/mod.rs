@@ -6,4 +6,5 @@ pub mod launch;
 pub mod names;
 pub mod orchestrate;
 pub mod server;
+pub mod tcp;
 pub mod turn;

@@ -13,7 +13,9 @@
 //! | `GET /v1/providers` | the provider rules in force |
 //! | `GET /v1/events` | Server-Sent Events: every change, numbered |
 //!
-//! `{pane}` is any name [`names::resolve`] accepts, percent-encoded.
+//! and the orchestration routes (messages, input, keys, wait, agents, handoff, assign); the
+//! whole list is [`routes`], described in `docs/API.md` and served as OpenAPI at
+//! `GET /v1/openapi.json`. `{pane}` is any name [`names::resolve`] accepts, percent-encoded.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -54,6 +56,8 @@ pub struct ApiState {
     pub bus: EventBus,
     /// The tmux server.
     pub address: ServerAddress,
+    /// The API's Unix socket.
+    pub api_socket: String,
     /// When the daemon started.
     pub started: Instant,
     /// Fires at shutdown; ends event streams so the server can stop.
@@ -124,50 +128,82 @@ pub async fn serve(
         .await
 }
 
+/// One route of the API: the router and the OpenAPI document's check are made from the same
+/// list, so neither can drift from the other.
+pub(crate) struct Route {
+    /// The HTTP method (lowercase, as in OpenAPI).
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by the OpenAPI check"))]
+    pub method: &'static str,
+    /// The path template.
+    pub path: &'static str,
+    /// The handler.
+    pub handler: axum::routing::MethodRouter<ApiState>,
+}
+
+/// Every route.
+pub(crate) fn routes() -> Vec<Route> {
+    use axum::routing::post;
+    let get_route = |path, handler| Route {
+        method: "get",
+        path,
+        handler,
+    };
+    let post_route = |path, handler| Route {
+        method: "post",
+        path,
+        handler,
+    };
+    vec![
+        get_route("/v1/health", get(health)),
+        get_route("/v1/openapi.json", get(openapi)),
+        get_route("/v1/panes", get(list_panes)),
+        get_route("/v1/panes/{pane}", get(one_pane)),
+        get_route("/v1/panes/{pane}/screen", get(screen)),
+        get_route("/v1/panes/{pane}/output", get(output)),
+        get_route("/v1/panes/{pane}/explain", get(explain)),
+        get_route("/v1/panes/{pane}/last-response", get(last_response)),
+        post_route("/v1/panes/{pane}/provider", post(set_provider)),
+        get_route("/v1/providers", get(providers)),
+        post_route("/v1/panes/{pane}/messages", post(send_message)),
+        post_route("/v1/panes/{pane}/input", post(super::orchestrate::input)),
+        post_route("/v1/panes/{pane}/keys", post(super::orchestrate::keys)),
+        post_route("/v1/panes/{pane}/wait", post(super::orchestrate::wait)),
+        post_route("/v1/agents", post(super::launch::launch)),
+        post_route("/v1/handoff", post(super::handoff::handoff)),
+        post_route("/v1/assign", post(super::handoff::assign)),
+        get_route("/v1/assignments", get(super::handoff::list)),
+        get_route("/v1/assignments/{id}", get(super::handoff::one)),
+        get_route("/v1/messages", get(list_messages)),
+        get_route("/v1/messages/{id}", get(one_message)),
+        post_route("/v1/messages/{id}/cancel", post(cancel_message)),
+        get_route("/v1/events", get(events)),
+    ]
+}
+
 /// The routes.
 pub fn router(state: ApiState) -> Router {
-    Router::new()
-        .route("/v1/health", get(health))
-        .route("/v1/panes", get(list_panes))
-        .route("/v1/panes/{pane}", get(one_pane))
-        .route("/v1/panes/{pane}/screen", get(screen))
-        .route("/v1/panes/{pane}/output", get(output))
-        .route("/v1/panes/{pane}/explain", get(explain))
-        .route("/v1/panes/{pane}/last-response", get(last_response))
-        .route(
-            "/v1/panes/{pane}/provider",
-            axum::routing::post(set_provider),
-        )
-        .route("/v1/providers", get(providers))
-        .route(
-            "/v1/panes/{pane}/messages",
-            axum::routing::post(send_message),
-        )
-        .route(
-            "/v1/panes/{pane}/input",
-            axum::routing::post(super::orchestrate::input),
-        )
-        .route(
-            "/v1/panes/{pane}/keys",
-            axum::routing::post(super::orchestrate::keys),
-        )
-        .route(
-            "/v1/panes/{pane}/wait",
-            axum::routing::post(super::orchestrate::wait),
-        )
-        .route("/v1/agents", axum::routing::post(super::launch::launch))
-        .route("/v1/handoff", axum::routing::post(super::handoff::handoff))
-        .route("/v1/assign", axum::routing::post(super::handoff::assign))
-        .route("/v1/assignments", get(super::handoff::list))
-        .route("/v1/assignments/{id}", get(super::handoff::one))
-        .route("/v1/messages", get(list_messages))
-        .route("/v1/messages/{id}", get(one_message))
-        .route(
-            "/v1/messages/{id}/cancel",
-            axum::routing::post(cancel_message),
-        )
-        .route("/v1/events", get(events))
+    routes()
+        .into_iter()
+        .fold(Router::new(), |router, route| {
+            router.route(route.path, route.handler)
+        })
+        // A 1 MiB message sent as `body_hex` is 2 MiB of JSON.
+        .layer(axum::extract::DefaultBodyLimit::max(4 << 20))
         .with_state(state)
+}
+
+/// The OpenAPI document of this API.
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+async fn openapi() -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        OPENAPI,
+    )
+        .into_response()
 }
 
 /// An error answer: status and a JSON `{"error": ...}` body.
@@ -239,6 +275,9 @@ pub struct Health {
     pub version: String,
     /// The tmux server's socket.
     pub tmux_socket: String,
+    /// The API's Unix socket.
+    #[serde(default)]
+    pub api_socket: String,
     /// tmux's version.
     pub tmux_version: String,
     /// Whether the tmux server answers.
@@ -283,7 +322,12 @@ async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
     let status = state.status.borrow().clone();
     let mut statuses: BTreeMap<String, usize> = BTreeMap::new();
     for pane in state.all_panes().await {
-        if pane.provider.is_some() {
+        // Agents only: a plain shell is not one (as in `@panectl_summary`).
+        if pane
+            .provider
+            .as_deref()
+            .is_some_and(|p| p != crate::status::providers::SHELL)
+        {
             *statuses.entry(pane.status.to_string()).or_default() += 1;
         }
     }
@@ -313,6 +357,7 @@ async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
         .into(),
         version: env!("CARGO_PKG_VERSION").into(),
         tmux_socket: state.address.to_string(),
+        api_socket: state.api_socket.clone(),
         tmux_version,
         server_alive: status.server_alive,
         uptime_seconds: state.started.elapsed().as_secs(),
@@ -725,4 +770,54 @@ async fn cancel_message(
         .await
         .map_err(inbox_error)?;
     Ok(axum::Json(message).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    #[test]
+    fn the_openapi_document_lists_exactly_the_routes() {
+        let document: serde_json::Value =
+            serde_json::from_str(OPENAPI).expect("openapi.json is JSON");
+        assert!(
+            document["openapi"]
+                .as_str()
+                .is_some_and(|v| v.starts_with("3."))
+        );
+        let mut documented = BTreeSet::new();
+        let mut operation_ids = BTreeSet::new();
+        for (path, item) in document["paths"].as_object().expect("paths") {
+            for (method, operation) in item.as_object().expect("path item") {
+                if method == "parameters" {
+                    continue;
+                }
+                documented.insert((method.clone(), path.clone()));
+                let id = operation["operationId"].as_str().unwrap_or_default();
+                assert!(
+                    operation_ids.insert(id.to_string()) && !id.is_empty(),
+                    "{method} {path}: operationId {id:?} missing or not unique"
+                );
+                assert!(
+                    operation["responses"]
+                        .as_object()
+                        .is_some_and(|r| !r.is_empty()),
+                    "{method} {path}: no responses"
+                );
+            }
+        }
+        let served: BTreeSet<(String, String)> = routes()
+            .iter()
+            .map(|r| (r.method.to_string(), r.path.to_string()))
+            .collect();
+        assert_eq!(routes().len(), served.len(), "a route is listed twice");
+        let missing: Vec<_> = served.difference(&documented).collect();
+        let extra: Vec<_> = documented.difference(&served).collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "not documented: {missing:?}; documented but not served: {extra:?}"
+        );
+    }
 }

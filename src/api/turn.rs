@@ -147,7 +147,7 @@ pub(crate) async fn follow(
             }
             event = events.recv() => match event {
                 Ok(event) => match &event.kind {
-                    EventKind::Message { id, state: new, .. } if *id == message_id => {
+                    EventKind::Message { message_id: id, state: new, .. } if *id == message_id => {
                         if *new == State::Delivering && turn.message != State::Delivering {
                             // A new attempt: only what happens from here on counts.
                             turn.busy_seen = false;

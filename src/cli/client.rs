@@ -146,6 +146,7 @@ pub fn health(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
         "tmux          {} at {}",
         health.tmux_version, health.tmux_socket
     )?;
+    writeln!(out, "api           {}", health.api_socket)?;
     writeln!(out, "sessions      {}", health.sessions)?;
     writeln!(out, "panes         {}", health.panes)?;
     writeln!(out, "output        {} bytes", health.output_bytes)?;

@@ -56,6 +56,17 @@ pub struct DaemonArgs {
     /// Write the log here instead of stderr (a detached daemon logs to the runtime directory).
     #[arg(long, value_name = "PATH")]
     log_file: Option<PathBuf>,
+    /// Also serve the API on this TCP address (e.g. 127.0.0.1:7878), for tools that cannot use
+    /// a Unix socket. Every request needs `Authorization: Bearer TOKEN`.
+    #[arg(long, value_name = "ADDR:PORT")]
+    listen: Option<std::net::SocketAddr>,
+    /// Allow `--listen` on an address that is not loopback.
+    #[arg(long, requires = "listen")]
+    allow_remote: bool,
+    /// The bearer token file for `--listen` (default: `<runtime dir>/<server>.token`, created
+    /// with a random token, mode 0600).
+    #[arg(long, value_name = "PATH", requires = "listen")]
+    token_file: Option<PathBuf>,
 }
 
 fn init_logging(log_file: Option<&PathBuf>) -> anyhow::Result<()> {
@@ -88,7 +99,13 @@ pub fn run(server: &ServerArgs, args: DaemonArgs) -> anyhow::Result<ExitCode> {
         .inbox
         .clone()
         .unwrap_or_else(|| panectl::inbox::default_path(paths.stem()));
+    let tcp = args.listen.map(|address| panectl::api::tcp::TcpOptions {
+        address,
+        allow_remote: args.allow_remote,
+        token_file: args.token_file.clone().unwrap_or_else(|| paths.token()),
+    });
     let options = DaemonOptions {
+        tcp,
         inbox,
         delivery: panectl::inbox::delivery::DeliveryOptions {
             submit_delay: Duration::from_millis(args.submit_delay_ms.max(150)),
@@ -193,6 +210,13 @@ fn detach(
     }
     if let Some(dir) = &args.rules_dir {
         command.arg("--rules-dir").arg(dir);
+    }
+    if let Some(tcp) = &options.tcp {
+        command.arg("--listen").arg(tcp.address.to_string());
+        command.arg("--token-file").arg(&tcp.token_file);
+        if tcp.allow_remote {
+            command.arg("--allow-remote");
+        }
     }
     // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
     unsafe {

@@ -218,6 +218,13 @@ enum Command {
         #[arg(long, value_name = "SECONDS")]
         timeout: Option<f64>,
     },
+    /// Print the path of the API socket of the tmux server (for curl and other clients), or
+    /// with `--token`, of the TCP listener's token file. Needs no running daemon.
+    Socket {
+        /// Print the token file's path instead.
+        #[arg(long)]
+        token: bool,
+    },
     /// Show the daemon's health.
     Health {
         /// Print JSON.
@@ -286,6 +293,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             client::set_provider(&cli.server, &pane, &provider)
         }
         Command::Providers => client::providers(&cli.server),
+        Command::Socket { token } => {
+            let paths = panectl::daemon::paths::RuntimePaths::for_server(&cli.server.address()?);
+            let path = if token { paths.token() } else { paths.socket() };
+            println!("{}", path.display());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Detect {
             provider,
             json,

@@ -128,8 +128,8 @@ pub enum EventKind {
     },
     /// An inbox message was queued or changed state.
     Message {
-        /// The message id.
-        id: i64,
+        /// The message id (`id` is the event's).
+        message_id: i64,
         /// The receiving pane.
         pane: String,
         /// Its new state.

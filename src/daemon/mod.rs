@@ -39,6 +39,8 @@ pub struct DaemonOptions {
     pub inbox: std::path::PathBuf,
     /// How messages are delivered.
     pub delivery: crate::inbox::delivery::DeliveryOptions,
+    /// The optional TCP listener.
+    pub tcp: Option<crate::api::tcp::TcpOptions>,
 }
 
 /// Why the daemon could not start.
@@ -58,6 +60,9 @@ pub enum DaemonError {
     /// The inbox database cannot be opened.
     #[error(transparent)]
     Inbox(#[from] crate::inbox::InboxError),
+    /// The TCP listener cannot start.
+    #[error(transparent)]
+    Tcp(#[from] crate::api::tcp::TcpError),
     /// A file could not be created.
     #[error("{what} {path}: {source}")]
     Io {
@@ -115,6 +120,14 @@ pub async fn run(
         path: socket.display().to_string(),
         source,
     })?;
+    let tcp = match &options.tcp {
+        Some(tcp) => {
+            let token = crate::api::tcp::load_or_create_token(&tcp.token_file)?;
+            let listener = crate::api::tcp::bind(tcp).await?;
+            Some((listener, token))
+        }
+        None => None,
+    };
     let bus = EventBus::new();
     let (inbox, inbox_thread) = crate::inbox::InboxHandle::open(&options.inbox, Some(bus.clone()))?;
     let tracker = TaskTracker::new();
@@ -150,11 +163,24 @@ pub async fn run(
         status,
         bus,
         address: options.address.clone(),
+        api_socket: socket.display().to_string(),
         started,
         shutdown: cancel.clone(),
         rules,
     };
     tracker.spawn(crate::api::handoff::resume(api_state.clone()));
+    if let Some((listener, token)) = tcp {
+        let address = listener.local_addr().ok();
+        let tcp_state = api_state.clone();
+        let tcp_cancel = cancel.clone();
+        info!(address = ?address, "API also on TCP (bearer token required)");
+        tracker.spawn(async move {
+            if let Err(error) = crate::api::tcp::serve(listener, token, tcp_state, tcp_cancel).await
+            {
+                warn!(%error, "the TCP API listener stopped");
+            }
+        });
+    }
     let api_cancel = cancel.clone();
     let api = tracker.spawn(async move {
         if let Err(error) = crate::api::server::serve(listener, api_state, api_cancel).await {

@@ -107,6 +107,11 @@ impl RuntimePaths {
         self.dir.join(format!("{}.lock", self.stem))
     }
 
+    /// The bearer token of the TCP listener.
+    pub fn token(&self) -> PathBuf {
+        self.dir.join(format!("{}.token", self.stem))
+    }
+
     /// The log of a detached daemon.
     pub fn log(&self) -> PathBuf {
         self.dir.join(format!("{}.log", self.stem))

@@ -75,7 +75,7 @@ impl InboxHandle {
                     if let Some(bus) = &events {
                         for message in changes {
                             bus.publish(EventKind::Message {
-                                id: message.id,
+                                message_id: message.id,
                                 pane: message.pane,
                                 state: message.state,
                                 sender: message.sender,

@@ -3,6 +3,7 @@
 
 mod agent_clis;
 mod agent_status;
+mod api;
 mod cli_replay;
 mod command_roundtrip;
 mod connection;
