@@ -4,6 +4,8 @@ mod client;
 mod daemon;
 mod detect;
 mod inbox;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod orchestrate;
 mod replay;
 
@@ -120,6 +122,10 @@ enum Command {
     },
     /// List the provider rules the daemon uses.
     Providers,
+    /// Serve MCP (Model Context Protocol) on stdin/stdout, so that agents can list, read,
+    /// message, launch and hand work to each other through the daemon.
+    #[cfg(feature = "mcp")]
+    Mcp,
     /// Classify screen captures offline: one line (or JSON object) per file.
     Detect {
         /// The provider whose rules to use (default: recognised from each file's banner).
@@ -263,6 +269,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             client::set_provider(&cli.server, &pane, &provider)
         }
         Command::Providers => client::providers(&cli.server),
+        #[cfg(feature = "mcp")]
+        Command::Mcp => mcp::run(&cli.server),
         Command::Detect {
             provider,
             json,

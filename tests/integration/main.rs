@@ -11,6 +11,8 @@ mod decoder_properties;
 mod fake_model;
 mod inbox;
 mod inbox_claude;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod orchestrate;
 mod screen_fixtures;
 mod screen_watch;
