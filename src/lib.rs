@@ -9,6 +9,8 @@ pub mod control;
 pub mod daemon;
 pub mod ids;
 pub mod inbox;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod mirror;
 pub mod raw;
 pub mod replay;

@@ -5,6 +5,8 @@ mod daemon;
 mod detect;
 mod handoff;
 mod inbox;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod orchestrate;
 mod replay;
 
@@ -121,6 +123,10 @@ enum Command {
     },
     /// List the provider rules the daemon uses.
     Providers,
+    /// Serve MCP (Model Context Protocol) on stdin/stdout, so that agents can list, read,
+    /// message, launch and hand work to each other through the daemon.
+    #[cfg(feature = "mcp")]
+    Mcp,
     /// Classify screen captures offline: one line (or JSON object) per file.
     Detect {
         /// The provider whose rules to use (default: recognised from each file's banner).
@@ -299,6 +305,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             println!("{}", path.display());
             Ok(ExitCode::SUCCESS)
         }
+        #[cfg(feature = "mcp")]
+        Command::Mcp => mcp::run(&cli.server),
         Command::Detect {
             provider,
             json,

@@ -14,6 +14,8 @@ mod handoff;
 mod handoff_claude;
 mod inbox;
 mod inbox_claude;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod orchestrate;
 mod screen_fixtures;
 mod screen_watch;

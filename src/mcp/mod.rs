@@ -1,0 +1,277 @@
+//! `panectl mcp`: a Model Context Protocol server over stdio, so that agents can see and drive
+//! each other.
+//!
+//! The server does not touch tmux. Every tool is one request to the running daemon's local API
+//! (through [`ApiClient`]), so it sees the same panes, statuses and inbox as the CLI. The caller's
+//! own pane (`$TMUX_PANE`, when the agent runs inside tmux) is the sender of its messages and the
+//! default pane that assignments answer to.
+//!
+//! | tool | API request |
+//! |---|---|
+//! | `list_agents` | `GET /v1/panes`, the panes with a recognised agent |
+//! | `agent_status` | `GET /v1/panes/{pane}` |
+//! | `send_message` | `POST /v1/panes/{pane}/messages` |
+//! | `read_screen` | `GET /v1/panes/{pane}/screen` |
+//! | `last_response` | `GET /v1/panes/{pane}/last-response` |
+//! | `launch_agent` | `POST /v1/agents` |
+//! | `handoff` | `POST /v1/handoff` |
+//! | `assign` | `POST /v1/assign` |
+//!
+//! A failed request (the daemon's error answer, or no daemon at all) is a tool error carrying
+//! the daemon's message, never a protocol error. Stdout carries the protocol and nothing else.
+
+mod params;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use serde_json::Value;
+
+use crate::api::client::{ApiClient, ClientError, encode_segment};
+pub use params::{
+    AssignParams, HandoffParams, LaunchParams, PaneParams, SendMessageParams, assign_body,
+    handoff_body, handoff_text, launch_body, list_agents_text, send_body,
+};
+
+/// Why the MCP server stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    /// The MCP handshake with the client failed.
+    #[error("MCP handshake failed: {0}")]
+    Handshake(String),
+    /// The task serving the connection failed.
+    #[error("the MCP server failed: {0}")]
+    Serve(String),
+}
+
+/// What a tool answers: text, or the text of a tool error.
+type ToolResult = Result<String, String>;
+
+/// The MCP server: tools over one daemon's API.
+#[derive(Debug, Clone)]
+pub struct PanectlMcp {
+    client: ApiClient,
+    caller: Option<String>,
+    tool_router: ToolRouter<PanectlMcp>,
+}
+
+/// A daemon error as a tool error, saying which call failed.
+fn failed(what: &str, error: ClientError) -> String {
+    match error {
+        // No `{"error": ...}` body: the daemon has no such route.
+        ClientError::Status { status, message } if message == format!("{status}: ") => format!(
+            "{what}: the daemon does not offer this request ({status}); it may be older than \
+             this panectl, so restart it"
+        ),
+        ClientError::Status { message, .. } if message.starts_with("no pane named") => {
+            format!("{what}: {message} (list_agents shows the agents and their panes)")
+        }
+        other => format!("{what}: {other}"),
+    }
+}
+
+fn pane_path(pane: &str, rest: &str) -> String {
+    format!("/v1/panes/{}{rest}", encode_segment(pane))
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+}
+
+fn body_text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[tool_router]
+impl PanectlMcp {
+    /// A server that talks to the daemon through `client`; `caller` is the pane the server's
+    /// client runs in (`$TMUX_PANE`), if any.
+    pub fn new(client: ApiClient, caller: Option<String>) -> PanectlMcp {
+        PanectlMcp {
+            client,
+            caller: caller.filter(|pane| !pane.is_empty()),
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Who messages come from: the caller's pane, else `mcp`.
+    fn sender(&self) -> String {
+        self.caller.clone().unwrap_or_else(|| "mcp".to_string())
+    }
+
+    /// List the CLI coding agents (Claude Code, Codex, Gemini CLI, ...) running in tmux panes,
+    /// as a JSON list: pane id, provider, status (idle, processing, completed,
+    /// waiting_user_answer, error, exited, ...), session, window, command and title. Plain
+    /// shells are left out. Use the pane id with the other tools.
+    #[tool]
+    async fn list_agents(&self) -> ToolResult {
+        let panes: Value = self
+            .client
+            .get_json("/v1/panes")
+            .await
+            .map_err(|e| failed("list_agents", e))?;
+        Ok(list_agents_text(&panes))
+    }
+
+    /// Show one pane's full state as JSON: its agent (provider), status and the rule behind it,
+    /// how long the status has lasted, size, command and whether its program exited.
+    #[tool]
+    async fn agent_status(&self, Parameters(params): Parameters<PaneParams>) -> ToolResult {
+        let pane: Value = self
+            .client
+            .get_json(&pane_path(&params.pane, ""))
+            .await
+            .map_err(|e| failed("agent_status", e))?;
+        Ok(pretty(&pane))
+    }
+
+    /// Queue a message for the agent in a pane. It is typed into the agent when the agent is
+    /// ready (idle or completed), in order and exactly once, even if that is later; this call
+    /// returns at once with the message id and state (pending, delivered, ...). The sender is
+    /// your own pane.
+    #[tool]
+    async fn send_message(&self, Parameters(params): Parameters<SendMessageParams>) -> ToolResult {
+        let body = send_body(&params, &self.sender());
+        let message: Value = self
+            .client
+            .post_json(&pane_path(&params.pane, "/messages"), &body)
+            .await
+            .map_err(|e| failed("send_message", e))?;
+        Ok(format!(
+            "message {} to {}: {}",
+            message["id"],
+            message["pane"].as_str().unwrap_or(&params.pane),
+            message["state"].as_str().unwrap_or("unknown")
+        ))
+    }
+
+    /// Read the text currently on a pane's screen (what a person looking at the terminal
+    /// sees), to check what an agent is doing or asking.
+    #[tool]
+    async fn read_screen(&self, Parameters(params): Parameters<PaneParams>) -> ToolResult {
+        let answer = self
+            .client
+            .get(&pane_path(&params.pane, "/screen"))
+            .await
+            .map_err(|e| failed("read_screen", e))?;
+        Ok(body_text(&answer.body))
+    }
+
+    /// Read the last answer of the agent in a pane, cut out of its scrollback without the
+    /// terminal UI around it.
+    #[tool]
+    async fn last_response(&self, Parameters(params): Parameters<PaneParams>) -> ToolResult {
+        let answer = self
+            .client
+            .get(&pane_path(&params.pane, "/last-response"))
+            .await
+            .map_err(|e| failed("last_response", e))?;
+        Ok(body_text(&answer.body))
+    }
+
+    /// Start a new agent CLI (a provider such as claude_code or codex) in a new tmux window,
+    /// wait until it is ready for input, and return its pane id and status as JSON. Send it work
+    /// with send_message, handoff or assign.
+    #[tool]
+    async fn launch_agent(&self, Parameters(params): Parameters<LaunchParams>) -> ToolResult {
+        let body = launch_body(&params);
+        let launched: Value = self
+            .client
+            .post_json("/v1/agents", &body)
+            .await
+            .map_err(|e| failed("launch_agent", e))?;
+        Ok(pretty(&launched))
+    }
+
+    /// Hand a task to another agent and wait for its answer: the message goes to an existing
+    /// agent (pane) or to a new one started for it (provider), and this call returns the
+    /// agent's answer once it has finished its turn. Blocks until then (or timeout_seconds).
+    #[tool]
+    async fn handoff(&self, Parameters(params): Parameters<HandoffParams>) -> ToolResult {
+        let body = handoff_body(&params, &self.sender())?;
+        let answer: Value = self
+            .client
+            .post_json("/v1/handoff", &body)
+            .await
+            .map_err(|e| failed("handoff", e))?;
+        Ok(handoff_text(&answer))
+    }
+
+    /// Give a task to another agent without waiting: the message goes to an existing agent
+    /// (pane) or to a new one started for it (provider), and this call returns at once with the
+    /// assignment id. When the worker finishes, its answer arrives later as a message typed into
+    /// your own pane (reply_to, by default the pane this server runs in), so you can go on
+    /// working meanwhile.
+    #[tool]
+    async fn assign(&self, Parameters(params): Parameters<AssignParams>) -> ToolResult {
+        let body = assign_body(&params, &self.sender(), self.caller.as_deref())?;
+        let answer: Value = self
+            .client
+            .post_json("/v1/assign", &body)
+            .await
+            .map_err(|e| failed("assign", e))?;
+        Ok(format!(
+            "assignment {} sent to {} as message {}; the answer will arrive as a message in {}\n{}",
+            answer["assignment"],
+            answer["pane"].as_str().unwrap_or("?"),
+            answer["message_id"],
+            answer["reply_to"].as_str().unwrap_or("?"),
+            answer
+        ))
+    }
+}
+
+#[tool_handler(
+    router = self.tool_router,
+    name = "panectl",
+    instructions = "panectl: see and drive the CLI coding agents running in tmux panes. \
+        list_agents shows them; agent_status, read_screen and last_response inspect one; \
+        send_message queues a message; launch_agent starts a new agent; handoff waits for \
+        another agent's answer; assign returns at once and the answer arrives later as a \
+        message in your own pane. Panes are named %N (or session:window.pane, or a unique \
+        window name)."
+)]
+impl ServerHandler for PanectlMcp {}
+
+/// Serves MCP on stdin/stdout until the client closes the connection.
+pub async fn serve_stdio(server: PanectlMcp) -> Result<(), McpError> {
+    let running = server
+        .serve(rmcp::transport::stdio_pipes())
+        .await
+        .map_err(|e| McpError::Handshake(e.to_string()))?;
+    let reason = running
+        .waiting()
+        .await
+        .map_err(|e| McpError::Serve(e.to_string()))?;
+    tracing::debug!(?reason, "the MCP connection ended");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn daemon_errors_become_tool_errors_that_say_what_to_do() {
+        let not_found = ClientError::Status {
+            status: hyper::StatusCode::NOT_FOUND,
+            message: "no pane named \"%9\"".into(),
+        };
+        assert_eq!(
+            failed("read_screen", not_found),
+            "read_screen: no pane named \"%9\" (list_agents shows the agents and their panes)"
+        );
+        let no_route = ClientError::Status {
+            status: hyper::StatusCode::NOT_FOUND,
+            message: "404 Not Found: ".into(),
+        };
+        assert!(failed("handoff", no_route).contains("does not offer this request"));
+        let no_daemon = ClientError::NoDaemon {
+            server: "/tmp/tmux-0/default".into(),
+            start: "panectl daemon --detach".into(),
+        };
+        assert!(
+            failed("list_agents", no_daemon).ends_with("start one with: panectl daemon --detach")
+        );
+    }
+}

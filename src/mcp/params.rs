@@ -1,0 +1,370 @@
+//! The tools' parameters (with the JSON schemas clients see), the request bodies built from
+//! them, and the texts made of the daemon's answers. Pure functions, so the contract with the
+//! API is tested without a daemon.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::status::providers::SHELL;
+
+/// A pane.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct PaneParams {
+    /// The pane: its id `%N` (as list_agents shows), `session:window.pane`, or a unique window
+    /// name.
+    pub pane: String,
+}
+
+/// What `send_message` is given.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct SendMessageParams {
+    /// The receiving pane: `%N`, `session:window.pane` or a unique window name.
+    pub pane: String,
+    /// The message, typed into the agent as one prompt.
+    pub text: String,
+    /// Give up if it cannot be delivered within this many seconds (default: never).
+    #[serde(default)]
+    pub ttl_seconds: Option<f64>,
+}
+
+/// What `launch_agent` is given.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct LaunchParams {
+    /// The provider to start, e.g. `claude_code`, `codex`, `gemini_cli` (it needs a
+    /// `[launch]` command in its rules).
+    pub provider: String,
+    /// A name for the agent: the window's name (1-64 letters, digits, `_`, `-`, `.`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The tmux session to open the window in (default: the first session).
+    #[serde(default)]
+    pub session: Option<String>,
+    /// The working directory, an absolute path (default: tmux's).
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Environment variables for the agent.
+    #[serde(default)]
+    pub env: Option<BTreeMap<String, String>>,
+    /// Command-line arguments for the agent CLI.
+    #[serde(default)]
+    pub args: Option<Vec<String>>,
+    /// How long to wait until it is ready, in seconds (default 60).
+    #[serde(default)]
+    pub timeout_seconds: Option<f64>,
+}
+
+/// What `handoff` is given.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct HandoffParams {
+    /// The agent to hand the task to: a pane (`%N`). Give this or `provider`, not both.
+    #[serde(default)]
+    pub pane: Option<String>,
+    /// Start a new agent of this provider (e.g. `claude_code`) for the task instead. Give this
+    /// or `pane`, not both.
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// The task, sent to the agent as one message.
+    pub message: String,
+    /// Give up waiting for the answer after this many seconds.
+    #[serde(default)]
+    pub timeout_seconds: Option<f64>,
+    /// Close the agent's pane once it has answered.
+    #[serde(default)]
+    pub teardown: bool,
+}
+
+/// What `assign` is given.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct AssignParams {
+    /// The agent to give the task to: a pane (`%N`). Give this or `provider`, not both.
+    #[serde(default)]
+    pub pane: Option<String>,
+    /// Start a new agent of this provider (e.g. `claude_code`) for the task instead. Give this
+    /// or `pane`, not both.
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// The task, sent to the agent as one message.
+    pub message: String,
+    /// The pane the answer is sent to, as a message (default: your own pane).
+    #[serde(default)]
+    pub reply_to: Option<String>,
+    /// Give up on the task after this many seconds.
+    #[serde(default)]
+    pub timeout_seconds: Option<f64>,
+    /// Close the agent's pane once it has answered.
+    #[serde(default)]
+    pub teardown: bool,
+}
+
+/// The fields of a pane that `list_agents` shows, in order.
+const AGENT_FIELDS: [&str; 10] = [
+    "pane",
+    "name",
+    "provider",
+    "status",
+    "status_seconds",
+    "session",
+    "window",
+    "command",
+    "title",
+    "dead",
+];
+
+/// The text of `list_agents`: the panes (a `GET /v1/panes` answer) that run a recognised agent
+/// (a plain shell is not one), each with the fields that matter to an orchestrator, as a JSON
+/// list, one agent per line.
+pub fn list_agents_text(panes: &Value) -> String {
+    let agents: Vec<String> = panes
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|pane| {
+            pane.get("provider")
+                .and_then(Value::as_str)
+                .is_some_and(|provider| provider != SHELL)
+        })
+        .map(|pane| {
+            // Written by hand to keep the fields in this order, whatever map serde_json uses.
+            let fields: Vec<String> = AGENT_FIELDS
+                .iter()
+                .filter_map(|key| {
+                    pane.get(*key)
+                        .filter(|v| !v.is_null() && *v != "")
+                        .map(|v| format!("{}:{v}", Value::from(*key)))
+                })
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        })
+        .collect();
+    if agents.is_empty() {
+        return "[]".to_string();
+    }
+    format!("[\n{}\n]", agents.join(",\n"))
+}
+
+/// The body of `POST /v1/panes/{pane}/messages`.
+pub fn send_body(params: &SendMessageParams, from: &str) -> Value {
+    let mut body = json!({ "body": params.text, "from": from });
+    if let Some(ttl) = params.ttl_seconds {
+        body["ttl_seconds"] = json!(ttl);
+    }
+    body
+}
+
+/// The body of `POST /v1/agents`.
+pub fn launch_body(params: &LaunchParams) -> Value {
+    json!({
+        "provider": params.provider,
+        "session": params.session,
+        "name": params.name,
+        "cwd": params.cwd,
+        "env": params.env.clone().unwrap_or_default(),
+        "args": params.args.clone().unwrap_or_default(),
+        "timeout_seconds": params.timeout_seconds,
+    })
+}
+
+/// `"pane"` and `"launch"` of a handoff or assignment: exactly one of an existing pane and a
+/// provider to launch.
+fn target(pane: Option<&str>, provider: Option<&str>) -> Result<(Value, Value), String> {
+    let pane = pane.filter(|p| !p.trim().is_empty());
+    let provider = provider.filter(|p| !p.trim().is_empty());
+    match (pane, provider) {
+        (Some(pane), None) => Ok((json!(pane), Value::Null)),
+        (None, Some(provider)) => Ok((Value::Null, json!({ "provider": provider }))),
+        (Some(_), Some(_)) => Err(
+            "give either pane (an existing agent) or provider (launch a new one), not both"
+                .to_string(),
+        ),
+        (None, None) => Err(
+            "give pane (an existing agent, see list_agents) or provider (launch a new one)"
+                .to_string(),
+        ),
+    }
+}
+
+/// The body of `POST /v1/handoff`, or why the parameters are refused.
+pub fn handoff_body(params: &HandoffParams, from: &str) -> Result<Value, String> {
+    let (pane, launch) = target(params.pane.as_deref(), params.provider.as_deref())?;
+    Ok(json!({
+        "pane": pane,
+        "launch": launch,
+        "message": params.message,
+        "from": from,
+        "timeout_seconds": params.timeout_seconds,
+        "teardown": params.teardown,
+    }))
+}
+
+/// The body of `POST /v1/assign`, or why the parameters are refused. `caller` is the pane the
+/// server runs in: the answer goes there unless `reply_to` says otherwise.
+pub fn assign_body(
+    params: &AssignParams,
+    from: &str,
+    caller: Option<&str>,
+) -> Result<Value, String> {
+    let (pane, launch) = target(params.pane.as_deref(), params.provider.as_deref())?;
+    let reply_to = params
+        .reply_to
+        .as_deref()
+        .filter(|p| !p.trim().is_empty())
+        .or(caller)
+        .ok_or_else(|| {
+            "give reply_to: the pane the answer is sent to (this server runs outside tmux, so \
+             it has no pane of its own)"
+                .to_string()
+        })?;
+    Ok(json!({
+        "pane": pane,
+        "launch": launch,
+        "message": params.message,
+        "from": from,
+        "reply_to": reply_to,
+        "timeout_seconds": params.timeout_seconds,
+        "teardown": params.teardown,
+    }))
+}
+
+/// The text of `handoff`: a line saying who answered and how, then the answer verbatim.
+pub fn handoff_text(answer: &Value) -> String {
+    let text = |key: &str| match answer.get(key) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => "?".to_string(),
+        Some(other) => other.to_string(),
+    };
+    let mut head = format!(
+        "{} {} after {:.1} s (message {})",
+        text("pane"),
+        text("status"),
+        answer["waited_seconds"].as_f64().unwrap_or_default(),
+        text("message_id"),
+    );
+    if answer["torn_down"] == true {
+        head.push_str(", pane closed");
+    }
+    match answer.get("answer").and_then(Value::as_str) {
+        Some(reply) => format!("{head}\n\n{reply}"),
+        None => format!("{head}\n\n(no answer text was found on the agent's screen)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn handoff(pane: Option<&str>, provider: Option<&str>) -> HandoffParams {
+        HandoffParams {
+            pane: pane.map(str::to_string),
+            provider: provider.map(str::to_string),
+            message: "review it".into(),
+            timeout_seconds: None,
+            teardown: false,
+        }
+    }
+
+    #[test]
+    fn handoff_bodies_follow_the_api_contract() {
+        let body = handoff_body(&handoff(Some("%3"), None), "%1").unwrap();
+        assert_eq!(
+            body,
+            json!({"pane": "%3", "launch": null, "message": "review it", "from": "%1",
+                   "timeout_seconds": null, "teardown": false})
+        );
+        let mut launch = handoff(None, Some("codex"));
+        launch.timeout_seconds = Some(30.0);
+        launch.teardown = true;
+        let body = handoff_body(&launch, "mcp").unwrap();
+        assert_eq!(
+            body,
+            json!({"pane": null, "launch": {"provider": "codex"}, "message": "review it",
+                   "from": "mcp", "timeout_seconds": 30.0, "teardown": true})
+        );
+    }
+
+    #[test]
+    fn a_handoff_needs_exactly_one_target() {
+        let neither = handoff_body(&handoff(None, Some(" ")), "mcp").unwrap_err();
+        assert!(neither.contains("give pane"), "{neither}");
+        let both = handoff_body(&handoff(Some("%3"), Some("codex")), "mcp").unwrap_err();
+        assert!(both.contains("not both"), "{both}");
+    }
+
+    #[test]
+    fn assignments_answer_to_the_callers_pane_unless_told() {
+        let mut params = AssignParams {
+            pane: Some("%3".into()),
+            provider: None,
+            message: "do it".into(),
+            reply_to: None,
+            timeout_seconds: None,
+            teardown: false,
+        };
+        let body = assign_body(&params, "%1", Some("%1")).unwrap();
+        assert_eq!(
+            body,
+            json!({"pane": "%3", "launch": null, "message": "do it", "from": "%1",
+                   "reply_to": "%1", "timeout_seconds": null, "teardown": false})
+        );
+        let outside = assign_body(&params, "mcp", None).unwrap_err();
+        assert!(outside.contains("reply_to"), "{outside}");
+        params.reply_to = Some("%7".into());
+        assert_eq!(assign_body(&params, "mcp", None).unwrap()["reply_to"], "%7");
+    }
+
+    #[test]
+    fn launch_and_send_bodies_name_the_api_fields() {
+        let params = LaunchParams {
+            provider: "claude_code".into(),
+            name: Some("worker".into()),
+            session: None,
+            cwd: Some("/tmp".into()),
+            env: Some(BTreeMap::from([("A".into(), "b".into())])),
+            args: None,
+            timeout_seconds: Some(5.0),
+        };
+        assert_eq!(
+            launch_body(&params),
+            json!({"provider": "claude_code", "session": null, "name": "worker", "cwd": "/tmp",
+                   "env": {"A": "b"}, "args": [], "timeout_seconds": 5.0})
+        );
+        let send = SendMessageParams {
+            pane: "%2".into(),
+            text: "hi".into(),
+            ttl_seconds: None,
+        };
+        assert_eq!(
+            send_body(&send, "mcp"),
+            json!({"body": "hi", "from": "mcp"})
+        );
+    }
+
+    #[test]
+    fn agents_are_the_panes_with_a_provider() {
+        let panes = json!([
+            {"pane": "%0", "provider": null, "status": "unknown", "command": "top"},
+            {"pane": "%2", "provider": "shell", "status": "idle", "command": "sh"},
+            {"pane": "%1", "provider": "codex", "status": "idle", "session": "main",
+             "window": "w", "command": "node", "title": "", "counters": {"bytes": 1}},
+        ]);
+        assert_eq!(
+            list_agents_text(&panes),
+            "[\n{\"pane\":\"%1\",\"provider\":\"codex\",\"status\":\"idle\",\"session\":\"main\",\
+             \"window\":\"w\",\"command\":\"node\"}\n]"
+        );
+        assert_eq!(list_agents_text(&json!([])), "[]");
+    }
+
+    #[test]
+    fn handoff_answers_are_given_verbatim() {
+        let answer = json!({"pane": "%3", "message_id": 12, "status": "completed",
+                            "answer": "line one\n  line two", "waited_seconds": 1.2,
+                            "torn_down": false});
+        assert_eq!(
+            handoff_text(&answer),
+            "%3 completed after 1.2 s (message 12)\n\nline one\n  line two"
+        );
+    }
+}

@@ -1,0 +1,436 @@
+//! `panectl mcp` as an MCP client sees it: the real binary, started by rmcp's client over
+//! stdio, against a real tmux server, a real daemon and the fake agent
+//! (`scripts/programs/fake_agent.py`).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::support::{Daemon, TmuxServer, daemon_test_lock};
+
+/// The fake agent's rules, with a `[launch]` command and a `[last_response]` rule.
+fn rules(script: &Path, log: &Path) -> String {
+    format!(
+        r#"id = "fake_agent"
+name = "Fake agent"
+
+[detect]
+arguments = ["fake_agent.py"]
+
+[last_response]
+start = '^answer: '
+end = '^done$'
+strip = ['^answer: ']
+
+[launch]
+command = ["python3", '{script}', '{log}', "0.2"]
+
+[[rules]]
+id = "fake_agent.working"
+status = "processing"
+priority = 80
+lines = 1
+contains = ["working on it..."]
+strong = true
+seen_on = "test"
+
+[[rules]]
+id = "fake_agent.ready"
+status = "ready"
+priority = 30
+lines = 1
+regex = ['^fake>( |$)']
+seen_on = "test"
+"#,
+        script = script.display(),
+        log = log.display()
+    )
+}
+
+/// A tmux server whose `%0` runs the fake agent and `%1` a shell, and a daemon that knows the
+/// agent's rules.
+struct Setup {
+    server: TmuxServer,
+    log: PathBuf,
+    _rules: tempfile::TempDir,
+}
+
+impl Setup {
+    fn start() -> (Setup, Daemon) {
+        let server = TmuxServer::start(100, 30);
+        server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
+        let rules_dir = tempfile::tempdir().expect("rules dir");
+        let log = server.dir().join("received.jsonl");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/programs/fake_agent.py");
+        std::fs::write(
+            rules_dir.path().join("fake_agent.toml"),
+            rules(&script, &log),
+        )
+        .expect("rules");
+        let command = format!("exec python3 {} {} 0.2", script.display(), log.display());
+        server.tmux(&["respawn-pane", "-k", "-t", "%0", &command]);
+        let dir = rules_dir.path().to_string_lossy().into_owned();
+        let daemon = server.start_daemon(&["--rules-dir", &dir, "--submit-delay-ms", "150"]);
+        server.wait_for_panes(2);
+        let setup = Setup {
+            server,
+            log,
+            _rules: rules_dir,
+        };
+        setup.wait_status("%0", &["idle"]);
+        (setup, daemon)
+    }
+
+    fn wait_status(&self, pane: &str, wanted: &[&str]) {
+        self.server.wait_for(
+            &format!("{pane} in {wanted:?}"),
+            Duration::from_secs(15),
+            || {
+                let status = self.server.panectl_ok(&["status", pane]);
+                wanted.contains(&status.trim())
+            },
+        );
+    }
+
+    /// The messages the fake agents received, as text.
+    fn received(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter_map(|entry| entry["hex"].as_str().map(from_hex))
+            .collect()
+    }
+}
+
+fn from_hex(hex: &str) -> String {
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex"))
+        .collect();
+    String::from_utf8(bytes).expect("UTF-8")
+}
+
+type Client = RunningService<RoleClient, ()>;
+
+/// Calls a tool; its text and whether it is a tool error.
+fn call(
+    runtime: &tokio::runtime::Runtime,
+    client: &Client,
+    tool: &'static str,
+    arguments: Value,
+) -> (String, bool) {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments must be an object")
+    };
+    let params = CallToolRequestParams::new(tool).with_arguments(arguments);
+    let result: CallToolResult = runtime
+        .block_on(tokio::time::timeout(
+            Duration::from_secs(90),
+            client.call_tool(params),
+        ))
+        .unwrap_or_else(|_| panic!("{tool}: no answer"))
+        .unwrap_or_else(|e| panic!("{tool}: {e}"));
+    let text = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("");
+    (text, result.is_error == Some(true))
+}
+
+/// Calls a tool that must succeed; its text.
+fn call_ok(
+    runtime: &tokio::runtime::Runtime,
+    client: &Client,
+    tool: &'static str,
+    arguments: Value,
+) -> String {
+    let (text, error) = call(runtime, client, tool, arguments);
+    assert!(!error, "{tool} failed: {text}");
+    text
+}
+
+/// Calls a tool that must fail with a tool error (not a protocol error); its text.
+fn call_err(
+    runtime: &tokio::runtime::Runtime,
+    client: &Client,
+    tool: &'static str,
+    arguments: Value,
+) -> String {
+    let (text, error) = call(runtime, client, tool, arguments);
+    assert!(error, "{tool} should have failed: {text}");
+    text
+}
+
+#[test]
+fn mcp_tools_drive_the_daemon() {
+    let _guard = daemon_test_lock();
+    let (setup, mut daemon) = Setup::start();
+    let server = &setup.server;
+    // Something to read on the shell's screen.
+    server.tmux(&["send-keys", "-t", "%1", "echo MCP-SCREEN-$((6*7))", "Enter"]);
+    server.wait_for("the echo", Duration::from_secs(10), || {
+        server.daemon_screen("%1").contains("\nMCP-SCREEN-42")
+    });
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    // rmcp's client ends its child from a task when dropped (a failed assertion): that needs
+    // the runtime's context.
+    let _context = runtime.enter();
+    // The MCP server runs "in" the shell pane %1: that is who its messages come from.
+    let mut command = server.panectl();
+    command.arg("mcp").env("TMUX_PANE", "%1");
+    let (client, pid) = runtime.block_on(async {
+        let transport = TokioChildProcess::new(tokio::process::Command::from(command))
+            .expect("start panectl mcp");
+        let pid = transport.id().expect("its pid");
+        let client = tokio::time::timeout(Duration::from_secs(20), ().serve(transport))
+            .await
+            .expect("no handshake within 20 s")
+            .expect("the MCP handshake");
+        (client, pid)
+    });
+    let info = client.peer_info().expect("the server's initialize answer");
+    assert_eq!(
+        info.server_info.as_ref().map(|i| i.name.as_str()),
+        Some("panectl")
+    );
+    assert!(
+        info.instructions
+            .as_ref()
+            .is_some_and(|i| i.contains("list_agents"))
+    );
+    assert!(info.capabilities.tools.is_some());
+
+    // tools/list: the eight tools, each described and with an object schema.
+    let tools = runtime
+        .block_on(client.list_all_tools())
+        .expect("tools/list");
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "agent_status",
+            "assign",
+            "handoff",
+            "last_response",
+            "launch_agent",
+            "list_agents",
+            "read_screen",
+            "send_message"
+        ]
+    );
+    for tool in &tools {
+        assert_eq!(
+            tool.input_schema.get("type"),
+            Some(&json!("object")),
+            "{tool:?}"
+        );
+        assert!(
+            tool.description.as_ref().is_some_and(|d| d.len() > 40),
+            "{tool:?}"
+        );
+    }
+    let handoff = tools.iter().find(|t| t.name == "handoff").unwrap();
+    let properties = &handoff.input_schema["properties"];
+    for field in ["pane", "provider", "message", "timeout_seconds", "teardown"] {
+        assert!(properties.get(field).is_some(), "handoff lacks {field}");
+    }
+    assert_eq!(handoff.input_schema["required"], json!(["message"]));
+
+    // list_agents: the fake agent, not the shell.
+    let agents: Value = serde_json::from_str(&call_ok(&runtime, &client, "list_agents", json!({})))
+        .expect("a JSON list");
+    let agents = agents.as_array().expect("a list");
+    assert_eq!(agents.len(), 1, "{agents:?}");
+    assert_eq!(agents[0]["pane"], "%0");
+    assert_eq!(agents[0]["provider"], "fake_agent");
+    assert_eq!(agents[0]["status"], "idle");
+
+    // agent_status: the whole pane.
+    let status: Value = serde_json::from_str(&call_ok(
+        &runtime,
+        &client,
+        "agent_status",
+        json!({"pane": "%0"}),
+    ))
+    .expect("JSON");
+    assert_eq!(status["pane"], "%0");
+    assert_eq!(status["provider"], "fake_agent");
+    assert_eq!(status["status"], "idle");
+
+    // read_screen: what is on the screens.
+    let shell = call_ok(&runtime, &client, "read_screen", json!({"pane": "%1"}));
+    assert!(shell.contains("\nMCP-SCREEN-42"), "{shell}");
+    let agent = call_ok(&runtime, &client, "read_screen", json!({"pane": "%0"}));
+    assert!(agent.starts_with("FAKE AGENT v1\nfake>"), "{agent}");
+
+    // send_message: queued, delivered to the agent, sent by the caller's pane.
+    let sent = call_ok(
+        &runtime,
+        &client,
+        "send_message",
+        json!({"pane": "%0", "text": "hello from mcp", "ttl_seconds": 60}),
+    );
+    assert!(
+        sent.starts_with("message ") && sent.contains(" to %0: "),
+        "{sent}"
+    );
+    server.wait_for("the delivery", Duration::from_secs(15), || {
+        setup.received() == ["hello from mcp"]
+    });
+    let inbox: Vec<Value> = server
+        .panectl_ok(&["inbox", "--json"])
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("inbox line"))
+        .collect();
+    assert_eq!(inbox.len(), 1, "{inbox:?}");
+    assert_eq!(inbox[0]["sender"], "%1");
+    assert_eq!(inbox[0]["body"], "hello from mcp");
+    assert!(
+        sent.contains(&format!("message {} ", inbox[0]["id"])),
+        "{sent}"
+    );
+
+    // last_response: the answer to it, cut out by the provider's rule.
+    setup.wait_status("%0", &["completed"]);
+    let last = call_ok(&runtime, &client, "last_response", json!({"pane": "%0"}));
+    assert_eq!(last, "pcm morf olleh");
+
+    // launch_agent: a second fake agent in a new window, ready when the call returns.
+    let launched: Value = serde_json::from_str(&call_ok(
+        &runtime,
+        &client,
+        "launch_agent",
+        json!({"provider": "fake_agent", "name": "mcp-worker", "timeout_seconds": 30}),
+    ))
+    .expect("JSON");
+    let worker = launched["pane"].as_str().expect("a pane id").to_string();
+    assert_eq!(launched["status"], "idle", "{launched}");
+    assert_eq!(
+        server
+            .tmux(&["display-message", "-p", "-t", &worker, "#{window_name}"])
+            .trim(),
+        "mcp-worker"
+    );
+    let agents: Value =
+        serde_json::from_str(&call_ok(&runtime, &client, "list_agents", json!({}))).unwrap();
+    assert!(
+        agents
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["pane"] == worker.as_str() && a["window"] == "mcp-worker"),
+        "{agents}"
+    );
+
+    // handoff: the worker's answer comes back as the tool's result.
+    let answer = call_ok(
+        &runtime,
+        &client,
+        "handoff",
+        json!({"pane": worker, "message": "mcp handoff", "timeout_seconds": 30}),
+    );
+    assert!(answer.ends_with("ffodnah pcm"), "{answer}");
+    // assign: returns at once; the answer arrives later as a message in reply_to's inbox.
+    let assigned = call_ok(
+        &runtime,
+        &client,
+        "assign",
+        json!({"pane": worker, "message": "assigned work", "reply_to": "%0"}),
+    );
+    assert!(assigned.contains(&worker), "{assigned}");
+    let callback = format!("[panectl] Answer from {worker} to assignment 1:\nkrow dengissa");
+    server.wait_for(
+        "the assignment's answer to reach %0",
+        Duration::from_secs(20),
+        || setup.received().contains(&callback),
+    );
+
+    // Errors are tool errors with the daemon's message, not protocol failures.
+    let unknown = call_err(&runtime, &client, "agent_status", json!({"pane": "%99"}));
+    assert!(
+        unknown.contains("no pane named \"%99\"") && unknown.contains("list_agents"),
+        "{unknown}"
+    );
+    let unknown = call_err(&runtime, &client, "read_screen", json!({"pane": "nosuch"}));
+    assert!(unknown.contains("no pane named \"nosuch\""), "{unknown}");
+    let refused = call_err(
+        &runtime,
+        &client,
+        "launch_agent",
+        json!({"provider": "nosuch"}),
+    );
+    assert!(refused.contains("unknown provider"), "{refused}");
+    // handoff and assign check their arguments before asking the daemon...
+    let neither = call_err(&runtime, &client, "handoff", json!({"message": "x"}));
+    assert!(neither.contains("give pane"), "{neither}");
+    let both = call_err(
+        &runtime,
+        &client,
+        "assign",
+        json!({"pane": "%0", "provider": "fake_agent", "message": "x"}),
+    );
+    assert!(both.contains("not both"), "{both}");
+    // ...and turn the daemon's refusal into a tool error.
+    let missing = call_err(
+        &runtime,
+        &client,
+        "handoff",
+        json!({"pane": "%99", "message": "x", "timeout_seconds": 1}),
+    );
+    assert!(missing.starts_with("handoff: "), "{missing}");
+    let missing = call_err(
+        &runtime,
+        &client,
+        "assign",
+        json!({"pane": "%99", "message": "x"}),
+    );
+    assert!(missing.starts_with("assign: "), "{missing}");
+    // Nothing more reached the agents.
+    assert_eq!(
+        setup.received(),
+        [
+            "hello from mcp",
+            "mcp handoff",
+            "assigned work",
+            callback.as_str()
+        ]
+    );
+
+    // Without a daemon every call says how to start one, and the server keeps serving.
+    assert!(
+        daemon.stop(Duration::from_secs(10)),
+        "the daemon did not stop"
+    );
+    let gone = call_err(&runtime, &client, "list_agents", json!({}));
+    assert!(
+        gone.contains("no panectl daemon is running") && gone.contains("daemon --detach"),
+        "{gone}"
+    );
+
+    // Closing the connection ends the server process.
+    runtime
+        .block_on(tokio::time::timeout(
+            Duration::from_secs(10),
+            client.cancel(),
+        ))
+        .expect("the client closes within 10 s")
+        .expect("the client closes");
+    let pid = nix::unistd::Pid::from_raw(pid as i32);
+    server.wait_for("panectl mcp to exit", Duration::from_secs(5), || {
+        nix::sys::signal::kill(pid, None).is_err()
+    });
+}
