@@ -216,7 +216,7 @@ impl Command {
             name.starts_with('@')
                 && name[1..]
                     .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b == b'_')
+                    .all(|b| b.is_ascii_lowercase() || b == b'_' || b == b'-')
         );
         self.push_trusted(name.as_bytes())
     }

@@ -3,6 +3,7 @@
 
 pub mod clients;
 pub mod events;
+pub mod notify;
 pub mod paths;
 pub mod rules;
 pub mod summary;
@@ -144,6 +145,11 @@ pub async fn run(
         tracker.clone(),
         cancel.clone(),
     );
+    tracker.spawn(notify::run(
+        bus.clone(),
+        connections.clone(),
+        cancel.clone(),
+    ));
     tracker.spawn(summary::run(
         bus.clone(),
         connections.clone(),

@@ -46,6 +46,12 @@ pub fn processes_started() -> u64 {
     PROCESSES_STARTED.load(Ordering::Relaxed)
 }
 
+/// Counts a process the daemon started other than through [`ServerAddress`] (a user's
+/// notification command).
+pub fn count_process_started() {
+    PROCESSES_STARTED.fetch_add(1, Ordering::Relaxed);
+}
+
 /// A tmux server, by socket path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerAddress {

@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::support::{Daemon, TmuxServer, daemon_test_lock};
 
 /// Status rules for the fake agent.
-const RULES: &str = r#"id = "fake_agent"
+pub const RULES: &str = r#"id = "fake_agent"
 name = "Fake agent"
 
 [detect]

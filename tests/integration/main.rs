@@ -17,6 +17,7 @@ mod inbox_claude;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod orchestrate;
+mod plugin;
 mod screen_fixtures;
 mod screen_watch;
 mod status;

@@ -61,6 +61,47 @@ impl TmuxServer {
         server
     }
 
+    /// Starts a server that reads `config` at start (as a user's would), with `env` added to
+    /// its environment (which the jobs it runs inherit), and one detached session.
+    #[allow(dead_code)] // for the plugin tests
+    pub fn start_configured(config: &std::path::Path, env: &[(&str, String)]) -> TmuxServer {
+        let dir = tempfile::Builder::new()
+            .prefix("panectl-test-")
+            .tempdir()
+            .expect("temporary directory");
+        let socket = format!(
+            "panectl-test-{}-{}",
+            std::process::id(),
+            NEXT_SERVER.fetch_add(1, Ordering::Relaxed)
+        );
+        let output = Command::new("tmux")
+            .args(["-L", &socket, "-f"])
+            .arg(config)
+            .args(["new-session", "-d", "-x", "120", "-y", "40", "sh"])
+            .env_remove("TMUX")
+            .env("TMUX_TMPDIR", dir.path())
+            .env("LC_ALL", "C.UTF-8")
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+            .output()
+            .expect("start tmux");
+        assert!(
+            output.status.success(),
+            "tmux did not start: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let mut server = TmuxServer {
+            socket,
+            dir,
+            pid: 0,
+        };
+        server.pid = server
+            .tmux(&["display-message", "-p", "#{pid}"])
+            .trim()
+            .parse()
+            .expect("server pid");
+        server
+    }
+
     /// A `tmux` command aimed at this server, with a clean environment.
     pub fn command(&self) -> Command {
         let mut command = Command::new("tmux");

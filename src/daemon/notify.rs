@@ -1,0 +1,223 @@
+//! Notifications: when an agent starts waiting for the user or finishes a turn, a message on
+//! every attached tmux client and, if the user set one, a command of theirs (notify-send, a
+//! sound, a webhook) with the pane, provider and status in its environment.
+//!
+//! Both are switched by tmux options, so the plugin's settings (and a reload of tmux.conf) take
+//! effect without restarting the daemon: `@panectl-notify` (`on` to show messages; a daemon
+//! started by hand shows none unless it is set) and `@panectl-notify-command` (run with `sh -c`).
+//! They are read when a notification is due, not polled.
+
+use std::collections::BTreeMap;
+
+use tokio::sync::{broadcast, watch};
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, warn};
+
+use super::events::{EventBus, EventKind};
+use super::supervisor::Connections;
+use crate::control::command::{Command, Format, Line, SafeValue, Target};
+use crate::ids::PaneId;
+use crate::status::Status;
+use crate::tmux::ConnectionHandle;
+
+/// The option that turns client messages on.
+pub const NOTIFY_OPTION: &str = "@panectl-notify";
+/// The option holding the user's notification command.
+pub const NOTIFY_COMMAND_OPTION: &str = "@panectl-notify-command";
+
+const WAITING_MESSAGE: Format = Format::new(
+    "panectl: #{?#{@panectl_name},#{@panectl_name},#{@panectl_provider}} in #{session_name}:#{window_name} (#{pane_id}) is waiting for you",
+);
+const COMPLETED_MESSAGE: Format = Format::new(
+    "panectl: #{?#{@panectl_name},#{@panectl_name},#{@panectl_provider}} in #{session_name}:#{window_name} (#{pane_id}) has finished",
+);
+const CLIENTS: Format = Format::new("#{client_name}\t#{client_control_mode}");
+
+/// Whether a change deserves a notification.
+pub fn notable(status: Status, previous: Status, provider: Option<&str>) -> bool {
+    let agent = provider.is_some_and(|p| p != crate::status::providers::SHELL);
+    agent && status != previous && matches!(status, Status::WaitingUserAnswer | Status::Completed)
+}
+
+/// The environment of the user's notification command.
+pub fn command_env(
+    pane: PaneId,
+    provider: &str,
+    status: Status,
+    previous: Status,
+) -> BTreeMap<&'static str, String> {
+    BTreeMap::from([
+        ("PANECTL_PANE", pane.to_string()),
+        ("PANECTL_PROVIDER", provider.to_string()),
+        ("PANECTL_STATUS", status.to_string()),
+        ("PANECTL_PREVIOUS", previous.to_string()),
+    ])
+}
+
+fn show_global(name: &'static str) -> Command {
+    Command::new("show-options")
+        .flag("-g")
+        .flag("-q")
+        .flag("-v")
+        .option_name(name)
+}
+
+/// Reads the two options; `None` when tmux cannot be asked.
+async fn settings(handle: &ConnectionHandle) -> Option<(bool, String)> {
+    let line = Line::new(show_global(NOTIFY_OPTION)).then(show_global(NOTIFY_COMMAND_OPTION));
+    let replies = handle.run(line).await.ok()?;
+    let text = |i: usize| {
+        replies
+            .get(i)
+            .map(|r| String::from_utf8_lossy(&r.joined_body()).trim().to_string())
+            .unwrap_or_default()
+    };
+    Some((text(0) == "on", text(1)))
+}
+
+/// Shows the message on every attached client that is not a control client.
+async fn show(handle: &ConnectionHandle, pane: PaneId, status: Status) {
+    let list = Line::new(Command::new("list-clients").format_option("-F", CLIENTS));
+    let Ok(replies) = handle.run(list).await else {
+        return;
+    };
+    let body = replies
+        .first()
+        .map(|r| String::from_utf8_lossy(&r.joined_body()).into_owned())
+        .unwrap_or_default();
+    let message = if status == Status::WaitingUserAnswer {
+        WAITING_MESSAGE
+    } else {
+        COMPLETED_MESSAGE
+    };
+    for row in body.lines() {
+        let Some((name, control)) = row.split_once('\t') else {
+            continue;
+        };
+        let Ok(name) = SafeValue::new(name) else {
+            debug!(
+                client = name,
+                "a client name panectl does not quote; no message"
+            );
+            continue;
+        };
+        if control == "1" {
+            continue;
+        }
+        let display = Command::new("display-message")
+            .flag("-c")
+            .safe(&name)
+            .target("-t", Target::Pane(pane))
+            .format(message);
+        if let Err(error) = handle.run(Line::new(display)).await {
+            debug!(%error, "display-message failed");
+        }
+    }
+}
+
+/// Runs the user's command, detached; it is reaped when it ends.
+fn run_command(command: &str, env: BTreeMap<&'static str, String>) {
+    let mut child = tokio::process::Command::new("sh");
+    child
+        .arg("-c")
+        .arg(command)
+        .envs(env)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(false);
+    crate::tmux::address::count_process_started();
+    match child.spawn() {
+        Ok(mut child) => {
+            tokio::spawn(async move {
+                let _ = child.wait().await;
+            });
+        }
+        Err(error) => warn!(%error, "cannot run @panectl-notify-command"),
+    }
+}
+
+/// Sends notifications until `cancel` fires.
+pub async fn run(
+    bus: EventBus,
+    connections: watch::Receiver<Connections>,
+    cancel: CancellationToken,
+) {
+    let mut events = bus.subscribe();
+    loop {
+        let event = tokio::select! {
+            () = cancel.cancelled() => break,
+            event = events.recv() => event,
+        };
+        let event = match event {
+            Ok(event) => event,
+            Err(broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(broadcast::error::RecvError::Closed) => break,
+        };
+        let EventKind::Status {
+            pane,
+            status,
+            previous,
+            provider,
+            ..
+        } = &event.kind
+        else {
+            continue;
+        };
+        if !notable(*status, *previous, provider.as_deref()) {
+            continue;
+        }
+        let Some(handle) = connections.borrow().values().next().cloned() else {
+            continue;
+        };
+        let Some((messages, command)) = settings(&handle).await else {
+            continue;
+        };
+        if messages {
+            show(&handle, *pane, *status).await;
+        }
+        if !command.is_empty() {
+            let provider = provider.clone().unwrap_or_default();
+            run_command(&command, command_env(*pane, &provider, *status, *previous));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_agents_arriving_at_waiting_or_completed_notify() {
+        let claude = Some("claude_code");
+        assert!(notable(
+            Status::WaitingUserAnswer,
+            Status::Processing,
+            claude
+        ));
+        assert!(notable(Status::Completed, Status::Processing, claude));
+        assert!(!notable(Status::Processing, Status::Idle, claude));
+        assert!(!notable(Status::Idle, Status::Unknown, claude));
+        assert!(!notable(Status::Completed, Status::Completed, claude));
+        assert!(!notable(
+            Status::Completed,
+            Status::Processing,
+            Some("shell")
+        ));
+        assert!(!notable(Status::Completed, Status::Processing, None));
+    }
+
+    #[test]
+    fn the_command_learns_what_happened_from_its_environment() {
+        let env = command_env(
+            "%7".parse().unwrap(),
+            "codex",
+            Status::WaitingUserAnswer,
+            Status::Processing,
+        );
+        assert_eq!(env["PANECTL_PANE"], "%7");
+        assert_eq!(env["PANECTL_PROVIDER"], "codex");
+        assert_eq!(env["PANECTL_STATUS"], "waiting_user_answer");
+        assert_eq!(env["PANECTL_PREVIOUS"], "processing");
+    }
+}

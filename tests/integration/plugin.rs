@@ -1,0 +1,254 @@
+//! The tmux plugin as users install it: the real TPM (Debian's `tmux-plugin-manager`) clones
+//! the plugin from a git repository holding this working tree's `panectl.tmux` and `plugin/`
+//! into an isolated tmux server whose config lists it, and loads it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::support::{TmuxServer, daemon_test_lock};
+
+const TPM: &str = "/usr/share/tmux-plugin-manager";
+
+/// A home with a tmux.conf listing the plugin (a git repository of the plugin files).
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    fn new(extra_config: &str) -> Home {
+        assert!(
+            Path::new(TPM).join("tpm").exists(),
+            "TPM is not installed: apt-get install tmux-plugin-manager (.ci/run does)"
+        );
+        let dir = tempfile::Builder::new()
+            .prefix("panectl-plugin-")
+            .tempdir()
+            .expect("home");
+        let repo = dir.path().join("src/panectl");
+        std::fs::create_dir_all(repo.join("plugin")).expect("mkdir");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let copy = |from: &Path, to: &Path| {
+            std::fs::copy(from, to).expect("copy a plugin file");
+        };
+        copy(&root.join("panectl.tmux"), &repo.join("panectl.tmux"));
+        for entry in std::fs::read_dir(root.join("plugin"))
+            .expect("plugin dir")
+            .flatten()
+        {
+            copy(&entry.path(), &repo.join("plugin").join(entry.file_name()));
+        }
+        let git = |args: &[&str]| {
+            let output = Command::new("git")
+                .args(["-c", "user.name=test", "-c", "user.email=test@invalid"])
+                .args(args)
+                .current_dir(&repo)
+                .output()
+                .expect("git");
+            assert!(output.status.success(), "git {args:?}: {output:?}");
+        };
+        git(&["init", "-q"]);
+        git(&["add", "."]);
+        git(&["commit", "-q", "-m", "plugin"]);
+        let rules = dir.path().join("config/panectl/providers");
+        std::fs::create_dir_all(&rules).expect("rules dir");
+        std::fs::write(rules.join("fake_agent.toml"), crate::inbox::RULES).expect("rules");
+        let config = format!(
+            "set -g default-shell /bin/sh\n\
+             set -g @plugin '{}'\n\
+             set -g status-right 'agents: #{{panectl_summary}}'\n\
+             {extra_config}\n\
+             run '{TPM}/tpm'\n",
+            repo.display()
+        );
+        std::fs::write(dir.path().join(".tmux.conf"), config).expect("tmux.conf");
+        Home { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn config(&self) -> PathBuf {
+        self.path().join(".tmux.conf")
+    }
+
+    /// The server's environment: everything of panectl's under this home.
+    fn env(&self, path: &str) -> Vec<(&'static str, String)> {
+        let home = self.path().display().to_string();
+        vec![
+            ("HOME", home.clone()),
+            ("XDG_RUNTIME_DIR", format!("{home}/run")),
+            ("XDG_STATE_HOME", format!("{home}/state")),
+            ("XDG_CONFIG_HOME", format!("{home}/config")),
+            ("PATH", path.to_string()),
+        ]
+    }
+
+    /// Installs the plugins with TPM's own script, then reloads the config (as prefix+I does).
+    fn install(&self, server: &TmuxServer) {
+        server.tmux(&["run-shell", &format!("{TPM}/bin/install_plugins")]);
+        assert!(
+            self.path()
+                .join(".tmux/plugins/panectl/panectl.tmux")
+                .exists(),
+            "TPM did not install the plugin"
+        );
+        self.reload(server);
+    }
+
+    fn reload(&self, server: &TmuxServer) {
+        server.tmux(&["source-file", &self.config().display().to_string()]);
+    }
+}
+
+/// Pids of the panectl daemons serving `socket`.
+fn daemons(socket: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        if args.iter().any(|a| a == "daemon") && args.iter().any(|a| a == socket) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+fn wait_until(what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn tpm_installs_the_plugin_which_runs_one_daemon_tied_to_the_server() {
+    let _guard = daemon_test_lock();
+    let notified = tempfile::NamedTempFile::new().expect("file");
+    let home = Home::new(&format!(
+        "set -g @panectl-bin '{}'\n\
+         set -g @panectl-window-status on\n\
+         set -g @panectl-notify-command 'echo \"$PANECTL_PANE $PANECTL_PROVIDER $PANECTL_STATUS\" >> {}'\n\
+         bind-key -T prefix V display-message mine",
+        env!("CARGO_BIN_EXE_panectl"),
+        notified.path().display()
+    ));
+    let path = std::env::var("PATH").unwrap_or_default();
+    let server = TmuxServer::start_configured(&home.config(), &home.env(&path));
+    let socket = server.tmux(&["display-message", "-p", "#{socket_path}"]);
+    let socket = socket.trim().to_string();
+    assert!(daemons(&socket).is_empty(), "no plugin yet, no daemon");
+
+    home.install(&server);
+    wait_until("one daemon", Duration::from_secs(15), || {
+        daemons(&socket).len() == 1
+    });
+    let daemon = daemons(&socket)[0];
+    assert_eq!(
+        server
+            .tmux(&["show-option", "-gqv", "@panectl-error"])
+            .trim(),
+        ""
+    );
+
+    // The keys: bound where free, the user's own binding kept.
+    let keys = server.tmux(&["list-keys", "-T", "prefix"]);
+    for key in ["A", "J", "S"] {
+        let line = keys
+            .lines()
+            .find(|l| l.split_whitespace().nth(3) == Some(key))
+            .unwrap_or_else(|| panic!("prefix {key} is not bound:\n{keys}"));
+        assert!(line.contains("panectl"), "{line}");
+    }
+    let v = keys
+        .lines()
+        .find(|l| l.split_whitespace().nth(3) == Some("V"))
+        .expect("V");
+    assert!(
+        v.contains("display-message mine"),
+        "the user's V was replaced: {v}"
+    );
+    // The status line reads the daemon's option; window names carry glyphs.
+    assert_eq!(
+        server.tmux(&["show-option", "-gv", "status-right"]).trim(),
+        "agents: #{@panectl_summary}"
+    );
+    assert!(
+        server
+            .tmux(&["show-option", "-gv", "window-status-format"])
+            .contains("#{P:#{?#{==:#{@panectl_status},waiting_user_answer}")
+    );
+
+    // A reload (TPM runs the plugin again) keeps the one daemon and does not stack formats.
+    home.reload(&server);
+    home.reload(&server);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(daemons(&socket), [daemon]);
+    assert_eq!(
+        server
+            .tmux(&["show-option", "-gv", "window-status-format"])
+            .matches("#{P:")
+            .count(),
+        1
+    );
+
+    // Statuses reach pane options and the summary; a finished turn notifies.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/programs/fake_agent.py");
+    let log = home.path().join("agent.jsonl");
+    let command = format!("exec python3 {} {} 0.3", script.display(), log.display());
+    server.tmux(&["respawn-pane", "-k", "-t", "%0", &command]);
+    let option = |format: &str| server.tmux(&["display-message", "-p", "-t", "%0", format]);
+    wait_until("the agent to be idle", Duration::from_secs(15), || {
+        option("#{@panectl_provider} #{@panectl_status}").trim() == "fake_agent idle"
+    });
+    assert_eq!(option("#{@panectl_summary}").trim(), "idle:1");
+    let panectl = Path::new(env!("CARGO_BIN_EXE_panectl"));
+    let input = Command::new(panectl)
+        .args(["-S", &socket, "input", "%0", "hello"])
+        .envs(home.env(&path))
+        .output()
+        .expect("panectl input");
+    assert!(input.status.success(), "{input:?}");
+    wait_until("the summary to change", Duration::from_secs(15), || {
+        option("#{@panectl_summary}").trim() == "completed:1"
+    });
+    wait_until("the notification command", Duration::from_secs(10), || {
+        std::fs::read_to_string(notified.path())
+            .is_ok_and(|t| t.contains("%0 fake_agent completed"))
+    });
+
+    // The daemon ends with the server.
+    server.tmux(&["kill-server"]);
+    wait_until("the daemon to exit", Duration::from_secs(15), || {
+        daemons(&socket).is_empty()
+    });
+}
+
+#[test]
+fn without_a_binary_or_a_toolchain_the_plugin_says_so() {
+    let _guard = daemon_test_lock();
+    let home = Home::new("");
+    // Neither panectl nor cargo on this PATH, and no @panectl-bin.
+    let server =
+        TmuxServer::start_configured(&home.config(), &home.env("/usr/local/bin:/usr/bin:/bin"));
+    home.install(&server);
+    let mut error = String::new();
+    wait_until("the plugin's error", Duration::from_secs(15), || {
+        error = server.tmux(&["show-option", "-gqv", "@panectl-error"]);
+        !error.trim().is_empty()
+    });
+    assert!(
+        error.contains("no Rust toolchain (cargo)") && error.contains("@panectl-bin"),
+        "{error}"
+    );
+}
