@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 
 use super::events::{EventBus, EventKind};
 use super::supervisor::Connections;
@@ -90,6 +90,7 @@ async fn show(handle: &ConnectionHandle, pane: PaneId, status: Status) {
     } else {
         COMPLETED_MESSAGE
     };
+    let mut shown = Vec::new();
     for row in body.lines() {
         let Some((name, control)) = row.split_once('\t') else {
             continue;
@@ -109,9 +110,13 @@ async fn show(handle: &ConnectionHandle, pane: PaneId, status: Status) {
             .safe(&name)
             .target("-t", Target::Pane(pane))
             .format(message);
-        if let Err(error) = handle.run(Line::new(display)).await {
-            debug!(%error, "display-message failed");
+        match handle.run(Line::new(display)).await {
+            Ok(_) => shown.push(name.as_str().to_string()),
+            Err(error) => debug!(%error, "display-message failed"),
         }
+    }
+    if !shown.is_empty() {
+        info!(%pane, %status, clients = ?shown, "told the attached clients");
     }
 }
 

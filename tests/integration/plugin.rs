@@ -123,6 +123,17 @@ fn daemons(socket: &str) -> Vec<u32> {
     pids
 }
 
+/// The log of the daemon the plugin started (detached: in the runtime directory).
+fn daemon_log(home: &Home) -> String {
+    std::fs::read_dir(home.path().join("run/panectl"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect()
+}
+
 fn wait_until(what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;
     while !condition() {
@@ -212,6 +223,11 @@ fn tpm_installs_the_plugin_which_runs_one_daemon_tied_to_the_server() {
         option("#{@panectl_provider} #{@panectl_status}").trim() == "fake_agent idle"
     });
     assert_eq!(option("#{@panectl_summary}").trim(), "idle:1");
+    // An attached client is told when the turn ends.
+    let _client = crate::support::PtyClient::attach(&server, 120, 40);
+    wait_until("the client to attach", Duration::from_secs(10), || {
+        !server.tmux(&["list-clients"]).trim().is_empty()
+    });
     let panectl = Path::new(env!("CARGO_BIN_EXE_panectl"));
     let input = Command::new(panectl)
         .args(["-S", &socket, "input", "%0", "hello"])
@@ -226,6 +242,29 @@ fn tpm_installs_the_plugin_which_runs_one_daemon_tied_to_the_server() {
         std::fs::read_to_string(notified.path())
             .is_ok_and(|t| t.contains("%0 fake_agent completed"))
     });
+    let clients = server.tmux(&[
+        "list-clients",
+        "-F",
+        "#{client_control_mode} #{client_name}",
+    ]);
+    let client = clients
+        .lines()
+        .find_map(|l| l.strip_prefix("0 "))
+        .expect("the attached client")
+        .to_string();
+    let told = format!(
+        "told the attached clients pane=%0 status=completed clients=[\"{}\"]",
+        client.trim()
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !daemon_log(&home).contains(&told) {
+        assert!(
+            Instant::now() < deadline,
+            "the client was not told ({told}):\n{}",
+            daemon_log(&home)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 
     // The daemon ends with the server.
     server.tmux(&["kill-server"]);
