@@ -2,7 +2,6 @@
 //! stdio, against a real tmux server, a real daemon and the fake agent
 //! (`scripts/programs/fake_agent.py`).
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};
@@ -11,109 +10,16 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::support::{Daemon, TmuxServer, daemon_test_lock};
+use crate::inbox::Setup;
+use crate::support::daemon_test_lock;
 
-/// The fake agent's rules, with a `[launch]` command and a `[last_response]` rule.
-fn rules(script: &Path, log: &Path) -> String {
-    format!(
-        r#"id = "fake_agent"
-name = "Fake agent"
-
-[detect]
-arguments = ["fake_agent.py"]
-
-[last_response]
-start = '^answer: '
-end = '^done$'
-strip = ['^answer: ']
-
-[launch]
-command = ["python3", '{script}', '{log}', "0.2"]
-
-[[rules]]
-id = "fake_agent.working"
-status = "processing"
-priority = 80
-lines = 1
-contains = ["working on it..."]
-strong = true
-seen_on = "test"
-
-[[rules]]
-id = "fake_agent.ready"
-status = "ready"
-priority = 30
-lines = 1
-regex = ['^fake>( |$)']
-seen_on = "test"
-"#,
-        script = script.display(),
-        log = log.display()
-    )
-}
-
-/// A tmux server whose `%0` runs the fake agent and `%1` a shell, and a daemon that knows the
-/// agent's rules.
-struct Setup {
-    server: TmuxServer,
-    log: PathBuf,
-    _rules: tempfile::TempDir,
-}
-
-impl Setup {
-    fn start() -> (Setup, Daemon) {
-        let server = TmuxServer::start(100, 30);
-        server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
-        let rules_dir = tempfile::tempdir().expect("rules dir");
-        let log = server.dir().join("received.jsonl");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/programs/fake_agent.py");
-        std::fs::write(
-            rules_dir.path().join("fake_agent.toml"),
-            rules(&script, &log),
-        )
-        .expect("rules");
-        let command = format!("exec python3 {} {} 0.2", script.display(), log.display());
-        server.tmux(&["respawn-pane", "-k", "-t", "%0", &command]);
-        let dir = rules_dir.path().to_string_lossy().into_owned();
-        let daemon = server.start_daemon(&["--rules-dir", &dir, "--submit-delay-ms", "150"]);
-        server.wait_for_panes(2);
-        let setup = Setup {
-            server,
-            log,
-            _rules: rules_dir,
-        };
-        setup.wait_status("%0", &["idle"]);
-        (setup, daemon)
-    }
-
-    fn wait_status(&self, pane: &str, wanted: &[&str]) {
-        self.server.wait_for(
-            &format!("{pane} in {wanted:?}"),
-            Duration::from_secs(15),
-            || {
-                let status = self.server.panectl_ok(&["status", pane]);
-                wanted.contains(&status.trim())
-            },
-        );
-    }
-
-    /// The messages the fake agents received, as text.
-    fn received(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .filter_map(|entry| entry["hex"].as_str().map(from_hex))
-            .collect()
-    }
-}
-
-fn from_hex(hex: &str) -> String {
-    let bytes: Vec<u8> = (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex"))
-        .collect();
-    String::from_utf8(bytes).expect("UTF-8")
+/// The messages the fake agents received, as text.
+fn received(setup: &Setup) -> Vec<String> {
+    setup
+        .bodies()
+        .into_iter()
+        .map(|b| String::from_utf8(b).expect("UTF-8"))
+        .collect()
 }
 
 type Client = RunningService<RoleClient, ()>;
@@ -172,7 +78,9 @@ fn call_err(
 #[test]
 fn mcp_tools_drive_the_daemon() {
     let _guard = daemon_test_lock();
-    let (setup, mut daemon) = Setup::start();
+    let setup = Setup::start(0.2);
+    let mut daemon = setup.daemon();
+    setup.wait_status(&["idle"], Duration::from_secs(15));
     let server = &setup.server;
     // Something to read on the shell's screen.
     server.tmux(&["send-keys", "-t", "%1", "echo MCP-SCREEN-$((6*7))", "Enter"]);
@@ -289,7 +197,7 @@ fn mcp_tools_drive_the_daemon() {
         "{sent}"
     );
     server.wait_for("the delivery", Duration::from_secs(15), || {
-        setup.received() == ["hello from mcp"]
+        received(&setup) == ["hello from mcp"]
     });
     let inbox: Vec<Value> = server
         .panectl_ok(&["inbox", "--json"])
@@ -305,7 +213,7 @@ fn mcp_tools_drive_the_daemon() {
     );
 
     // last_response: the answer to it, cut out by the provider's rule.
-    setup.wait_status("%0", &["completed"]);
+    setup.wait_status(&["completed"], Duration::from_secs(15));
     let last = call_ok(&runtime, &client, "last_response", json!({"pane": "%0"}));
     assert_eq!(last, "pcm morf olleh");
 
@@ -356,7 +264,7 @@ fn mcp_tools_drive_the_daemon() {
     server.wait_for(
         "the assignment's answer to reach %0",
         Duration::from_secs(20),
-        || setup.received().contains(&callback),
+        || received(&setup).contains(&callback),
     );
 
     // Errors are tool errors with the daemon's message, not protocol failures.
@@ -401,7 +309,7 @@ fn mcp_tools_drive_the_daemon() {
     assert!(missing.starts_with("assign: "), "{missing}");
     // Nothing more reached the agents.
     assert_eq!(
-        setup.received(),
+        received(&setup),
         [
             "hello from mcp",
             "mcp handoff",

@@ -17,6 +17,20 @@ use panectl::control::{Decoder, Event, Reply};
 
 static NEXT_SERVER: AtomicU32 = AtomicU32::new(0);
 
+/// A private directory for a new server's socket, and a socket name no other test uses.
+fn private_socket() -> (tempfile::TempDir, String) {
+    let dir = tempfile::Builder::new()
+        .prefix("panectl-test-")
+        .tempdir()
+        .expect("temporary directory");
+    let socket = format!(
+        "panectl-test-{}-{}",
+        std::process::id(),
+        NEXT_SERVER.fetch_add(1, Ordering::Relaxed)
+    );
+    (dir, socket)
+}
+
 /// A tmux server of the test's own.
 pub struct TmuxServer {
     socket: String,
@@ -27,15 +41,7 @@ pub struct TmuxServer {
 impl TmuxServer {
     /// Starts a server with one detached session of the given size running `sh`.
     pub fn start(width: u16, height: u16) -> TmuxServer {
-        let dir = tempfile::Builder::new()
-            .prefix("panectl-test-")
-            .tempdir()
-            .expect("temporary directory");
-        let socket = format!(
-            "panectl-test-{}-{}",
-            std::process::id(),
-            NEXT_SERVER.fetch_add(1, Ordering::Relaxed)
-        );
+        let (dir, socket) = private_socket();
         let mut server = TmuxServer {
             socket,
             dir,
@@ -65,15 +71,7 @@ impl TmuxServer {
     /// its environment (which the jobs it runs inherit), and one detached session.
     #[allow(dead_code)] // for the plugin tests
     pub fn start_configured(config: &std::path::Path, env: &[(&str, String)]) -> TmuxServer {
-        let dir = tempfile::Builder::new()
-            .prefix("panectl-test-")
-            .tempdir()
-            .expect("temporary directory");
-        let socket = format!(
-            "panectl-test-{}-{}",
-            std::process::id(),
-            NEXT_SERVER.fetch_add(1, Ordering::Relaxed)
-        );
+        let (dir, socket) = private_socket();
         let output = Command::new("tmux")
             .args(["-L", &socket, "-f"])
             .arg(config)
