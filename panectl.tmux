@@ -9,7 +9,7 @@ PLUGIN_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$PLUGIN_DIR/plugin/helpers.sh"
 
 # The glyph of each status, for window names (pure tmux formats: no shell-out on refresh).
-GLYPHS='#{P:#{?#{==:#{@panectl_status},waiting_user_answer},❗,#{?#{==:#{@panectl_status},processing},⚙,#{?#{==:#{@panectl_status},completed},✔,#{?#{==:#{@panectl_status},error},✖,}}}}}'
+GLYPHS='#{P:#{?#{==:#{@panectl_status},waiting_user_answer},!,#{?#{==:#{@panectl_status},processing},⚙,#{?#{==:#{@panectl_status},completed},✔,#{?#{==:#{@panectl_status},error},✖,}}}}}'
 GLYPHS_MARK='#{P:#{?#{==:#{@panectl_status},waiting_user_answer}'
 
 # Binds KEY (prefix table) to COMMAND... unless the user bound it to something else.

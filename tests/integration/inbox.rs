@@ -13,50 +13,7 @@ use serde_json::Value;
 use crate::support::{Daemon, TmuxServer, daemon_test_lock};
 
 /// Status rules for the fake agent.
-pub const RULES: &str = r#"id = "fake_agent"
-name = "Fake agent"
-
-[detect]
-arguments = ["fake_agent.py"]
-
-[last_response]
-start = '^answer: '
-end = '^done$'
-strip = ['^answer: ']
-
-[[rules]]
-id = "fake_agent.trust"
-status = "waiting_user_answer"
-priority = 99
-lines = 1
-contains = ["Trust this folder? (Enter)"]
-seen_on = "test"
-
-[[rules]]
-id = "fake_agent.dialog"
-status = "waiting_user_answer"
-priority = 100
-lines = 2
-contains = ["Allow? (y/n)"]
-seen_on = "test"
-
-[[rules]]
-id = "fake_agent.working"
-status = "processing"
-priority = 80
-lines = 1
-contains = ["working on it..."]
-strong = true
-seen_on = "test"
-
-[[rules]]
-id = "fake_agent.ready"
-status = "ready"
-priority = 30
-lines = 1
-regex = ['^fake>( |$)']
-seen_on = "test"
-"#;
+pub const RULES: &str = include_str!("../../scripts/programs/fake_agent.toml");
 
 /// A tmux server whose pane `%0` runs the fake agent, and a daemon that knows its rules.
 pub struct Setup {
