@@ -291,3 +291,42 @@ fn without_a_binary_or_a_toolchain_the_plugin_says_so() {
         "{error}"
     );
 }
+
+#[test]
+fn a_daemon_started_by_hand_is_reused() {
+    let _guard = daemon_test_lock();
+    let home = Home::new(&format!(
+        "set -g @panectl-bin '{}'",
+        env!("CARGO_BIN_EXE_panectl")
+    ));
+    let path = std::env::var("PATH").unwrap_or_default();
+    let server = TmuxServer::start_configured(&home.config(), &home.env(&path));
+    let socket = server.tmux(&["display-message", "-p", "#{socket_path}"]);
+    let socket = socket.trim().to_string();
+    let started = Command::new(env!("CARGO_BIN_EXE_panectl"))
+        .args(["-S", &socket, "daemon", "--detach", "--exit-with-server"])
+        .envs(home.env(&path))
+        .output()
+        .expect("panectl daemon --detach");
+    assert!(started.status.success(), "{started:?}");
+    let by_hand = daemons(&socket);
+    assert_eq!(by_hand.len(), 1);
+    home.install(&server);
+    home.reload(&server);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        daemons(&socket),
+        by_hand,
+        "the plugin started a second daemon"
+    );
+    assert_eq!(
+        server
+            .tmux(&["show-option", "-gqv", "@panectl-error"])
+            .trim(),
+        ""
+    );
+    server.tmux(&["kill-server"]);
+    wait_until("the daemon to exit", Duration::from_secs(15), || {
+        daemons(&socket).is_empty()
+    });
+}
