@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::ServerArgs;
 use super::client::{block_on, client, text};
+use super::tmux_client;
 
 /// Reads a duration: `500ms`, `30s`, `5m`, `2h`, `1d`, or a plain number of seconds.
 pub fn parse_duration(text: &str) -> Result<f64, String> {
@@ -43,34 +44,94 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// `panectl send PANE [--from X] [--ttl D] (MESSAGE | -)`: prints the message id.
-pub fn send(
+/// What `panectl send` is given.
+#[derive(Debug, clap::Args)]
+pub struct SendArgs {
+    /// The receiving pane.
+    pane: String,
+    /// Who sends it: a pane or a label (default `cli`).
+    #[arg(long, value_name = "X")]
+    from: Option<String>,
+    /// Give up if it cannot be delivered within this long (`90s`, `5m`, `2h`).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    ttl: Option<f64>,
+    /// The text, or `-` to read it from stdin.
+    #[arg(required_unless_present = "buffer", conflicts_with = "buffer")]
+    message: Option<String>,
+    /// Take the text from this tmux paste buffer (its exact bytes) instead, and delete the
+    /// buffer once the message is queued (a failed send leaves it, text and all).
+    #[arg(long, value_name = "NAME")]
+    buffer: Option<String>,
+    /// Show the outcome (the message id, or the error) on the tmux status line instead of
+    /// printing it, for key bindings (`run-shell` output is otherwise lost); the exit code is
+    /// then 0 whenever it could be shown.
+    #[arg(long)]
+    notify: bool,
+    /// The tmux client to show it on (default: the one tmux picks, else the one used last).
+    #[arg(long, value_name = "NAME", requires = "notify")]
+    client: Option<String>,
+}
+
+/// Queues `body` for `pane`; the stored message as the daemon answers it.
+pub(super) fn queue(
     server: &ServerArgs,
     pane: &str,
-    from: Option<&str>,
+    body: &[u8],
+    from: &str,
     ttl_seconds: Option<f64>,
-    message: &str,
-) -> anyhow::Result<ExitCode> {
-    let body = if message == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .context("cannot read the message from stdin")?;
-        bytes
-    } else {
-        message.as_bytes().to_vec()
-    };
-    let mut request = json!({ "body_hex": hex(&body) });
-    if let Some(from) = from {
-        request["from"] = json!(from);
-    }
+) -> anyhow::Result<Value> {
+    let mut request = json!({ "body_hex": hex(body), "from": from });
     if let Some(ttl) = ttl_seconds {
         request["ttl_seconds"] = json!(ttl);
     }
     let client = client(server)?;
     let path = format!("/v1/panes/{}/messages", encode_segment(pane));
-    let stored: Value = block_on(async { Ok(client.post_json(&path, &request).await?) })?;
-    println!("{}", text(&stored, "id"));
+    block_on(async { Ok(client.post_json(&path, &request).await?) })
+}
+
+/// The message id, or why it was not queued.
+fn send_message(server: &ServerArgs, args: &SendArgs) -> anyhow::Result<String> {
+    let body = match (&args.buffer, args.message.as_deref()) {
+        (Some(buffer), _) => tmux_client::read_buffer(&server.address()?, buffer)?,
+        (None, Some("-")) => {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut bytes)
+                .context("cannot read the message from stdin")?;
+            bytes
+        }
+        (None, message) => message.unwrap_or_default().as_bytes().to_vec(),
+    };
+    let from = args.from.as_deref().unwrap_or("cli");
+    let stored =
+        queue(server, &args.pane, &body, from, args.ttl).map_err(|error| match &args.buffer {
+            Some(buffer) => {
+                error.context(format!("the text stays in tmux paste buffer {buffer:?}"))
+            }
+            None => error,
+        })?;
+    if let Some(buffer) = &args.buffer {
+        tmux_client::delete_buffer(&server.address()?, buffer)
+            .with_context(|| format!("message {} is queued, but", text(&stored, "id")))?;
+    }
+    Ok(text(&stored, "id"))
+}
+
+/// `panectl send PANE [--from X] [--ttl D] (MESSAGE | - | --buffer NAME) [--notify]`: prints
+/// the message id (or shows it in tmux).
+pub fn send(server: &ServerArgs, args: &SendArgs) -> anyhow::Result<ExitCode> {
+    let outcome = send_message(server, args);
+    if !args.notify {
+        println!("{}", outcome?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let message = match &outcome {
+        Ok(id) => format!("panectl: message {id} queued for {}", args.pane),
+        Err(error) => format!("panectl: {error:#}"),
+    };
+    let address = server.address()?;
+    tmux_client::notify(&address, args.client.as_deref(), &message)
+        .with_context(|| format!("cannot show {message:?} in tmux"))?;
     Ok(ExitCode::SUCCESS)
 }
 

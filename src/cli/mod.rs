@@ -1,14 +1,18 @@
 //! The subcommands of the `panectl` binary (this module belongs to the binary, not the library).
 
+mod agents;
+mod board;
 mod client;
 mod daemon;
 mod detect;
 mod handoff;
 mod inbox;
+mod jump;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod orchestrate;
 mod replay;
+mod tmux_client;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -142,18 +146,13 @@ enum Command {
     },
     /// Queue a message for the agent in a pane; it is delivered when the agent is ready
     /// (idle or completed), in order, exactly once. Prints the message id.
-    Send {
-        /// The receiving pane.
-        pane: String,
-        /// Who sends it: a pane or a label (default `cli`).
-        #[arg(long, value_name = "X")]
-        from: Option<String>,
-        /// Give up if it cannot be delivered within this long (`90s`, `5m`, `2h`).
-        #[arg(long, value_name = "DURATION", value_parser = inbox::parse_duration)]
-        ttl: Option<f64>,
-        /// The text, or `-` to read it from stdin.
-        message: String,
-    },
+    Send(inbox::SendArgs),
+    /// Switch a tmux client to the next agent waiting for the user, else to the next one that
+    /// has completed (for a key binding; pressing it again cycles). Prints the pane.
+    Jump(jump::JumpArgs),
+    /// A numbered board of the agents, waiting ones first, for a `display-popup -E` window:
+    /// `N` jumps to agent N, `s N` sends it a message, `r` redraws, `q` quits.
+    Board(board::BoardArgs),
     /// List queued and past messages; `inbox cancel ID` cancels a pending one.
     Inbox {
         #[command(subcommand)]
@@ -330,18 +329,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             until,
             timeout,
         } => orchestrate::wait(&cli.server, &pane, &until, timeout),
-        Command::Send {
-            pane,
-            from,
-            ttl,
-            message,
-        } => inbox::send(
-            &cli.server,
-            &pane,
-            from.as_deref().or(Some("cli")),
-            ttl,
-            &message,
-        ),
+        Command::Send(args) => inbox::send(&cli.server, &args),
+        Command::Jump(args) => jump::jump(&cli.server, &args),
+        Command::Board(args) => board::board(&cli.server, &args),
         Command::Inbox {
             action: Some(InboxAction::Cancel { id }),
             ..

@@ -1,0 +1,502 @@
+//! `panectl board`: a line-based board of the agents for a `display-popup -E` window. It lists
+//! them numbered, those waiting for the user first, and reads commands one per line: `N` jumps
+//! to agent N, `s N` sends it a message, `r` redraws, `q` quits. No raw mode: it works the same
+//! with piped stdin, and ends at end of input.
+
+use std::collections::HashMap;
+use std::io::{BufRead, IsTerminal, Write};
+use std::process::ExitCode;
+
+use panectl::tmux::ServerAddress;
+
+use super::ServerArgs;
+use super::agents::{self, Pane, short_duration};
+use super::client::text;
+use super::{inbox, tmux_client};
+
+/// Who messages sent from the board come from.
+const SENDER: &str = "board";
+
+/// What `panectl board` is given.
+#[derive(Debug, clap::Args)]
+pub struct BoardArgs {
+    /// The tmux client to switch (default: the one tmux picks, else the one used last).
+    #[arg(long, value_name = "NAME")]
+    client: Option<String>,
+}
+
+/// An agent as the board shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Row {
+    /// The pane.
+    pub pane: Pane,
+    /// Its name (`@panectl_name`), or empty.
+    pub name: String,
+}
+
+/// What the board acts through: the daemon and tmux, or a stand-in in unit tests.
+pub(super) trait Backend {
+    /// The agents, in any order.
+    fn agents(&self) -> anyhow::Result<Vec<Row>>;
+    /// Switches the client to a pane.
+    fn jump(&self, pane: &str) -> anyhow::Result<()>;
+    /// Queues a message for a pane; its id.
+    fn send(&self, pane: &str, body: &[u8]) -> anyhow::Result<String>;
+}
+
+/// The daemon and the tmux server.
+struct Live<'a> {
+    server: &'a ServerArgs,
+    address: ServerAddress,
+    client: Option<String>,
+}
+
+impl Backend for Live<'_> {
+    fn agents(&self) -> anyhow::Result<Vec<Row>> {
+        let panes = agents::panes(self.server)?;
+        let mut names: HashMap<String, String> = agents::names(&self.address);
+        Ok(panes
+            .into_iter()
+            .filter(Pane::is_agent)
+            .map(|pane| Row {
+                name: names.remove(&pane.pane).unwrap_or_default(),
+                pane,
+            })
+            .collect())
+    }
+
+    fn jump(&self, pane: &str) -> anyhow::Result<()> {
+        tmux_client::switch_client(&self.address, self.client.as_deref(), pane)
+    }
+
+    fn send(&self, pane: &str, body: &[u8]) -> anyhow::Result<String> {
+        let stored = inbox::queue(self.server, pane, body, SENDER, None)?;
+        Ok(text(&stored, "id"))
+    }
+}
+
+/// `panectl board [--client NAME]`.
+pub fn board(server: &ServerArgs, args: &BoardArgs) -> anyhow::Result<ExitCode> {
+    let backend = Live {
+        server,
+        address: server.address()?,
+        client: args.client.clone(),
+    };
+    let clear = std::io::stdout().is_terminal();
+    run(
+        &backend,
+        &mut std::io::stdin().lock(),
+        &mut std::io::stdout().lock(),
+        clear,
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Where a status goes on the board: waiting first, then completed, error, processing, idle,
+/// the rest.
+fn rank(status: &str) -> u8 {
+    match status {
+        "waiting_user_answer" => 0,
+        "completed" => 1,
+        "error" => 2,
+        "processing" => 3,
+        "idle" => 4,
+        _ => 5,
+    }
+}
+
+/// The rows in board order: by status rank, then in the stable pane order.
+pub(super) fn sorted(mut rows: Vec<Row>) -> Vec<Row> {
+    rows.sort_by(|a, b| {
+        rank(&a.pane.status)
+            .cmp(&rank(&b.pane.status))
+            .then_with(|| a.pane.order(&b.pane))
+    });
+    rows
+}
+
+/// A command typed on the board.
+#[derive(Debug, PartialEq, Eq)]
+enum Input {
+    /// An empty line.
+    Enter,
+    /// `r`.
+    Redraw,
+    /// `q`.
+    Quit,
+    /// `N`.
+    Jump(usize),
+    /// `s N`, or `s` alone.
+    Send(Option<usize>),
+    /// Anything else.
+    Unknown(String),
+}
+
+fn parse(line: &str) -> Input {
+    let line = line.trim();
+    match line {
+        "" => Input::Enter,
+        "r" => Input::Redraw,
+        "q" | "quit" => Input::Quit,
+        _ => {
+            if let Ok(n) = line.parse() {
+                return Input::Jump(n);
+            }
+            match line.strip_prefix('s').map(str::trim) {
+                Some("") => Input::Send(None),
+                Some(n) => match n.parse() {
+                    Ok(n) => Input::Send(Some(n)),
+                    Err(_) => Input::Unknown(line.to_string()),
+                },
+                None => Input::Unknown(line.to_string()),
+            }
+        }
+    }
+}
+
+/// Reads a line without its end; `None` at end of input. Bytes that are not UTF-8 are kept.
+fn read_line(input: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
+    let mut line = Vec::new();
+    if input.read_until(b'\n', &mut line)? == 0 {
+        return Ok(None);
+    }
+    if line.ends_with(b"\n") {
+        line.pop();
+        if line.ends_with(b"\r") {
+            line.pop();
+        }
+    }
+    Ok(Some(line))
+}
+
+/// Draws the board (below a `notice`, if any) and returns the rows as numbered.
+fn draw(
+    backend: &impl Backend,
+    out: &mut impl Write,
+    clear: bool,
+    notice: Option<String>,
+) -> std::io::Result<Vec<Row>> {
+    if clear {
+        write!(out, "\x1b[H\x1b[2J")?;
+    }
+    let rows = match backend.agents() {
+        Ok(rows) => sorted(rows),
+        Err(error) => {
+            writeln!(out, "panectl: {error:#}")?;
+            Vec::new()
+        }
+    };
+    if rows.is_empty() {
+        writeln!(out, "No agents.")?;
+    } else {
+        write_table(out, &rows)?;
+    }
+    if let Some(notice) = notice {
+        writeln!(out, "{notice}")?;
+    }
+    if rows.is_empty() {
+        writeln!(out, "Enter or q: close   r: redraw")?;
+    } else if rows.len() == 1 {
+        writeln!(
+            out,
+            "Enter or 1: jump   s 1: send a message   r: redraw   q: quit"
+        )?;
+    } else {
+        writeln!(out, "N: jump   s N: send a message   r: redraw   q: quit")?;
+    }
+    Ok(rows)
+}
+
+fn write_table(out: &mut impl Write, rows: &[Row]) -> std::io::Result<()> {
+    let cells: Vec<[String; 6]> = rows
+        .iter()
+        .enumerate()
+        .map(|(at, row)| {
+            [
+                (at + 1).to_string(),
+                row.pane.status.clone(),
+                row.pane.provider.clone().unwrap_or_default(),
+                row.pane.location(),
+                row.name.clone(),
+                short_duration(row.pane.status_seconds),
+            ]
+        })
+        .collect();
+    let headers = ["#", "STATUS", "PROVIDER", "WHERE", "NAME", "FOR"];
+    let mut widths = headers.map(str::len);
+    for row in &cells {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |cells: [&str; 6]| {
+        let [n, status, provider, location, name, seconds] = cells;
+        format!(
+            "{n:>w0$}  {status:<w1$}  {provider:<w2$}  {location:<w3$}  {name:<w4$}  {seconds:>w5$}",
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2],
+            w3 = widths[3],
+            w4 = widths[4],
+            w5 = widths[5],
+        )
+    };
+    writeln!(out, "{}", line(headers))?;
+    for row in &cells {
+        let [a, b, c, d, e, f] = row;
+        writeln!(out, "{}", line([a, b, c, d, e, f]))?;
+    }
+    Ok(())
+}
+
+/// What a command leads to.
+enum Step {
+    /// The board is done (a jump, `q`, the end of input).
+    Done,
+    /// Draw the board again, with this notice under it.
+    Redraw(Option<String>),
+}
+
+/// Runs the board on `input` and `out` until `q`, a jump or the end of input. `clear` clears
+/// the screen before each drawing (for a terminal).
+pub(super) fn run(
+    backend: &impl Backend,
+    input: &mut impl BufRead,
+    out: &mut impl Write,
+    clear: bool,
+) -> std::io::Result<()> {
+    let mut rows = draw(backend, out, clear, None)?;
+    loop {
+        write!(out, "> ")?;
+        out.flush()?;
+        let Some(line) = read_line(input)? else {
+            return Ok(());
+        };
+        let step = match parse(&String::from_utf8_lossy(&line)) {
+            Input::Quit => Step::Done,
+            Input::Enter if rows.is_empty() => Step::Done,
+            Input::Enter if rows.len() > 1 => Step::Redraw(None),
+            Input::Redraw => Step::Redraw(None),
+            Input::Enter => jump(backend, &rows, 1),
+            Input::Jump(n) => jump(backend, &rows, n),
+            Input::Send(Some(n)) => send(backend, &rows, n, input, out)?,
+            Input::Send(None) if rows.len() == 1 => send(backend, &rows, 1, input, out)?,
+            Input::Send(None) => Step::Redraw(Some("Which agent? s N sends to agent N.".into())),
+            Input::Unknown(text) => Step::Redraw(Some(format!(
+                "Unknown command {text:?}: N jumps, s N sends a message, r redraws, q quits."
+            ))),
+        };
+        match step {
+            Step::Done => return Ok(()),
+            Step::Redraw(notice) => rows = draw(backend, out, clear, notice)?,
+        }
+    }
+}
+
+/// Row `n` (counting from 1).
+fn pick(rows: &[Row], n: usize) -> Option<&Row> {
+    n.checked_sub(1).and_then(|at| rows.get(at))
+}
+
+/// Switches to agent `n`'s pane; the board stays, with the reason, if that fails.
+fn jump(backend: &impl Backend, rows: &[Row], n: usize) -> Step {
+    let Some(row) = pick(rows, n) else {
+        return Step::Redraw(Some(format!("There is no agent {n}.")));
+    };
+    match backend.jump(&row.pane.pane) {
+        Ok(()) => Step::Done,
+        Err(error) => Step::Redraw(Some(format!(
+            "Cannot switch to {}: {error:#}",
+            row.pane.pane
+        ))),
+    }
+}
+
+/// Asks for a message for agent `n` and queues it.
+fn send(
+    backend: &impl Backend,
+    rows: &[Row],
+    n: usize,
+    input: &mut impl BufRead,
+    out: &mut impl Write,
+) -> std::io::Result<Step> {
+    let Some(row) = pick(rows, n) else {
+        return Ok(Step::Redraw(Some(format!("There is no agent {n}."))));
+    };
+    write!(out, "message: ")?;
+    out.flush()?;
+    let Some(body) = read_line(input)? else {
+        return Ok(Step::Done);
+    };
+    let target = format!("{} ({})", row.pane.pane, row.pane.location());
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Step::Redraw(Some(format!("Nothing sent to {target}."))));
+    }
+    Ok(Step::Redraw(Some(
+        match backend.send(&row.pane.pane, &body) {
+            Ok(id) => format!("Message {id} queued for {target}."),
+            Err(error) => format!("Not sent to {target}: {error:#}"),
+        },
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::*;
+    use crate::cli::agents::tests::pane;
+
+    #[derive(Default)]
+    struct Fake {
+        rows: Vec<Row>,
+        jumped: RefCell<Vec<String>>,
+        sent: RefCell<Vec<(String, Vec<u8>)>>,
+        fail: bool,
+    }
+
+    impl Backend for Fake {
+        fn agents(&self) -> anyhow::Result<Vec<Row>> {
+            if self.fail {
+                anyhow::bail!("no daemon");
+            }
+            Ok(self.rows.clone())
+        }
+        fn jump(&self, pane: &str) -> anyhow::Result<()> {
+            self.jumped.borrow_mut().push(pane.to_string());
+            Ok(())
+        }
+        fn send(&self, pane: &str, body: &[u8]) -> anyhow::Result<String> {
+            self.sent
+                .borrow_mut()
+                .push((pane.to_string(), body.to_vec()));
+            Ok("7".into())
+        }
+    }
+
+    fn row(id: u32, status: &str, seconds: f64) -> Row {
+        let mut pane = pane(id, "s", id, 0, status);
+        pane.status_seconds = seconds;
+        Row {
+            pane,
+            name: format!("agent-{id}"),
+        }
+    }
+
+    fn board(fake: &Fake, input: &[u8]) -> String {
+        let mut out = Vec::new();
+        run(fake, &mut &input[..], &mut out, false).expect("the board runs");
+        String::from_utf8(out).expect("text")
+    }
+
+    fn fake() -> Fake {
+        Fake {
+            rows: vec![
+                row(0, "idle", 5.0),
+                row(1, "processing", 65.0),
+                row(2, "completed", 7300.0),
+                row(3, "exited", 1.0),
+                row(4, "waiting_user_answer", 12.0),
+                row(5, "error", 3.0),
+            ],
+            ..Fake::default()
+        }
+    }
+
+    #[test]
+    fn waiting_agents_are_listed_first_with_durations() {
+        let shown = board(&fake(), b"q\n");
+        let table: Vec<&str> = shown.lines().take(7).collect();
+        assert!(table[0].starts_with("#  STATUS"), "{shown}");
+        let order: Vec<(&str, &str)> = table[1..]
+            .iter()
+            .map(|l| {
+                let words: Vec<&str> = l.split_whitespace().collect();
+                (words[1], words[words.len() - 1])
+            })
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("waiting_user_answer", "12s"),
+                ("completed", "2h"),
+                ("error", "3s"),
+                ("processing", "1m"),
+                ("idle", "5s"),
+                ("exited", "1s"),
+            ]
+        );
+        assert!(table[1].contains("s:w4.0") && table[1].contains("agent-4"));
+    }
+
+    #[test]
+    fn a_number_jumps_and_ends_the_board() {
+        let fake = fake();
+        board(&fake, b"9\nx\n2\nr\n");
+        assert_eq!(*fake.jumped.borrow(), ["%2"]);
+        let shown = board(&fake, b"0\n");
+        assert!(shown.contains("There is no agent 0."), "{shown}");
+    }
+
+    #[test]
+    fn send_asks_for_the_text_and_redraws() {
+        let fake = fake();
+        let shown = board(&fake, b"s 1\nhello #{pane_id}\xff\r\ns2\n  \ns 42\nq\n");
+        assert_eq!(
+            *fake.sent.borrow(),
+            [("%4".to_string(), b"hello #{pane_id}\xff".to_vec())]
+        );
+        assert!(
+            shown.contains("Message 7 queued for %4 (s:w4.0)."),
+            "{shown}"
+        );
+        assert!(shown.contains("Nothing sent to %2"), "{shown}");
+        assert!(shown.contains("There is no agent 42."), "{shown}");
+        assert_eq!(shown.matches("message: ").count(), 2);
+        assert!(fake.jumped.borrow().is_empty());
+    }
+
+    #[test]
+    fn enter_jumps_to_a_lone_agent_and_closes_an_empty_board() {
+        let lone = Fake {
+            rows: vec![row(3, "idle", 1.0)],
+            ..Fake::default()
+        };
+        board(&lone, b"\n");
+        assert_eq!(*lone.jumped.borrow(), ["%3"]);
+        let empty = Fake::default();
+        let shown = board(&empty, b"\n1\n");
+        assert!(shown.starts_with("No agents."), "{shown}");
+        assert_eq!(shown.matches("> ").count(), 1);
+        // Several agents: Enter redraws.
+        let several = fake();
+        let shown = board(&several, b"\n");
+        assert_eq!(shown.matches("#  STATUS").count(), 2);
+        assert!(several.jumped.borrow().is_empty());
+    }
+
+    #[test]
+    fn end_of_input_and_errors_end_nothing_badly() {
+        let fake = fake();
+        board(&fake, b"");
+        board(&fake, b"s 1\n");
+        assert!(fake.sent.borrow().is_empty());
+        let failing = Fake {
+            fail: true,
+            ..Fake::default()
+        };
+        let shown = board(&failing, b"r\nq\n");
+        assert_eq!(shown.matches("panectl: no daemon").count(), 2, "{shown}");
+    }
+
+    #[test]
+    fn commands_parse() {
+        assert_eq!(parse(" 12 "), Input::Jump(12));
+        assert_eq!(parse("s 3"), Input::Send(Some(3)));
+        assert_eq!(parse("s3"), Input::Send(Some(3)));
+        assert_eq!(parse("s"), Input::Send(None));
+        assert_eq!(parse("sx"), Input::Unknown("sx".into()));
+        assert_eq!(parse("-1"), Input::Unknown("-1".into()));
+        assert_eq!(parse(""), Input::Enter);
+    }
+}

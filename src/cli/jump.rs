@@ -1,0 +1,119 @@
+//! `panectl jump`: switch a tmux client to the next agent that waits for the user, else to the
+//! next one that has completed, cycling from the current pane.
+
+use std::process::ExitCode;
+
+use anyhow::bail;
+use panectl::api::client::encode_segment;
+use serde_json::Value;
+
+use super::ServerArgs;
+use super::agents::{self, Pane};
+use super::client::{block_on, client, text};
+use super::tmux_client;
+
+/// The message shown when there is nowhere to go.
+const NOTHING: &str = "panectl: no agent is waiting or completed";
+
+/// What `panectl jump` is given.
+#[derive(Debug, clap::Args)]
+pub struct JumpArgs {
+    /// The tmux client to switch (default: the one tmux picks, else the one used last).
+    #[arg(long, value_name = "NAME")]
+    client: Option<String>,
+    /// The current pane: the search starts after it (default: the client's current pane).
+    #[arg(long, value_name = "PANE")]
+    from: Option<String>,
+}
+
+/// The pane to go to: the first agent after `from` (in the stable order, wrapping) that waits
+/// for the user, else the first such that has completed. `panes` are in the stable order.
+pub(super) fn next_target<'a>(panes: &'a [Pane], from: Option<&str>) -> Option<&'a Pane> {
+    let start = from
+        .and_then(|from| panes.iter().position(|p| p.pane == from))
+        .map_or(0, |at| at + 1);
+    ["waiting_user_answer", "completed"]
+        .iter()
+        .find_map(|status| {
+            panes[start..]
+                .iter()
+                .chain(&panes[..start])
+                .find(|p| p.is_agent() && p.status == *status)
+        })
+}
+
+/// A pane given as `session:window.pane` or a window name, as its `%N` id (through the daemon).
+/// An id is taken as it is, even one the daemon has not seen yet (the search then starts at
+/// the beginning).
+fn pane_id(server: &ServerArgs, pane: &str) -> anyhow::Result<String> {
+    if pane.starts_with('%') {
+        return Ok(pane.to_string());
+    }
+    let client = client(server)?;
+    let path = format!("/v1/panes/{}", encode_segment(pane));
+    let found: Value = block_on(async { Ok(client.get_json(&path).await?) })?;
+    Ok(text(&found, "pane"))
+}
+
+/// `panectl jump [--client NAME] [--from PANE]`: prints the pane switched to.
+pub fn jump(server: &ServerArgs, args: &JumpArgs) -> anyhow::Result<ExitCode> {
+    let address = server.address()?;
+    let panes = agents::panes(server)?;
+    let current = tmux_client::find_client(&address, args.client.as_deref())?;
+    let from = match (&args.from, &current) {
+        (Some(from), _) => Some(pane_id(server, from)?),
+        (None, Some(current)) => Some(current.pane.clone()),
+        (None, None) => None,
+    };
+    match (next_target(&panes, from.as_deref()), &current) {
+        (Some(target), Some(client)) => {
+            tmux_client::switch_to(&address, &client.name, &target.pane)?;
+            println!("{}", target.pane);
+        }
+        (Some(target), None) => bail!("no tmux client is attached to switch to {}", target.pane),
+        (None, Some(client)) => tmux_client::display(&address, &client.name, NOTHING)?,
+        (None, None) => eprintln!("{NOTHING}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::agents::tests::pane;
+
+    fn target(panes: &[Pane], from: Option<&str>) -> Option<String> {
+        next_target(panes, from).map(|p| p.pane.clone())
+    }
+
+    #[test]
+    fn waiting_agents_come_first_and_cycle() {
+        let mut panes = vec![
+            pane(0, "a", 0, 0, "completed"),
+            pane(1, "a", 0, 1, "waiting_user_answer"),
+            pane(2, "a", 1, 0, "idle"),
+            pane(3, "b", 0, 0, "waiting_user_answer"),
+            pane(4, "b", 1, 0, "completed"),
+        ];
+        assert_eq!(target(&panes, None).as_deref(), Some("%1"));
+        assert_eq!(target(&panes, Some("%1")).as_deref(), Some("%3"));
+        assert_eq!(target(&panes, Some("%2")).as_deref(), Some("%3"));
+        assert_eq!(target(&panes, Some("%3")).as_deref(), Some("%1"));
+        assert_eq!(target(&panes, Some("%99")).as_deref(), Some("%1"));
+        // Nobody waits: the completed ones, cycling.
+        for p in &mut panes {
+            if p.status == "waiting_user_answer" {
+                p.status = "processing".into();
+            }
+        }
+        assert_eq!(target(&panes, Some("%0")).as_deref(), Some("%4"));
+        assert_eq!(target(&panes, Some("%4")).as_deref(), Some("%0"));
+        // A lone candidate is chosen even from itself.
+        panes[4].status = "idle".into();
+        assert_eq!(target(&panes, Some("%0")).as_deref(), Some("%0"));
+        // Shells do not count, whatever their status.
+        panes[0].provider = Some("shell".into());
+        assert_eq!(target(&panes, Some("%0")), None);
+        assert_eq!(target(&[], None), None);
+    }
+}

@@ -1,0 +1,395 @@
+//! The key-binding commands against real tmux, a real attached client and fake agents
+//! (`scripts/programs/fake_agent.py`: a message starting with `ASK` opens a dialog, so the
+//! agent waits for the user; any other one ends in a completed turn): `jump`, `board` and
+//! `send --buffer/--notify`.
+
+use std::io::Write;
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use crate::inbox::Setup;
+use crate::support::{PtyClient, TmuxServer, daemon_test_lock};
+
+/// The name of the one attached (non-control) client, once it is there.
+fn client_name(server: &TmuxServer) -> String {
+    let mut name = String::new();
+    server.wait_for("an attached client", Duration::from_secs(10), || {
+        // Not the daemon's control clients.
+        name = server
+            .tmux(&[
+                "list-clients",
+                "-F",
+                "#{client_control_mode} #{client_name}",
+            ])
+            .lines()
+            .find_map(|line| line.strip_prefix("0 "))
+            .unwrap_or_default()
+            .to_string();
+        !name.is_empty()
+    });
+    name
+}
+
+/// The pane a client shows.
+fn client_pane(server: &TmuxServer, client: &str) -> String {
+    let listed = server.tmux(&["list-clients", "-F", "#{client_name}\t#{pane_id}"]);
+    listed
+        .lines()
+        .filter_map(|line| line.split_once('\t'))
+        .find(|(name, _)| *name == client)
+        .map(|(_, pane)| pane.to_string())
+        .unwrap_or_else(|| panic!("no client {client:?} in {listed:?}"))
+}
+
+/// Waits until the daemon shows `pane` in `status`.
+fn wait_pane_status(server: &TmuxServer, pane: &str, status: &str) {
+    server.wait_for(
+        &format!("{pane} to be {status}"),
+        Duration::from_secs(15),
+        || {
+            server
+                .panes()
+                .iter()
+                .any(|p| p["pane"] == pane && p["status"] == status)
+        },
+    );
+}
+
+/// Runs `panectl ARGS` with `input` on stdin.
+fn panectl_with_input(server: &TmuxServer, args: &[&str], input: &[u8]) -> Output {
+    let mut child = server
+        .panectl()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run panectl");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input)
+        .expect("write stdin");
+    child.wait_with_output().expect("wait for panectl")
+}
+
+fn launch(server: &TmuxServer, name: &str) -> String {
+    server
+        .panectl_ok(&["launch", "fake_agent", "--name", name])
+        .trim()
+        .to_string()
+}
+
+/// The daemon's panes in the stable order (session, window index, pane index) with a status.
+fn ordered(server: &TmuxServer, status: &str) -> Vec<String> {
+    let mut panes: Vec<(String, u64, u64, String)> = server
+        .panes()
+        .iter()
+        .filter(|p| p["status"] == status && p["provider"] == "fake_agent")
+        .map(|p| {
+            (
+                p["session"].as_str().unwrap_or_default().to_string(),
+                p["window_index"].as_u64().unwrap_or_default(),
+                p["index"].as_u64().unwrap_or_default(),
+                p["pane"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    panes.sort();
+    panes.into_iter().map(|p| p.3).collect()
+}
+
+/// Whether the server's message log has a message containing `text`.
+fn logged(server: &TmuxServer, text: &str) -> bool {
+    server.tmux(&["show-messages"]).contains(text)
+}
+
+#[test]
+fn board_jump_cycles_waiting_agents_before_completed_ones() {
+    let _guard = daemon_test_lock();
+    let setup = Setup::start(0.2);
+    let _daemon = setup.daemon();
+    setup.wait_status(&["idle"], Duration::from_secs(10));
+    let server = &setup.server;
+    let first = launch(server, "first");
+    let second = launch(server, "second");
+    let _pty = PtyClient::attach(server, 100, 30);
+    let client = client_name(server);
+    assert_eq!(client_pane(server, &client), "%0");
+
+    // Every agent idle: nothing to do, said in tmux, exit 0, the client stays.
+    let idle = server
+        .panectl()
+        .args(["jump", "--client", &client])
+        .output()
+        .unwrap();
+    assert!(idle.status.success(), "{idle:?}");
+    assert!(idle.stdout.is_empty(), "{idle:?}");
+    assert_eq!(client_pane(server, &client), "%0");
+    server.wait_for("the nothing-to-do message", Duration::from_secs(5), || {
+        logged(server, "panectl: no agent is waiting or completed")
+    });
+
+    // %0 and `second` wait for the user, `first` has completed.
+    server.panectl_ok(&["send", "%0", "ASK may I?"]);
+    server.panectl_ok(&["send", &second, "ASK may I too?"]);
+    server.panectl_ok(&["send", &first, "just work"]);
+    wait_pane_status(server, "%0", "waiting_user_answer");
+    wait_pane_status(server, &second, "waiting_user_answer");
+    wait_pane_status(server, &first, "completed");
+    let waiting = ordered(server, "waiting_user_answer");
+    assert_eq!(waiting.len(), 2, "{waiting:?}");
+
+    // Pressed again and again, it cycles through the waiting ones only, from the current pane.
+    let mut at = client_pane(server, &client);
+    for _ in 0..4 {
+        let went = server.panectl_ok(&["jump", "--client", &client]);
+        let went = went.trim();
+        let expected = if at == waiting[0] {
+            &waiting[1]
+        } else {
+            &waiting[0]
+        };
+        assert_eq!(went, expected, "from {at}");
+        assert_eq!(client_pane(server, &client), went);
+        at = went.to_string();
+    }
+    // --from names the current pane instead (here: the shell before them all).
+    let went = server.panectl_ok(&["jump", "--client", &client, "--from", "%1"]);
+    let after_shell = if waiting[0] == "%0" {
+        &waiting[1]
+    } else {
+        &waiting[0]
+    };
+    assert_eq!(went.trim(), after_shell);
+
+    // The dialogs answered, nobody waits: to the completed ones, cycling.
+    server.tmux(&["send-keys", "-t", "%0", "y"]);
+    server.tmux(&["send-keys", "-t", &second, "y"]);
+    for pane in ["%0", second.as_str()] {
+        server.wait_for("the dialog to close", Duration::from_secs(15), || {
+            server
+                .panes()
+                .iter()
+                .any(|p| p["pane"] == pane && (p["status"] == "idle" || p["status"] == "completed"))
+        });
+    }
+    let completed = ordered(server, "completed");
+    assert!(completed.contains(&first), "{completed:?}");
+    for round in 0..completed.len() + 1 {
+        let from = client_pane(server, &client);
+        // Without --client, the attached client is the one (never the daemon's control
+        // clients).
+        let went = if round % 2 == 0 {
+            server.panectl_ok(&["jump", "--client", &client])
+        } else {
+            server.panectl_ok(&["jump"])
+        };
+        let went = went.trim();
+        let next = completed
+            .iter()
+            .find(|p| sort_key(server, p) > sort_key(server, &from))
+            .unwrap_or(&completed[0]);
+        assert_eq!(went, next, "from {from} among {completed:?}");
+        assert_eq!(client_pane(server, &client), went);
+    }
+}
+
+/// (window index, pane index) of a pane of the one session.
+fn sort_key(server: &TmuxServer, pane: &str) -> (u64, u64) {
+    let text = server.tmux(&[
+        "display-message",
+        "-p",
+        "-t",
+        pane,
+        "#{window_index} #{pane_index}",
+    ]);
+    let mut numbers = text.split_whitespace().map(|n| n.parse().unwrap_or(0));
+    (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0))
+}
+
+#[test]
+fn board_lists_agents_sends_messages_and_jumps() {
+    let _guard = daemon_test_lock();
+    let setup = Setup::start(0.2);
+    let _daemon = setup.daemon();
+    setup.wait_status(&["idle"], Duration::from_secs(10));
+    let server = &setup.server;
+    let worker = launch(server, "worker");
+    let idle = launch(server, "resting");
+    server.panectl_ok(&["send", &worker, "a task"]);
+    server.panectl_ok(&["send", "%0", "ASK permission"]);
+    wait_pane_status(server, &worker, "completed");
+    wait_pane_status(server, "%0", "waiting_user_answer");
+    wait_pane_status(server, &idle, "idle");
+    let _pty = PtyClient::attach(server, 100, 30);
+    let client = client_name(server);
+    server.tmux(&["switch-client", "-c", &client, "-t", "%1"]);
+    // Long enough for the idle agent's duration to show.
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(client_pane(server, &client), "%1");
+
+    // The table: waiting first, then completed, then idle; the shell is not an agent.
+    let shown = panectl_with_input(
+        server,
+        &["board", "--client", &client],
+        b"s 2\nfollow-up #{pane_id} ; $HOME\nq\n",
+    );
+    assert!(shown.status.success(), "{shown:?}");
+    let text = String::from_utf8_lossy(&shown.stdout);
+    let table: Vec<&str> = text.lines().take(4).collect();
+    assert!(
+        table[0].contains("STATUS") && table[0].contains("WHERE"),
+        "{text}"
+    );
+    let expected = [
+        ("1", "waiting_user_answer", "%0"),
+        ("2", "completed", worker.as_str()),
+        ("3", "idle", idle.as_str()),
+    ];
+    for ((n, status, pane), line) in expected.iter().zip(&table[1..]) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(
+            (words[0], words[1], words[2]),
+            (*n, *status, "fake_agent"),
+            "{text}"
+        );
+        let location = server.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            pane,
+            "#{session_name}:#{window_name}.#{pane_index}",
+        ]);
+        assert_eq!(words[3], location.trim(), "{text}");
+        let duration = words[words.len() - 1];
+        let (number, unit) = duration.split_at(duration.len() - 1);
+        assert!(
+            number.parse::<u64>().is_ok() && ["s", "m", "h", "d"].contains(&unit),
+            "{duration} in {text}"
+        );
+    }
+    assert!(
+        table[2].contains("worker") && table[3].contains("resting"),
+        "{text}"
+    );
+    assert!(!text.contains("%1") && !text.contains("shell"), "{text}");
+    assert!(text.contains("message: "), "{text}");
+    assert!(
+        text.contains(&format!("queued for {worker}")),
+        "{text}\n{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    // The message went through the inbox, from the board, and reached the agent.
+    server.wait_for("the board's message", Duration::from_secs(15), || {
+        setup
+            .bodies()
+            .iter()
+            .any(|b| b == b"follow-up #{pane_id} ; $HOME")
+    });
+    let messages = setup.messages();
+    let sent = messages
+        .iter()
+        .find(|m| m["body"] == "follow-up #{pane_id} ; $HOME")
+        .expect("the message in the inbox");
+    assert_eq!(sent["sender"], "board");
+    assert_eq!(sent["pane"], worker.as_str());
+    // `q` left the client where it was.
+    assert_eq!(client_pane(server, &client), "%1");
+
+    // A number jumps there and ends the board.
+    let jumped = panectl_with_input(server, &["board", "--client", &client], b"1\nq\n");
+    assert!(jumped.status.success(), "{jumped:?}");
+    assert_eq!(client_pane(server, &client), "%0");
+    // Nonsense, then the end of input: exit 0, the client stays.
+    let ended = panectl_with_input(server, &["board", "--client", &client], b"x\n99\n");
+    assert!(ended.status.success(), "{ended:?}");
+    let text = String::from_utf8_lossy(&ended.stdout);
+    assert!(
+        text.contains("Unknown command") && text.contains("no agent 99"),
+        "{text}"
+    );
+    assert_eq!(client_pane(server, &client), "%0");
+}
+
+#[test]
+fn board_send_takes_a_paste_buffer_exactly_and_notifies() {
+    let _guard = daemon_test_lock();
+    let setup = Setup::start(0.2);
+    let _daemon = setup.daemon();
+    setup.wait_status(&["idle"], Duration::from_secs(10));
+    let server = &setup.server;
+    let _pty = PtyClient::attach(server, 100, 30);
+    let client = client_name(server);
+    let exists = |name: &str| {
+        server
+            .command()
+            .args(["show-buffer", "-b", name])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    };
+
+    // What `command-prompt` + `set-buffer -b NAME -- "%%%"` leaves, sent byte-exact.
+    let body = "typed #{pane_id} ; $HOME '\" %Y ~ \\ end";
+    server.tmux(&["set-buffer", "-b", "panectl-send", "--", body]);
+    let id = server.panectl_ok(&["send", "%0", "--buffer", "panectl-send"]);
+    let id: i64 = id.trim().parse().expect("a message id");
+    setup.wait_state(id, "delivered", Duration::from_secs(15));
+    assert_eq!(setup.bodies(), [body.as_bytes()]);
+    assert!(!exists("panectl-send"), "the buffer was not deleted");
+
+    // A missing buffer is an error that says so.
+    let missing = server
+        .panectl()
+        .args(["send", "%0", "--buffer", "panectl-send"])
+        .output()
+        .unwrap();
+    assert!(!missing.status.success());
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(stderr.contains("\"panectl-send\" is missing"), "{stderr}");
+    // A buffer and a message at once make no sense.
+    let both = server
+        .panectl()
+        .args(["send", "%0", "text", "--buffer", "b"])
+        .output()
+        .unwrap();
+    assert!(!both.status.success());
+
+    // --notify: the outcome on the client's status line, nothing on stdout, exit 0.
+    server.tmux(&["set-buffer", "-b", "note", "--", "second #{session_name}"]);
+    let noted = server
+        .panectl()
+        .args([
+            "send", "%0", "--buffer", "note", "--notify", "--client", &client,
+        ])
+        .output()
+        .unwrap();
+    assert!(noted.status.success(), "{noted:?}");
+    assert!(
+        noted.stdout.is_empty() && noted.stderr.is_empty(),
+        "{noted:?}"
+    );
+    server.wait_for("the queued notice", Duration::from_secs(5), || {
+        logged(server, "panectl: message ") && logged(server, " queued for %0")
+    });
+    server.wait_for("the second message", Duration::from_secs(15), || {
+        setup.bodies().len() == 2
+    });
+    assert_eq!(setup.bodies()[1], b"second #{session_name}");
+    // An error is shown too, and nothing in it is expanded by tmux.
+    let failed = server
+        .panectl()
+        .args(["send", "%0", "--buffer", "x#{pane_id}%H", "--notify"])
+        .output()
+        .unwrap();
+    assert!(failed.status.success(), "{failed:?}");
+    server.wait_for("the error notice", Duration::from_secs(5), || {
+        logged(
+            server,
+            "panectl: tmux paste buffer \"x♯{pane_id}%H\" is missing",
+        )
+    });
+}
