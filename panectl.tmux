@@ -36,8 +36,9 @@ bind_keys() {
     fi
     key="$(get_tmux_option @panectl-jump-key J)"
     if ! is_off "$key"; then
+        # run-shell shows a command's output in the pane: jump's (the pane it chose) is dropped.
         bind_if_free "$key" run-shell -b \
-            "$run jump --client '#{client_name}' --from '#{pane_id}'"
+            "$run jump --client '#{client_name}' --from '#{pane_id}' >/dev/null"
     fi
     key="$(get_tmux_option @panectl-send-key S)"
     if ! is_off "$key"; then
