@@ -12,6 +12,7 @@ pub mod inbox;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod mirror;
+pub mod pipe;
 pub mod raw;
 pub mod replay;
 pub mod screen;

@@ -14,7 +14,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
-use super::orchestrate::await_status;
+use super::orchestrate::{await_agent_status, await_status};
 use super::server::{ApiError, ApiState};
 use crate::control::command::{Command, Format, Line, SafeValue, Target, commands};
 use crate::ids::PaneId;
@@ -287,6 +287,7 @@ pub(crate) async fn launch_agent(
             state,
             &handle,
             pane,
+            &provider.id,
             &spec,
             body.accept_startup_prompts,
             deadline,
@@ -327,16 +328,17 @@ async fn wait_until_ready(
     state: &ApiState,
     handle: &ConnectionHandle,
     pane: PaneId,
+    provider: &str,
     spec: &Launch,
     accept: bool,
     deadline: tokio::time::Instant,
 ) -> Result<(Status, Vec<String>), WaitError> {
     let mut accepted: Vec<String> = Vec::new();
     loop {
-        let (reached, status) = await_status(
+        let (reached, status) = await_agent_status(
             state,
             pane,
-            |s| s.is_ready() || s == Status::WaitingUserAnswer,
+            |s, p| p == Some(provider) && (s.is_ready() || s == Status::WaitingUserAnswer),
             Some(deadline),
         )
         .await

@@ -1,5 +1,6 @@
-//! How users name panes: `%N`, `session:window.pane` (each part a name, an index or an id), or
-//! a window name that is unique on the server (its active pane).
+//! How users name panes: `%N`, `session:window.pane` (each part a name, an index or an id), an
+//! agent's name (`panectl launch --name`, kept in `@panectl_name`), or a window name that is
+//! unique on the server (its active pane).
 
 use crate::ids::PaneId;
 use crate::tmux::PaneSummary;
@@ -66,11 +67,18 @@ pub fn resolve(name: &str, panes: &[PaneSummary]) -> Result<PaneId, NameError> {
                 .collect()
         }
         None => {
-            let windows: Vec<&PaneSummary> = panes
+            let named: Vec<&PaneSummary> = panes
                 .iter()
-                .filter(|p| p.window.as_bytes() == name.as_bytes() && p.active)
+                .filter(|p| p.name.as_deref() == Some(name))
                 .collect();
-            windows
+            if named.is_empty() {
+                panes
+                    .iter()
+                    .filter(|p| p.window.as_bytes() == name.as_bytes() && p.active)
+                    .collect()
+            } else {
+                named
+            }
         }
     };
     let mut unique: Vec<&PaneSummary> = Vec::new();
@@ -108,6 +116,7 @@ mod tests {
     ) -> PaneSummary {
         PaneSummary {
             pane: PaneId(id),
+            name: None,
             session_id: SessionId(session.0),
             session: session.1.into(),
             window_id: WindowId(window.0),
@@ -154,6 +163,18 @@ mod tests {
         assert_eq!(resolve("main:0", &panes), Ok(PaneId(0)));
         assert_eq!(resolve("$1:@3", &panes), Ok(PaneId(4)));
         assert_eq!(resolve("work:agent.%3", &panes), Ok(PaneId(3)));
+    }
+
+    #[test]
+    fn agent_names_come_before_window_names() {
+        let mut panes = panes();
+        panes[1].name = Some("agent".into());
+        assert_eq!(resolve("agent", &panes), Ok(PaneId(1)));
+        panes[3].name = Some("agent".into());
+        assert!(matches!(
+            resolve("agent", &panes),
+            Err(NameError::Ambiguous { .. })
+        ));
     }
 
     #[test]

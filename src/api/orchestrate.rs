@@ -170,6 +170,17 @@ pub(crate) async fn await_status(
     wanted: impl Fn(Status) -> bool,
     deadline: Option<tokio::time::Instant>,
 ) -> Result<(bool, Option<Status>), ApiError> {
+    await_agent_status(state, pane, |status, _| wanted(status), deadline).await
+}
+
+/// Like [`await_status`], with the pane's provider given to `wanted` too (a new window runs a
+/// shell before the agent: its `idle` is not the agent's).
+pub(crate) async fn await_agent_status(
+    state: &ApiState,
+    pane: PaneId,
+    wanted: impl Fn(Status, Option<&str>) -> bool,
+    deadline: Option<tokio::time::Instant>,
+) -> Result<(bool, Option<Status>), ApiError> {
     // Subscribe before reading the status, so that no change falls between the two.
     let mut events = state.bus.subscribe();
     let current_status = || async {
@@ -177,14 +188,14 @@ pub(crate) async fn await_status(
             .find(&pane.to_string())
             .await
             .ok()
-            .map(|(p, _)| p.status)
+            .map(|(p, _)| (p.status, p.provider))
     };
-    let mut current = current_status().await;
+    let mut current: Option<(Status, Option<String>)> = current_status().await;
     loop {
-        if let Some(status) = current
-            && wanted(status)
+        if let Some((status, provider)) = &current
+            && wanted(*status, provider.as_deref())
         {
-            return Ok((true, current));
+            return Ok((true, Some(*status)));
         }
         let next = async {
             match deadline {
@@ -197,9 +208,11 @@ pub(crate) async fn await_status(
                 return Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping".into()));
             }
             event = next => match event {
-                None => return Ok((false, current)),
+                None => return Ok((false, current.map(|(s, _)| s))),
                 Some(Ok(event)) => match &event.kind {
-                    EventKind::Status { pane: p, status, .. } if *p == pane => current = Some(*status),
+                    EventKind::Status { pane: p, status, provider, .. } if *p == pane => {
+                        current = Some((*status, provider.clone()));
+                    }
                     // Listed now: its status may be known already.
                     EventKind::PaneAdded { pane: p, .. } if *p == pane => current = current_status().await,
                     EventKind::PaneRemoved { pane: p } if *p == pane => {

@@ -449,6 +449,44 @@ pub mod commands {
             .target("-t", pane))
     }
 
+    /// `pipe-pane -O -t PANE 'exec cat > FIFO'`: copies the pane's output (only) into a file,
+    /// for the pipe transport. The shell command is a position where tmux expands formats, so
+    /// the path is single-quoted for `sh` and every `#` in the whole command is doubled: tmux
+    /// hands `sh` exactly the command panectl made, whatever the path holds.
+    pub fn pipe_pane_to(pane: PaneId, fifo: &[u8]) -> Result<Command, CommandError> {
+        if fifo.is_empty() || fifo.contains(&0) {
+            return Err(CommandError::Empty {
+                command: "pipe-pane",
+                what: "FIFO path",
+            });
+        }
+        let mut shell = b"exec cat > '".to_vec();
+        for &b in fifo {
+            if b == b'\'' {
+                shell.extend_from_slice(b"'\\''");
+            } else {
+                shell.push(b);
+            }
+        }
+        shell.push(b'\'');
+        let mut escaped = Vec::with_capacity(shell.len());
+        for b in shell {
+            if b == b'#' {
+                escaped.push(b'#');
+            }
+            escaped.push(b);
+        }
+        Ok(Command::new("pipe-pane")
+            .flag("-O")
+            .target("-t", pane)
+            .push_trusted(&escaped))
+    }
+
+    /// `pipe-pane -t PANE`: stops a pane's pipe (with no command, tmux only closes it).
+    pub fn pipe_pane_stop(pane: PaneId) -> Command {
+        Command::new("pipe-pane").target("-t", pane)
+    }
+
     /// `send-keys -t PANE KEY`: one key by its tmux name, such as `Enter` (names come from the
     /// program or from rule files that check them; quoted like any argument).
     pub fn send_key(pane: PaneId, key: &str) -> Command {
@@ -553,6 +591,25 @@ pub mod commands {
                 PaneOutput::Continue => "continue",
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod pipe_tests {
+    use super::*;
+
+    #[test]
+    fn pipe_commands_escape_formats_and_quotes_in_the_path() {
+        let command = commands::pipe_pane_to(PaneId(3), b"/tmp/a'b#{pane_id}/x.fifo").unwrap();
+        let text = String::from_utf8(command.as_bytes().to_vec()).unwrap();
+        assert!(text.starts_with("pipe-pane -O -t '%3' "), "{text}");
+        assert!(text.contains("##{pane_id}"), "{text}");
+        assert!(!text.replace("##{", "").contains("#{"), "{text}");
+        assert!(commands::pipe_pane_to(PaneId(3), b"").is_err());
+        assert_eq!(
+            commands::pipe_pane_stop(PaneId(3)).as_bytes(),
+            b"pipe-pane -t '%3'"
+        );
     }
 }
 

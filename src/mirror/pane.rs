@@ -165,6 +165,7 @@ impl PaneMirror {
             command: self.row.command != update.command,
             dead: self.row.dead != update.dead,
             provider: self.row.assigned_provider != update.assigned_provider,
+            name: self.row.name != update.name,
             respawned: self.row.pid != update.pid && self.row.pid != 0,
         };
         self.row.dead = update.dead;
@@ -173,6 +174,7 @@ impl PaneMirror {
         self.row.command = update.command;
         self.row.title = update.title;
         self.row.assigned_provider = update.assigned_provider;
+        self.row.name = update.name;
         change
     }
 
@@ -224,6 +226,8 @@ pub struct MetaChange {
     pub dead: bool,
     /// The assigned provider changed.
     pub provider: bool,
+    /// The agent's name changed.
+    pub name: bool,
     /// The pane's process was replaced (`respawn-pane`): tmux reset its screen, and tmux before
     /// 3.8 says nothing about it in control mode.
     pub respawned: bool,
@@ -247,6 +251,7 @@ mod tests {
             command: "sh".into(),
             title: "t".into(),
             assigned_provider: None,
+            name: None,
         }
     }
 

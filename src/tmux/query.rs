@@ -138,10 +138,12 @@ pub struct PaneRow {
     pub title: RawBytes,
     /// The provider assigned with `panectl set-provider` (`#{@panectl_provider_override}`).
     pub assigned_provider: Option<String>,
+    /// The agent's name (`#{@panectl_name}`, set by `panectl launch --name`).
+    pub name: Option<String>,
 }
 
 const PANES: Format = Format::new(
-    "#{pane_id}\t#{window_id}\t#{pane_index}\t#{pane_width}\t#{pane_height}\t#{pane_active}\t#{pane_dead}\t#{pane_in_mode}\t#{pane_pid}\t#{pane_current_command}\t#{@panectl_provider_override}\t#{pane_title}",
+    "#{pane_id}\t#{window_id}\t#{pane_index}\t#{pane_width}\t#{pane_height}\t#{pane_active}\t#{pane_dead}\t#{pane_in_mode}\t#{pane_pid}\t#{pane_current_command}\t#{@panectl_provider_override}\t#{@panectl_name}\t#{pane_title}",
 );
 
 /// `list-panes` for every pane of a session (`-s`) or of a window.
@@ -165,7 +167,7 @@ pub fn parse_panes(reply: &Reply) -> Result<Vec<PaneRow>, QueryError> {
 }
 
 fn parse_pane_row(line: &[u8]) -> Result<PaneRow, QueryError> {
-    let fields: Vec<&[u8]> = line.splitn(12, |&b| b == b'\t').collect();
+    let fields: Vec<&[u8]> = line.splitn(13, |&b| b == b'\t').collect();
     let bad = || error("list-panes", format!("bad line {:?}", RawBytes::from(line)));
     let [
         id,
@@ -179,6 +181,7 @@ fn parse_pane_row(line: &[u8]) -> Result<PaneRow, QueryError> {
         pid,
         command,
         assigned,
+        name,
         title,
     ] = fields.as_slice()
     else {
@@ -197,6 +200,7 @@ fn parse_pane_row(line: &[u8]) -> Result<PaneRow, QueryError> {
         command: RawBytes::from(*command),
         title: RawBytes::from(*title),
         assigned_provider: assigned_provider(assigned),
+        name: agent_name(name),
     })
 }
 
@@ -208,7 +212,7 @@ pub const PANE_SUBSCRIPTION: &str = "panectl-panes";
 /// current without any polling by panectl.
 pub fn subscribe_panes() -> Command {
     Command::new("refresh-client").flag("-B").format(Format::new(
-        "panectl-panes:%*:#{pane_dead}\t#{pane_in_mode}\t#{pane_pid}\t#{pane_current_command}\t#{@panectl_provider_override}\t#{pane_title}",
+        "panectl-panes:%*:#{pane_dead}\t#{pane_in_mode}\t#{pane_pid}\t#{pane_current_command}\t#{@panectl_provider_override}\t#{@panectl_name}\t#{pane_title}",
     ))
 }
 
@@ -227,12 +231,14 @@ pub struct PaneUpdate {
     pub title: RawBytes,
     /// `#{@panectl_provider_override}`.
     pub assigned_provider: Option<String>,
+    /// `#{@panectl_name}`.
+    pub name: Option<String>,
 }
 
 /// Parses the value of a [`subscribe_panes`] notification.
 pub fn parse_pane_update(value: &[u8]) -> Option<PaneUpdate> {
-    let fields: Vec<&[u8]> = value.splitn(6, |&b| b == b'\t').collect();
-    let [dead, in_mode, pid, command, assigned, title] = fields.as_slice() else {
+    let fields: Vec<&[u8]> = value.splitn(7, |&b| b == b'\t').collect();
+    let [dead, in_mode, pid, command, assigned, name, title] = fields.as_slice() else {
         return None;
     };
     Some(PaneUpdate {
@@ -242,6 +248,7 @@ pub fn parse_pane_update(value: &[u8]) -> Option<PaneUpdate> {
         command: RawBytes::from(*command),
         title: RawBytes::from(*title),
         assigned_provider: assigned_provider(assigned),
+        name: agent_name(name),
     })
 }
 
@@ -254,6 +261,15 @@ fn assigned_provider(field: &[u8]) -> Option<String> {
         && field
             .iter()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_');
+    valid.then(|| String::from_utf8_lossy(field).into_owned())
+}
+
+/// An agent name from `@panectl_name`: a plain word (as `panectl launch` checks), else nothing.
+fn agent_name(field: &[u8]) -> Option<String> {
+    let valid = (1..=64).contains(&field.len())
+        && field
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(b));
     valid.then(|| String::from_utf8_lossy(field).into_owned())
 }
 
@@ -496,8 +512,9 @@ mod tests {
     #[test]
     fn pane_rows_parse_with_titles_holding_anything() {
         let panes = parse_panes(&reply(&[
-            b"%3\t@1\t0\t80\t24\t1\t0\t0\t4242\tbash\t\ttitle with\ttab-like spaces",
-            b"%4\t@1\t1\t40\t12\t0\t1\t1\t0\tclaude\tcodex\t",
+            b"%3\t@1\t0\t80\t24\t1\t0\t0\t4242\tbash\t\t\ttitle with\ttab-like spaces",
+            b"%4\t@1\t1\t40\t12\t0\t1\t1\t0\tclaude\tcodex\tworker-1\t",
+            b"%5\t@1\t2\t40\t12\t0\t0\t0\t0\tclaude\t\tnot a #{name}\t",
         ]))
         .unwrap();
         assert_eq!(panes[0].id, PaneId(3));
@@ -505,6 +522,11 @@ mod tests {
         assert!(panes[1].dead && panes[1].in_mode && !panes[1].active);
         assert_eq!(panes[0].assigned_provider, None);
         assert_eq!(panes[1].assigned_provider.as_deref(), Some("codex"));
+        assert_eq!(panes[1].name.as_deref(), Some("worker-1"));
+        assert_eq!(
+            (panes[0].name.as_deref(), panes[2].name.as_deref()),
+            (None, None)
+        );
         assert!(parse_panes(&reply(&[b"garbage"])).is_err());
     }
 
@@ -564,9 +586,10 @@ mod tests {
 
     #[test]
     fn subscription_values_parse() {
-        let update = parse_pane_update(b"0\t0\t99\tnode\t\tClaude Code").unwrap();
+        let update = parse_pane_update(b"0\t0\t99\tnode\t\tboss\tClaude Code").unwrap();
         assert_eq!(update.command, "node");
         assert_eq!(update.title, "Claude Code");
+        assert_eq!(update.name.as_deref(), Some("boss"));
         assert!(parse_pane_update(b"short").is_none());
     }
 }

@@ -37,6 +37,15 @@ fn handoff_answers_with_the_workers_reply_and_assign_calls_back() {
     // The assigner: a second fake agent, launched.
     let boss = server.panectl_ok(&["launch", "fake_agent", "--name", "boss"]);
     let boss = boss.trim();
+    // The agent's name finds it even after its window is renamed.
+    server.tmux(&["rename-window", "-t", boss, "renamed"]);
+    server.wait_for("the name to be known", Duration::from_secs(5), || {
+        server
+            .panes()
+            .iter()
+            .any(|p| p["pane"] == boss && p["name"] == "boss")
+    });
+    assert_eq!(server.panectl_ok(&["status", "boss"]).trim(), "idle");
 
     // Handoff: the worker's answer, exactly, on stdout.
     let answer = server.panectl_ok(&["handoff", "%0", "hello world ; #{pane_id}"]);

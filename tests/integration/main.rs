@@ -18,6 +18,7 @@ mod inbox_claude;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod orchestrate;
+mod pipe;
 mod plugin;
 mod screen_fixtures;
 mod screen_watch;

@@ -100,6 +100,9 @@ pub enum RunError {
 /// A pane as the API lists it.
 #[derive(Debug, Clone, Serialize)]
 pub struct PaneSummary {
+    /// The agent's name (`@panectl_name`), if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// The pane id.
     pub pane: PaneId,
     /// The session's id.
@@ -1235,6 +1238,7 @@ impl Connection {
                 let window = self.windows.get(&mirror.window());
                 PaneSummary {
                     pane: mirror.id(),
+                    name: mirror.row.name.clone(),
                     session_id: self.session,
                     session: self.session_name.clone(),
                     window_id: mirror.window(),
