@@ -189,7 +189,30 @@ pub fn router(state: ApiState) -> Router {
         })
         // A 1 MiB message sent as `body_hex` is 2 MiB of JSON.
         .layer(axum::extract::DefaultBodyLimit::max(4 << 20))
+        .layer(axum::middleware::map_response(json_rejections))
         .with_state(state)
+}
+
+/// Gives the errors axum answers by itself (a body that is not the JSON a route takes, a bad
+/// path or query value, a body too large) the same `{"error": ...}` form as the routes' own.
+async fn json_rejections(response: Response) -> Response {
+    let status = response.status();
+    let plain = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/plain"));
+    if !status.is_client_error() || !plain {
+        return response;
+    }
+    let text = match axum::body::to_bytes(response.into_body(), 64 * 1024).await {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).trim().to_string(),
+        Err(_) => status
+            .canonical_reason()
+            .unwrap_or("bad request")
+            .to_string(),
+    };
+    ApiError(status, text).into_response()
 }
 
 /// The OpenAPI document of this API.
@@ -777,6 +800,24 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
+
+    #[tokio::test]
+    async fn axum_rejections_are_json_errors_too() {
+        let rejected = (StatusCode::UNPROCESSABLE_ENTITY, "missing field `text`").into_response();
+        let answer = json_rejections(rejected).await;
+        assert_eq!(answer.status(), StatusCode::UNPROCESSABLE_ENTITY);
+        let body = axum::body::to_bytes(answer.into_body(), 1024)
+            .await
+            .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(json["error"], "missing field `text`");
+        // The routes' own text answers pass untouched.
+        let screen = (StatusCode::OK, "a screen").into_response();
+        let body = axum::body::to_bytes(json_rejections(screen).await.into_body(), 1024)
+            .await
+            .unwrap();
+        assert_eq!(&body[..], b"a screen");
+    }
 
     #[test]
     fn the_openapi_document_lists_exactly_the_routes() {
