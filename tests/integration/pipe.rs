@@ -133,15 +133,16 @@ fn a_fifo_carries_pane_output_and_the_watchdog_heals_a_killed_writer() {
         "printf '\\303\\251\\346\\227\\245 \\033[1mbold\\033[0m one\\n'",
         "Enter",
     ]);
-    std::thread::sleep(Duration::from_millis(300));
-    drain(&mut model, &mut received, &mut pipe);
-    assert!(
-        received
-            .windows("é日 \x1b[1mbold\x1b[0m one".len())
-            .any(|w| w == "é日 \x1b[1mbold\x1b[0m one".as_bytes()),
-        "{:?}",
-        String::from_utf8_lossy(&received)
-    );
+    let expected = "é日 \x1b[1mbold\x1b[0m one".as_bytes();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !received.windows(expected.len()).any(|w| w == expected) {
+        assert!(
+            Instant::now() < deadline,
+            "{:?}",
+            String::from_utf8_lossy(&received)
+        );
+        drain(&mut model, &mut received, &mut pipe);
+    }
     let check = |model: &PaneScreen, pipe: &mut PipeLiveness| {
         let (shown, _) = tmux_screen(&server);
         pipe.check(
@@ -153,7 +154,23 @@ fn a_fifo_carries_pane_output_and_the_watchdog_heals_a_killed_writer() {
             },
         )
     };
-    assert_eq!(check(&model, &mut pipe), Verdict::Healthy);
+    // Healthy once the last bytes (the prompt) are in.
+    let healthy =
+        |model: &mut PaneScreen,
+         received: &mut Vec<u8>,
+         pipe: &mut PipeLiveness,
+         drain: &mut dyn FnMut(&mut PaneScreen, &mut Vec<u8>, &mut PipeLiveness)| {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                drain(model, received, pipe);
+                let verdict = check(model, pipe);
+                if verdict == Verdict::Healthy {
+                    return;
+                }
+                assert!(Instant::now() < deadline, "{verdict:?}");
+            }
+        };
+    healthy(&mut model, &mut received, &mut pipe, &mut drain);
 
     // The writer dies: output stops arriving, the model falls behind, the watchdog re-arms.
     let writers_now = writers(fifo.path());
@@ -165,6 +182,9 @@ fn a_fifo_carries_pane_output_and_the_watchdog_heals_a_killed_writer() {
     .unwrap();
     std::thread::sleep(Duration::from_millis(300));
     server.tmux(&["send-keys", "-t", "%0", "echo two", "Enter"]);
+    server.wait_for("tmux to show two", Duration::from_secs(10), || {
+        tmux_screen(&server).0.contains("\ntwo")
+    });
     std::thread::sleep(Duration::from_millis(300));
     drain(&mut model, &mut received, &mut pipe);
     assert!(!String::from_utf8_lossy(&received).contains("two\r\n"));
@@ -184,13 +204,79 @@ fn a_fifo_carries_pane_output_and_the_watchdog_heals_a_killed_writer() {
     model.reseed(&snapshot);
     pipe.rearmed(Instant::now());
     server.tmux(&["send-keys", "-t", "%0", "echo three", "Enter"]);
-    std::thread::sleep(Duration::from_millis(300));
-    drain(&mut model, &mut received, &mut pipe);
-    assert!(String::from_utf8_lossy(&received).contains("three\r\n"));
-    assert_eq!(check(&model, &mut pipe), Verdict::Healthy);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !String::from_utf8_lossy(&received).contains("three\r\n") {
+        assert!(
+            Instant::now() < deadline,
+            "the re-armed pipe delivers nothing"
+        );
+        drain(&mut model, &mut received, &mut pipe);
+    }
+    healthy(&mut model, &mut received, &mut pipe, &mut drain);
     assert!(delivered.load(std::sync::atomic::Ordering::Relaxed) > 0);
 
     cancel.cancel();
     assert!(reader.join().unwrap().is_ok());
+    drop(control);
+}
+
+#[test]
+fn a_closed_pane_leaves_the_reader_waiting_and_a_removed_directory_is_a_clear_error() {
+    let server = TmuxServer::start(80, 24);
+    server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
+    let dir = server.dir().join("pipes");
+    let fifo = std::sync::Arc::new(Fifo::create(&dir, PaneId(1)).expect("fifo"));
+    let (sender, mut receiver) = mpsc::channel::<Vec<u8>>(64);
+    let cancel = CancellationToken::new();
+    let reader = {
+        let (fifo, cancel) = (fifo.clone(), cancel.clone());
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(fifo.read(sender, |_| {}, cancel))
+        })
+    };
+    let mut control = server.control_client("$0");
+    let replies = control.run(&Line::new(fifo.start_command(PaneId(1)).unwrap()));
+    assert!(
+        replies
+            .iter()
+            .all(|r| r.as_ref().is_some_and(|r| r.success))
+    );
+    server.tmux(&["send-keys", "-t", "%1", "echo before-close", "Enter"]);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut seen = Vec::new();
+    runtime.block_on(async {
+        while !String::from_utf8_lossy(&seen).contains("before-close\r\n") {
+            match tokio::time::timeout(Duration::from_secs(5), receiver.recv()).await {
+                Ok(Some(chunk)) => seen.extend_from_slice(&chunk),
+                other => panic!("no output through the pipe: {other:?}"),
+            }
+        }
+    });
+    // The pane closes: tmux's writer goes away, but the reader sees no EOF and does not spin;
+    // it ends only when told.
+    server.tmux(&["kill-pane", "-t", "%1"]);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!reader.is_finished(), "the reader ended on its own");
+    cancel.cancel();
+    assert!(reader.join().unwrap().is_ok());
+
+    // The FIFO's directory removed under panectl: opening it again fails, naming the file.
+    std::fs::remove_dir_all(&dir).unwrap();
+    let (sender, _receiver) = mpsc::channel::<Vec<u8>>(1);
+    let error = runtime
+        .block_on(fifo.read(sender, |_| {}, CancellationToken::new()))
+        .expect_err("no FIFO to open");
+    let message = error.to_string();
+    assert!(
+        message.contains("cannot open the FIFO") && message.contains("pane-1.fifo"),
+        "{message}"
+    );
     drop(control);
 }
