@@ -17,7 +17,7 @@ use super::server::{ApiError, ApiState, inbox_error};
 use super::turn::{TurnEnd, follow};
 use crate::control::command::{Command, Line, Target};
 use crate::ids::PaneId;
-use crate::inbox::{Assignment, AssignmentState, NewAssignment, NewMessage, State as MessageState};
+use crate::inbox::{Assignment, AssignmentState, NewAssignment, NewMessage};
 use crate::status::Status;
 
 /// The body of `POST /v1/handoff` and `POST /v1/assign`.
@@ -196,47 +196,16 @@ pub(crate) async fn handoff(
         || {},
     )
     .await?;
-    let status = match end {
-        TurnEnd::Finished(status) if status.is_ready() => status,
-        TurnEnd::Finished(Status::Error) => {
-            return Err(ApiError(
-                StatusCode::BAD_GATEWAY,
-                format!("{pane} stopped on an error (see `panectl screen {pane}`)"),
-            ));
-        }
-        TurnEnd::Finished(_) | TurnEnd::PaneGone => {
-            return Err(ApiError(
-                StatusCode::BAD_GATEWAY,
-                format!("{pane}'s agent exited or its pane closed before it answered"),
-            ));
-        }
-        TurnEnd::NotDelivered(state_now, reason) => {
-            return Err(ApiError(
-                StatusCode::BAD_GATEWAY,
-                format!(
-                    "message {} to {pane} was not delivered: {state_now}{}",
-                    message.id,
-                    reason.map(|r| format!(" ({r})")).unwrap_or_default()
-                ),
-            ));
-        }
-        TurnEnd::TimedOut(_, status) => {
-            let what = withdraw(&state, message.id).await;
-            return Err(ApiError(
-                StatusCode::GATEWAY_TIMEOUT,
-                format!(
-                    "{pane} did not finish within {timeout:?} (status {}); {what}",
-                    status.map_or("unknown".to_string(), |s| s.to_string())
-                ),
-            ));
-        }
-    };
-    let answer = last_answer(&state, pane).await?.ok_or_else(|| {
-        ApiError(
-            StatusCode::BAD_GATEWAY,
-            format!("{pane} finished its turn, but no answer could be read from its screen"),
-        )
-    })?;
+    let (status, answer) = read_answer(&state, pane, message.id, end)
+        .await
+        .map_err(|failure| {
+            let code = if failure.timed_out {
+                StatusCode::GATEWAY_TIMEOUT
+            } else {
+                StatusCode::BAD_GATEWAY
+            };
+            ApiError(code, failure.reason)
+        })?;
     let torn_down = if body.teardown {
         tear_down(&state, pane).await?;
         true
@@ -404,41 +373,71 @@ async fn outcome(
     end: TurnEnd,
 ) -> (String, Option<String>) {
     let id = assignment.id;
-    let failed = |reason: String| {
-        (
-            format!("[panectl] Assignment {id} to {pane} failed: {reason}."),
-            Some(reason),
-        )
+    match read_answer(state, pane, assignment.message_id, end).await {
+        Ok((_, answer)) => (
+            format!("[panectl] Answer from {pane} to assignment {id}:\n{answer}"),
+            None,
+        ),
+        Err(failure) => (
+            format!(
+                "[panectl] Assignment {id} to {pane} failed: {}.",
+                failure.reason
+            ),
+            Some(failure.reason),
+        ),
+    }
+}
+
+/// Why a worker's turn gave no answer.
+struct Failure {
+    /// The deadline passed (the others are the worker's or the delivery's doing).
+    timed_out: bool,
+    /// What happened, in words.
+    reason: String,
+}
+
+/// The worker's answer once its turn ended well, or why there is none (a task still queued at
+/// the deadline is cancelled): what handoff and assign both make of an ended turn.
+async fn read_answer(
+    state: &ApiState,
+    pane: PaneId,
+    message_id: i64,
+    end: TurnEnd,
+) -> Result<(Status, String), Failure> {
+    let failed = |reason: String| Failure {
+        timed_out: false,
+        reason,
     };
     match end {
         TurnEnd::Finished(status) if status.is_ready() => match last_answer(state, pane).await {
-            Ok(Some(answer)) => (
-                format!("[panectl] Answer from {pane} to assignment {id}:\n{answer}"),
-                None,
-            ),
-            Ok(None) => {
-                failed("its turn ended, but no answer could be read from its screen".into())
-            }
-            Err(error) => failed(format!("its answer could not be read: {}", error.1)),
+            Ok(Some(answer)) => Ok((status, answer)),
+            Ok(None) => Err(failed(format!(
+                "{pane} finished its turn, but no answer could be read from its screen"
+            ))),
+            Err(error) => Err(failed(format!(
+                "{pane}'s answer could not be read: {}",
+                error.1
+            ))),
         },
-        TurnEnd::Finished(Status::Error) => failed("it stopped on an error".into()),
-        TurnEnd::Finished(_) | TurnEnd::PaneGone => {
-            failed("its agent exited or its pane closed before it answered".into())
-        }
-        TurnEnd::NotDelivered(state_now, reason) => failed(format!(
-            "the task was not delivered: {state_now}{}",
+        TurnEnd::Finished(Status::Error) => Err(failed(format!(
+            "{pane} stopped on an error (see `panectl screen {pane}`)"
+        ))),
+        TurnEnd::Finished(_) | TurnEnd::PaneGone => Err(failed(format!(
+            "{pane}'s agent exited or its pane closed before it answered"
+        ))),
+        TurnEnd::NotDelivered(state_now, reason) => Err(failed(format!(
+            "message {message_id} to {pane} was not delivered: {state_now}{}",
             reason.map(|r| format!(" ({r})")).unwrap_or_default()
-        )),
-        TurnEnd::TimedOut(message, status) => {
-            let what = if message == MessageState::Pending {
-                withdraw(state, assignment.message_id).await
-            } else {
-                "the task was delivered; the worker may still be on it"
-            };
-            failed(format!(
-                "no answer before its deadline (status {}); {what}",
-                status.map_or("unknown".to_string(), |s| s.to_string())
-            ))
+        ))),
+        TurnEnd::TimedOut(_, status) => {
+            let what = withdraw(state, message_id).await;
+            Err(Failure {
+                timed_out: true,
+                reason: format!(
+                    "{pane} did not finish in time (status {}); {what}",
+                    status.map_or("unknown".to_string(), |s| s.to_string())
+                ),
+            })
         }
     }
 }
