@@ -92,3 +92,34 @@ fn rows_and_evaluate(bencher: Bencher, provider: &str) {
         black_box(evaluate(&rules, &view))
     });
 }
+
+/// Live panes in the fleet benchmark.
+const LIVE_PANES: usize = 200;
+
+/// `rows_and_evaluate` with 200 panes live: each iteration evaluates the next of 200 different
+/// screens in turn, so the screens and rows come from memory the way they do in a daemon
+/// watching 200 panes (6 MiB of cells), not from a cache warmed by the previous iteration.
+#[divan::bench(args = providers(), sample_count = 400)]
+fn rows_and_evaluate_200_panes(bencher: Bencher, provider: &str) {
+    let set = ProviderSet::builtin().expect("built-in rules");
+    let rules = set.get(provider).expect("provider").clone();
+    let screens: Vec<PaneScreen> = (0..LIVE_PANES)
+        .map(|pane| {
+            let mut screen = screen(provider);
+            // Each pane's screen differs from the others in its first row.
+            screen.feed(format!("\x1b[H\x1b[2Kpane {pane}").as_bytes());
+            screen
+        })
+        .collect();
+    let mut next = 0;
+    bencher.bench_local(|| {
+        let screen = &screens[next % LIVE_PANES];
+        next += 1;
+        let view = ScreenView {
+            rows: screen.rows(),
+            title: "✳ Claude Code".into(),
+            command: "claude".into(),
+        };
+        black_box(evaluate(&rules, &view))
+    });
+}
