@@ -133,6 +133,7 @@ mod tests {
             active,
             alternate_screen: false,
             sync: SyncState::Live,
+            transport: crate::pipe::Transport::Control,
             output_seq: 0,
             counters: PaneCounters::default(),
             provider: None,

@@ -10,6 +10,7 @@
 //! | `GET /v1/panes/{pane}/explain` | which status rule fired and why the others did not (JSON) |
 //! | `GET /v1/panes/{pane}/last-response` | the agent's last answer, without TUI chrome (text) |
 //! | `POST /v1/panes/{pane}/provider` | `{"provider": "codex"}` assigns a provider, `null` unassigns |
+//! | `POST /v1/panes/{pane}/transport` | `{"transport": "pipe"}` moves the pane's output to `pipe-pane`, `"control"` back |
 //! | `GET /v1/providers` | the provider rules in force |
 //! | `GET /v1/events` | Server-Sent Events: every change, numbered |
 //!
@@ -163,6 +164,7 @@ pub(crate) fn routes() -> Vec<Route> {
         get_route("/v1/panes/{pane}/explain", get(explain)),
         get_route("/v1/panes/{pane}/last-response", get(last_response)),
         post_route("/v1/panes/{pane}/provider", post(set_provider)),
+        post_route("/v1/panes/{pane}/transport", post(set_transport)),
         get_route("/v1/providers", get(providers)),
         post_route("/v1/panes/{pane}/messages", post(send_message)),
         post_route("/v1/panes/{pane}/input", post(super::orchestrate::input)),
@@ -329,6 +331,12 @@ pub struct Health {
     pub pauses: u64,
     /// Times the watchdog found a screen different from tmux's.
     pub divergences: u64,
+    /// Panes whose output comes through the pipe transport.
+    #[serde(default)]
+    pub pipe_panes: usize,
+    /// Pane output that came through pipes (part of `output_bytes`).
+    #[serde(default)]
+    pub pipe_bytes: u64,
     /// Id of the last event published.
     pub last_event: u64,
     /// Processes (tmux clients and one-shot commands) the daemon has started since it began.
@@ -357,6 +365,7 @@ async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
     let rules_errors = state.rules.errors.borrow().clone();
     let mut totals = PaneCounters::default();
     let (mut parse_errors, mut timeouts, mut commands, mut panes) = (0, 0, 0, 0);
+    let (mut pipe_panes, mut pipe_bytes) = (0, 0);
     let mut tmux_version = String::new();
     for stat in stats.into_iter().flatten() {
         totals.bytes += stat.totals.bytes;
@@ -367,6 +376,8 @@ async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
         timeouts += stat.timeouts;
         commands += stat.commands;
         panes += stat.panes;
+        pipe_panes += stat.pipe_panes;
+        pipe_bytes += stat.pipe_bytes;
         if tmux_version.is_empty() {
             tmux_version = stat.tmux_version;
         }
@@ -395,6 +406,8 @@ async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
         resyncs: totals.resyncs,
         pauses: totals.pauses,
         divergences: totals.divergences,
+        pipe_panes,
+        pipe_bytes,
         last_event: state.bus.last_id(),
         processes_started: crate::tmux::address::processes_started(),
         statuses,
@@ -582,6 +595,27 @@ async fn set_provider(
         .await
         .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?
         .map_err(|e| ApiError(StatusCode::BAD_REQUEST, e.to_string()))?;
+    let (pane, _) = state.find(&pane.pane.to_string()).await?;
+    Ok(axum::Json(pane).into_response())
+}
+
+/// Body of `POST /v1/panes/{pane}/transport`.
+#[derive(Debug, Deserialize)]
+struct TransportBody {
+    transport: crate::pipe::Transport,
+}
+
+async fn set_transport(
+    State(state): State<ApiState>,
+    UrlPath(name): UrlPath<String>,
+    axum::Json(body): axum::Json<TransportBody>,
+) -> Result<Response, ApiError> {
+    let (pane, handle) = state.find(&name).await?;
+    handle
+        .set_transport(pane.pane, body.transport)
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?
+        .map_err(|e| ApiError(StatusCode::BAD_REQUEST, e))?;
     let (pane, _) = state.find(&pane.pane.to_string()).await?;
     Ok(axum::Json(pane).into_response())
 }

@@ -119,6 +119,16 @@ pub fn output(server: &ServerArgs, pane: &str, from: Option<u64>) -> anyhow::Res
     if let Some(missed) = answer.header("x-panectl-missed") {
         eprintln!("panectl: bytes {missed} have left the daemon's buffer");
     }
+    if let Some(gaps) = answer.header("x-panectl-gaps") {
+        let gaps: Vec<Value> = serde_json::from_str(gaps).unwrap_or_default();
+        for gap in gaps {
+            eprintln!(
+                "panectl: gap before byte {} ({})",
+                text(&gap, "seq"),
+                text(&gap, "reason")
+            );
+        }
+    }
     if let Some(next) = answer.header("x-panectl-next") {
         eprintln!("panectl: next sequence number {next}");
     }
@@ -150,6 +160,13 @@ pub fn health(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     writeln!(out, "sessions      {}", health.sessions)?;
     writeln!(out, "panes         {}", health.panes)?;
     writeln!(out, "output        {} bytes", health.output_bytes)?;
+    if health.pipe_panes > 0 {
+        writeln!(
+            out,
+            "pipes         {} panes, {} bytes",
+            health.pipe_panes, health.pipe_bytes
+        )?;
+    }
     writeln!(out, "resyncs       {}", health.resyncs)?;
     writeln!(out, "pauses        {}", health.pauses)?;
     writeln!(out, "divergences   {}", health.divergences)?;
@@ -311,6 +328,29 @@ pub fn set_provider(server: &ServerArgs, pane: &str, provider: &str) -> anyhow::
         or_none(text(&pane, "provider_source")),
         text(&pane, "status")
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn transport(
+    server: &ServerArgs,
+    pane: &str,
+    transport: Option<panectl::pipe::Transport>,
+) -> anyhow::Result<ExitCode> {
+    let client = client(server)?;
+    let pane: Value = block_on(async {
+        Ok(match transport {
+            Some(transport) => {
+                let path = format!("/v1/panes/{}/transport", encode_segment(pane));
+                let body = serde_json::json!({ "transport": transport });
+                client.post_json(&path, &body).await?
+            }
+            None => {
+                let path = format!("/v1/panes/{}", encode_segment(pane));
+                client.get_json(&path).await?
+            }
+        })
+    })?;
+    println!("{}: {}", text(&pane, "pane"), text(&pane, "transport"));
     Ok(ExitCode::SUCCESS)
 }
 

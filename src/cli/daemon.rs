@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use panectl::daemon::paths::RuntimePaths;
 use panectl::daemon::{self, DaemonOptions};
+use panectl::pipe::Transport;
 use panectl::tmux::ConnectionConfig;
 use tokio_util::sync::CancellationToken;
 
@@ -34,6 +35,11 @@ pub struct DaemonArgs {
     /// How often the divergence watchdog compares screens that changed with tmux's.
     #[arg(long, default_value_t = 2000, value_name = "MS")]
     watchdog_ms: u64,
+    /// Where panes' output comes from: `control` (`%output` of one control client per session)
+    /// or `pipe` (`pipe-pane -O` into a private FIFO per pane, with a liveness watchdog; a pane
+    /// whose pipe fails falls back to control). `panectl transport` changes one pane.
+    #[arg(long, value_enum, default_value_t = Transport::Control)]
+    transport: Transport,
     /// How long a command may wait for tmux's reply.
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
     command_timeout_ms: u64,
@@ -95,6 +101,7 @@ fn init_logging(log_file: Option<&PathBuf>) -> anyhow::Result<()> {
 pub fn run(server: &ServerArgs, args: DaemonArgs) -> anyhow::Result<ExitCode> {
     let address = server.address()?;
     let paths = RuntimePaths::for_server(&address);
+    let pipe_dir = paths.pipes();
     let inbox = args
         .inbox
         .clone()
@@ -118,6 +125,12 @@ pub fn run(server: &ServerArgs, args: DaemonArgs) -> anyhow::Result<ExitCode> {
             command_timeout: Duration::from_millis(args.command_timeout_ms.max(100)),
             ring_bytes: args.ring_bytes.max(1024),
             watchdog_interval: Duration::from_millis(args.watchdog_ms.max(100)),
+            transport: args.transport,
+            pipe_dir,
+            pipe_watchdog: panectl::pipe::WatchdogConfig {
+                interval: Duration::from_millis(args.watchdog_ms.max(100)),
+                ..panectl::pipe::WatchdogConfig::default()
+            },
             status: panectl::status::pane::Timing {
                 quiet: Duration::from_millis(args.status_quiet_ms),
                 max_wait: Duration::from_millis(args.status_max_wait_ms.max(args.status_quiet_ms)),

@@ -125,6 +125,15 @@ enum Command {
         /// A provider id (`panectl providers` lists them) or `auto`.
         provider: String,
     },
+    /// Show where a pane's output comes from, or move it: `pipe` copies it with `pipe-pane`
+    /// into a private FIFO (watched, and given back to `control` if it fails).
+    Transport {
+        /// The pane.
+        pane: String,
+        /// The transport to move it to (omit to print the current one).
+        #[arg(value_enum)]
+        transport: Option<panectl::pipe::Transport>,
+    },
     /// List the provider rules the daemon uses.
     Providers,
     /// Serve MCP (Model Context Protocol) on stdin/stdout, so that agents can list, read,
@@ -298,6 +307,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             client::set_provider(&cli.server, &pane, &provider)
         }
         Command::Providers => client::providers(&cli.server),
+        Command::Transport { pane, transport } => client::transport(&cli.server, &pane, transport),
         Command::Socket { token } => {
             let paths = panectl::daemon::paths::RuntimePaths::for_server(&cli.server.address()?);
             let path = if token { paths.token() } else { paths.socket() };

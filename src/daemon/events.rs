@@ -137,6 +137,15 @@ pub enum EventKind {
         /// Its sender.
         sender: String,
     },
+    /// A pane's output moved to another transport (asked for, or a fallback after a failure).
+    Transport {
+        /// The pane.
+        pane: PaneId,
+        /// Where its output comes from now.
+        transport: crate::pipe::Transport,
+        /// Why.
+        reason: String,
+    },
     /// A pane's screen was rebuilt from tmux.
     Resync {
         /// The pane.
@@ -164,6 +173,10 @@ pub enum ResyncReason {
     Retry,
     /// The pane's process was replaced (`respawn-pane`), which resets its screen.
     Respawn,
+    /// The pane's output moved to another transport.
+    Transport,
+    /// The pane's pipe stopped delivering and was re-armed.
+    PipeStall,
 }
 
 impl ResyncReason {
@@ -172,6 +185,7 @@ impl ResyncReason {
         match self {
             ResyncReason::Pause => GapReason::Paused,
             ResyncReason::Reconnect => GapReason::Reconnected,
+            ResyncReason::PipeStall => GapReason::PipeStalled,
             _ => GapReason::Seeded,
         }
     }

@@ -117,6 +117,11 @@ impl RuntimePaths {
         self.dir.join(format!("{}.log", self.stem))
     }
 
+    /// The directory of the pipe transport's FIFOs (made 0700 when the first is needed).
+    pub fn pipes(&self) -> PathBuf {
+        self.dir.join(format!("{}.pipes", self.stem))
+    }
+
     /// The pids of the daemon's tmux control clients, for cleanup after a crash.
     pub fn clients(&self) -> PathBuf {
         self.dir.join(format!("{}.clients", self.stem))

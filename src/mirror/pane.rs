@@ -189,14 +189,20 @@ impl PaneMirror {
         if self.state != SyncState::Live || self.held.is_some() {
             return false;
         }
-        let differs = self.screen.text() != normalize_rows(&shown.rows)
-            || self.screen.cursor() != shown.cursor
-            || self.screen.alternate_screen() != shown.alternate;
+        let differs = !self.shows(shown);
         if differs {
             self.counters.divergences += 1;
             self.state = SyncState::Stale;
         }
         differs
+    }
+
+    /// Whether the mirrored screen, cursor and alternate-screen flag are tmux's (no side
+    /// effect: the pipe watchdog decides itself what a difference means).
+    pub fn shows(&self, shown: &ShownScreen) -> bool {
+        self.screen.text() == normalize_rows(&shown.rows)
+            && self.screen.cursor() == shown.cursor
+            && self.screen.alternate_screen() == shown.alternate
     }
 
     /// Reads recent output.

@@ -21,6 +21,8 @@ pub enum GapReason {
     Reconnected,
     /// The pane was mirrored from a snapshot; what it printed before is not in the stream.
     Seeded,
+    /// The pane's pipe stalled; what it printed meanwhile is replaced by a snapshot.
+    PipeStalled,
 }
 
 /// A hole in a pane's stream, just before the byte numbered `seq`.

@@ -12,3 +12,34 @@ pub mod watchdog;
 
 pub use fifo::{Fifo, PipeError};
 pub use watchdog::{PipeLiveness, Probe, Verdict, WatchdogConfig};
+
+use serde::{Deserialize, Serialize};
+
+/// Where a pane's output comes from.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// `%output` notifications of the session's control client (the default).
+    #[default]
+    Control,
+    /// `pipe-pane -O` into a FIFO; the control client stops sending the pane's output.
+    Pipe,
+}
+
+impl Transport {
+    /// The name used on the command line and in the API.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Control => "control",
+            Transport::Pipe => "pipe",
+        }
+    }
+}
+
+impl std::fmt::Display for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -19,6 +19,7 @@ mod inbox_claude;
 mod mcp;
 mod orchestrate;
 mod pipe;
+mod pipe_transport;
 mod plugin;
 mod screen_fixtures;
 mod screen_watch;

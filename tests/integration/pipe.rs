@@ -49,7 +49,7 @@ fn hash(text: &str) -> u64 {
 }
 
 /// The pids of processes writing to `path` (tmux's `cat` for the pipe).
-fn writers(path: &std::path::Path) -> Vec<i32> {
+pub fn writers(path: &std::path::Path) -> Vec<i32> {
     let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {

@@ -12,10 +12,12 @@
 //! attached to the session (protocol notes §5.2). panectl only observes.
 
 mod agents;
+mod pipes;
 
 pub use agents::{Explanation, PROVIDER_OPTION, ProviderError, STATUS_OPTION};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -34,6 +36,7 @@ use crate::control::{Decoder, Event, Notification, Reply};
 use crate::daemon::events::{EventBus, EventKind, ResyncReason};
 use crate::ids::{PaneId, SessionId, WindowId};
 use crate::mirror::{PaneCounters, PaneMirror, RingRead, SyncState};
+use crate::pipe::{Transport, WatchdogConfig};
 use crate::raw::RawBytes;
 use crate::status::Status;
 use crate::status::pane::PaneAgent;
@@ -53,6 +56,12 @@ pub struct ConnectionConfig {
     pub watchdog_interval: Duration,
     /// When agent status is evaluated.
     pub status: crate::status::pane::Timing,
+    /// The transport new panes start on.
+    pub transport: Transport,
+    /// Where the pipe transport's FIFOs are made (a private directory).
+    pub pipe_dir: PathBuf,
+    /// The pipe transport's liveness watchdog (its checks run every `watchdog_interval`).
+    pub pipe_watchdog: WatchdogConfig,
 }
 
 impl Default for ConnectionConfig {
@@ -63,6 +72,9 @@ impl Default for ConnectionConfig {
             ring_bytes: 128 * 1024,
             watchdog_interval: Duration::from_secs(2),
             status: crate::status::pane::Timing::default(),
+            transport: Transport::Control,
+            pipe_dir: std::env::temp_dir().join(format!("panectl-pipes-{}", std::process::id())),
+            pipe_watchdog: WatchdogConfig::default(),
         }
     }
 }
@@ -137,6 +149,8 @@ pub struct PaneSummary {
     pub alternate_screen: bool,
     /// How far the mirrored screen can be trusted.
     pub sync: SyncState,
+    /// Where its output comes from.
+    pub transport: Transport,
     /// Sequence number of the next output byte.
     pub output_seq: u64,
     /// Counters.
@@ -193,6 +207,13 @@ pub struct ConnectionStats {
     pub panes: usize,
     /// Sum of the pane counters.
     pub totals: PaneCounters,
+    /// Panes on the pipe transport.
+    pub pipe_panes: usize,
+    /// Bytes that reached mirrors through pipes.
+    pub pipe_bytes: u64,
+    /// `%output` bytes of pipe panes that the control client still sent while a pane switched,
+    /// and were ignored (the pipe delivered them).
+    pub ignored_output_bytes: u64,
 }
 
 /// What a connection tells its supervisor.
@@ -243,6 +264,23 @@ enum Request {
     },
     InputSent {
         pane: PaneId,
+    },
+    SetTransport {
+        pane: PaneId,
+        transport: Transport,
+        reply: oneshot::Sender<Result<(), String>>,
+    },
+    /// Bytes a pane's pipe reader read (from the reader task, not a handle).
+    PipeOutput {
+        pane: PaneId,
+        generation: u64,
+        data: Vec<u8>,
+    },
+    /// A pane's pipe reader failed.
+    PipeFailed {
+        pane: PaneId,
+        generation: u64,
+        error: String,
     },
 }
 
@@ -356,6 +394,20 @@ impl ConnectionHandle {
             .map_err(|_| ConnectionError::Closed(self.session))
     }
 
+    /// Moves a pane's output to another transport (`Err` says why it cannot).
+    pub async fn set_transport(
+        &self,
+        pane: PaneId,
+        transport: Transport,
+    ) -> Result<Result<(), String>, ConnectionError> {
+        self.ask(|reply| Request::SetTransport {
+            pane,
+            transport,
+            reply,
+        })
+        .await
+    }
+
     /// Assigns a provider to a pane (`None`: recognise it again).
     pub async fn set_provider(
         &self,
@@ -423,8 +475,17 @@ pub fn spawn(
     let (requests, receiver) = mpsc::channel(256);
     let handle = ConnectionHandle { session, requests };
     let context = context.clone();
+    let self_requests = handle.requests.downgrade();
     let task = tracker.spawn(async move {
-        let reason = run(context, session, first_sight, receiver, cancel).await;
+        let reason = run(
+            context,
+            session,
+            first_sight,
+            receiver,
+            self_requests,
+            cancel,
+        )
+        .await;
         debug!(%session, %reason, "control connection ended");
         reason
     });
@@ -436,6 +497,7 @@ async fn run(
     session: SessionId,
     first_sight: ResyncReason,
     requests: mpsc::Receiver<Request>,
+    self_requests: mpsc::WeakSender<Request>,
     cancel: CancellationToken,
 ) -> EndReason {
     let ConnectionContext {
@@ -490,12 +552,18 @@ async fn run(
         agents: BTreeMap::new(),
         published: BTreeMap::new(),
         providers,
+        pipes: HashMap::new(),
+        next_pipe: 0,
+        self_requests,
+        cancel: cancel.child_token(),
     };
     connection.start();
     let reason = connection.run(stdout, requests, &cancel).await;
     if reason == EndReason::Cancelled {
         connection.clear_options();
+        connection.stop_pipes();
     }
+    connection.cancel.cancel();
     drop(connection);
     // Dropping the line sender closes the client's stdin: tmux treats EOF as detach.
     let _ = writer.await;
@@ -549,6 +617,10 @@ enum Purpose {
     Check(PaneId),
     /// The scrollback of a pane, for its last answer.
     LastResponse(PaneId, oneshot::Sender<Option<String>>),
+    /// Starting (or re-arming) a pane's pipe, of the given generation.
+    PipeStart(PaneId, u64),
+    /// A pipe watchdog check of a pane.
+    PipeCheck(PaneId),
 }
 
 struct PendingLine {
@@ -598,6 +670,14 @@ struct Connection {
     published: BTreeMap<PaneId, (Option<Status>, Option<Arc<str>>)>,
     /// The provider rules in force.
     providers: watch::Receiver<Arc<ProviderSet>>,
+    /// Panes on the pipe transport.
+    pipes: HashMap<PaneId, pipes::PanePipe>,
+    /// Generation of the last pipe started.
+    next_pipe: u64,
+    /// The connection's own request channel, for its pipe readers.
+    self_requests: mpsc::WeakSender<Request>,
+    /// Cancelled when the connection ends (its pipe readers hold child tokens).
+    cancel: CancellationToken,
 }
 
 impl Connection {
@@ -802,6 +882,8 @@ impl Connection {
             Purpose::Seed(pane, reason) => self.seeded(pane, reason, &replies),
             Purpose::Check(pane) => self.checked(pane, &replies),
             Purpose::LastResponse(pane, reply) => self.last_response_read(pane, &replies, reply),
+            Purpose::PipeStart(pane, generation) => self.pipe_started(pane, generation, &replies),
+            Purpose::PipeCheck(pane) => self.pipe_checked(pane, &replies),
         }
     }
 
@@ -834,6 +916,8 @@ impl Connection {
                         mirror.mark_stale();
                     }
                 }
+                // The next watchdog round checks again.
+                Purpose::PipeCheck(pane) => self.pipe_checked(pane, &[]),
                 _ => {}
             }
         }
@@ -880,9 +964,21 @@ impl Connection {
         self.panes.insert(id, mirror);
         self.detect_provider(id, Instant::now());
         self.seed(id, reason);
+        if self.config.transport == Transport::Pipe
+            && let Err(error) = self.start_pipe(id, "the daemon's --transport")
+        {
+            warn!(session = %self.session, pane = %id, %error, "cannot use the pipe transport; staying on control");
+            self.bus.publish(EventKind::Transport {
+                pane: id,
+                transport: Transport::Control,
+                reason: format!("cannot start the pipe: {error}"),
+            });
+        }
     }
 
     fn remove_pane(&mut self, pane: PaneId) {
+        // Dropping the pipe stops its reader and removes its FIFO; tmux closed its writer.
+        self.pipes.remove(&pane);
         self.agents.remove(&pane);
         self.published.remove(&pane);
         if self.panes.remove(&pane).is_some() {
@@ -956,8 +1052,12 @@ impl Connection {
             self.seed(pane, ResyncReason::Retry);
         }
         for pane in checks {
-            self.send(query::check_line(pane), Purpose::Check(pane));
+            // Pipe panes have checks of their own, below.
+            if !self.pipes.contains_key(&pane) {
+                self.send(query::check_line(pane), Purpose::Check(pane));
+            }
         }
+        self.pipe_watchdog();
     }
 
     fn checked(&mut self, pane: PaneId, replies: &[Option<Reply>]) {
@@ -1052,7 +1152,18 @@ impl Connection {
         }
     }
 
+    /// `%output` from the control client; ignored for panes on the pipe transport (a moment of
+    /// both while switching, before `%output` is off).
     fn output(&mut self, pane: PaneId, data: &[u8]) {
+        if self.pipes.contains_key(&pane) {
+            self.stats.ignored_output_bytes += data.len() as u64;
+            return;
+        }
+        self.deliver(pane, data);
+    }
+
+    /// A pane's output, from either transport, into its mirror and the event stream.
+    fn deliver(&mut self, pane: PaneId, data: &[u8]) {
         match self.panes.get_mut(&pane) {
             Some(mirror) => {
                 let seq = mirror.output(data);
@@ -1170,6 +1281,23 @@ impl Connection {
             Request::InputText { pane, reply } => {
                 let _ = reply.send(self.input_text(pane));
             }
+            Request::SetTransport {
+                pane,
+                transport,
+                reply,
+            } => {
+                let _ = reply.send(self.set_transport(pane, transport));
+            }
+            Request::PipeOutput {
+                pane,
+                generation,
+                data,
+            } => self.pipe_output(pane, generation, &data),
+            Request::PipeFailed {
+                pane,
+                generation,
+                error,
+            } => self.pipe_failed(pane, generation, error),
             Request::InputSent { pane } => {
                 if let Some(agent) = self.agents.get_mut(&pane) {
                     agent.input_sent();
@@ -1216,6 +1344,8 @@ impl Connection {
             Request::Stats { reply } => {
                 let mut stats = self.stats.clone();
                 stats.panes = self.panes.len();
+                stats.pipe_panes = self.pipes.len();
+                stats.pipe_bytes = self.pipes.values().map(|p| p.bytes).sum();
                 for mirror in self.panes.values() {
                     let c = mirror.counters;
                     stats.totals.bytes += c.bytes;
@@ -1264,6 +1394,7 @@ impl Connection {
                     status_settled: agent.is_none_or(PaneAgent::settled),
                     status_seconds: agent
                         .map_or(0.0, |a| now.duration_since(a.since()).as_secs_f64()),
+                    transport: self.transport_of(mirror.id()),
                 }
             })
             .collect()

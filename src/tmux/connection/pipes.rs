@@ -1,0 +1,314 @@
+//! The pipe transport inside a connection: a pane whose output comes through `pipe-pane -O`
+//! and a FIFO instead of `%output`.
+//!
+//! The control client stays: it carries commands, layouts and every other notification; only
+//! the pane's output moves. Switching a pane to the pipe starts the pipe first and then turns
+//! the pane's `%output` off (`refresh-client -A %N:off`), so that for a moment both deliver
+//! rather than neither; `%output` of a pipe pane is ignored from then on, and the pane is
+//! reseeded from `capture-pane`, which tells consumers of the stream about the gap.
+//!
+//! Pipe panes are checked at every watchdog interval whether they printed or not (a stalled
+//! pipe prints nothing): the screen built from the delivered bytes is compared with tmux's and
+//! [`PipeLiveness`] says what to do. A pipe that stalls is re-armed (stop, then start, then a
+//! reseed); one that cannot be made to deliver, or whose FIFO cannot be read, falls back to
+//! the control transport, with an event saying why.
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+use super::{Connection, Purpose, Request};
+use crate::control::Reply;
+use crate::control::command::{Line, commands};
+use crate::daemon::events::{EventKind, ResyncReason};
+use crate::ids::PaneId;
+use crate::mirror::SyncState;
+use crate::pipe::watchdog::RearmReason;
+use crate::pipe::{Fifo, PipeLiveness, Probe, Transport, Verdict};
+use crate::raw::RawBytes;
+use crate::tmux::query;
+
+/// A pane on the pipe transport.
+pub(super) struct PanePipe {
+    /// The FIFO (removed when the last owner drops it: this and its reader task).
+    fifo: Arc<Fifo>,
+    /// Stops the reader task.
+    reader: CancellationToken,
+    /// Tells chunks of this pipe from those of an earlier one of the same pane.
+    generation: u64,
+    liveness: PipeLiveness,
+    /// A check line is in flight.
+    checking: bool,
+    /// Bytes that reached the mirror through the pipe.
+    pub(super) bytes: u64,
+}
+
+impl Drop for PanePipe {
+    fn drop(&mut self) {
+        self.reader.cancel();
+    }
+}
+
+impl Connection {
+    /// The transport a pane's output comes through.
+    pub(super) fn transport_of(&self, pane: PaneId) -> Transport {
+        if self.pipes.contains_key(&pane) {
+            Transport::Pipe
+        } else {
+            Transport::Control
+        }
+    }
+
+    /// Moves a pane to `transport`; `Err` says why it cannot.
+    pub(super) fn set_transport(
+        &mut self,
+        pane: PaneId,
+        transport: Transport,
+    ) -> Result<(), String> {
+        if !self.panes.contains_key(&pane) {
+            return Err(format!("no pane {pane} in session {}", self.session));
+        }
+        match (self.transport_of(pane), transport) {
+            (now, wanted) if now == wanted => Ok(()),
+            (_, Transport::Pipe) => self.start_pipe(pane, "asked for"),
+            (_, Transport::Control) => {
+                self.stop_pipe(pane, "asked for".into());
+                Ok(())
+            }
+        }
+    }
+
+    /// Creates the pane's FIFO, starts its reader and the pipe, turns `%output` off and
+    /// reseeds.
+    pub(super) fn start_pipe(&mut self, pane: PaneId, why: &str) -> Result<(), String> {
+        let fifo = Fifo::create(&self.config.pipe_dir, pane).map_err(|e| e.to_string())?;
+        let start = fifo.start_command(pane).map_err(|e| e.to_string())?;
+        let fifo = Arc::new(fifo);
+        self.next_pipe += 1;
+        let generation = self.next_pipe;
+        let reader = self.cancel.child_token();
+        tokio::spawn(read_fifo(
+            Arc::clone(&fifo),
+            pane,
+            generation,
+            self.self_requests.clone(),
+            reader.clone(),
+        ));
+        let now = Instant::now();
+        self.pipes.insert(
+            pane,
+            PanePipe {
+                fifo,
+                reader,
+                generation,
+                liveness: PipeLiveness::new(self.config.pipe_watchdog, now),
+                checking: false,
+                bytes: 0,
+            },
+        );
+        let line = Line::new(start).then(commands::pane_output(pane, commands::PaneOutput::Off));
+        self.send(line, Purpose::PipeStart(pane, generation));
+        self.seed(pane, ResyncReason::Transport);
+        info!(session = %self.session, %pane, why, "pane output now comes through pipe-pane");
+        self.bus.publish(EventKind::Transport {
+            pane,
+            transport: Transport::Pipe,
+            reason: why.to_string(),
+        });
+        Ok(())
+    }
+
+    /// Stops a pane's pipe and gives its output back to the control client.
+    pub(super) fn stop_pipe(&mut self, pane: PaneId, why: String) {
+        if self.pipes.remove(&pane).is_none() {
+            return;
+        }
+        if self.panes.contains_key(&pane) {
+            let line = Line::new(commands::pane_output(pane, commands::PaneOutput::On))
+                .then(commands::pipe_pane_stop(pane));
+            self.send(line, Purpose::Setup);
+            self.seed(pane, ResyncReason::Transport);
+        }
+        warn!(session = %self.session, %pane, reason = %why, "pane output back on the control client");
+        self.bus.publish(EventKind::Transport {
+            pane,
+            transport: Transport::Control,
+            reason: why,
+        });
+    }
+
+    /// Stops every pipe in tmux as the daemon shuts down (tmux would otherwise keep a writer
+    /// on a FIFO nobody reads).
+    pub(super) fn stop_pipes(&mut self) {
+        let panes: Vec<PaneId> = self.pipes.drain().map(|(pane, _)| pane).collect();
+        for pane in panes {
+            self.send(Line::new(commands::pipe_pane_stop(pane)), Purpose::Setup);
+        }
+    }
+
+    /// tmux answered the line that started a pipe.
+    pub(super) fn pipe_started(
+        &mut self,
+        pane: PaneId,
+        generation: u64,
+        replies: &[Option<Reply>],
+    ) {
+        if self.pipes.get(&pane).map(|p| p.generation) != Some(generation) {
+            return;
+        }
+        if let Some(refused) = replies.iter().flatten().find(|r| !r.success) {
+            let error = RawBytes(refused.joined_body()).to_string();
+            self.stop_pipe(pane, format!("tmux refused to start the pipe: {error}"));
+        }
+    }
+
+    /// Bytes the pipe's reader read, which reach the mirror here.
+    pub(super) fn pipe_output(&mut self, pane: PaneId, generation: u64, data: &[u8]) {
+        let Some(pipe) = self.pipes.get_mut(&pane) else {
+            return;
+        };
+        if pipe.generation != generation {
+            return;
+        }
+        // "Has delivered" counts where the bytes reach the consumer, which is here.
+        pipe.liveness.delivered(Instant::now());
+        pipe.bytes += data.len() as u64;
+        self.deliver(pane, data);
+    }
+
+    /// The pipe's reader ended with an error (its FIFO was removed, say).
+    pub(super) fn pipe_failed(&mut self, pane: PaneId, generation: u64, error: String) {
+        if self.pipes.get(&pane).map(|p| p.generation) != Some(generation) {
+            return;
+        }
+        self.stop_pipe(pane, format!("the pipe failed: {error}"));
+    }
+
+    /// Sends a check for every pipe pane, printing or not.
+    pub(super) fn pipe_watchdog(&mut self) {
+        let due: Vec<PaneId> = self
+            .pipes
+            .iter()
+            .filter(|(pane, pipe)| !pipe.checking && !self.seeding.contains_key(pane))
+            .map(|(pane, _)| *pane)
+            .collect();
+        for pane in due {
+            if let Some(pipe) = self.pipes.get_mut(&pane) {
+                pipe.checking = true;
+            }
+            self.send(query::check_line(pane), Purpose::PipeCheck(pane));
+        }
+    }
+
+    /// A pipe pane's check came back: compare, then follow the watchdog's verdict.
+    pub(super) fn pipe_checked(&mut self, pane: PaneId, replies: &[Option<Reply>]) {
+        let Some(pipe) = self.pipes.get_mut(&pane) else {
+            return;
+        };
+        pipe.checking = false;
+        let (Ok(shown), Some(mirror)) = (query::parse_check(replies), self.panes.get_mut(&pane))
+        else {
+            return;
+        };
+        if self.seeding.contains_key(&pane) {
+            return;
+        }
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        shown.rows.hash(&mut hasher);
+        shown.cursor.hash(&mut hasher);
+        shown.alternate.hash(&mut hasher);
+        let probe = Probe {
+            // Only a live mirror is judged (one being seeded, or held, is skipped).
+            model_matches: mirror.state() != SyncState::Live || mirror.shows(&shown),
+            screen_hash: hasher.finish(),
+            pane_has_content: shown.rows.iter().any(|row| !row.trim().is_empty()),
+        };
+        match pipe.liveness.check(Instant::now(), probe) {
+            Verdict::Healthy | Verdict::Watching => {}
+            Verdict::Reseed => {
+                if let Some(mirror) = self.panes.get_mut(&pane) {
+                    mirror.counters.divergences += 1;
+                }
+                self.seed(pane, ResyncReason::Divergence);
+            }
+            Verdict::Rearm(reason) => self.rearm(pane, reason),
+            Verdict::GiveUp(why) => self.stop_pipe(pane, why),
+        }
+    }
+
+    /// Stops and starts a pane's pipe (tmux's writer is replaced; the FIFO and its reader stay),
+    /// then reseeds: what the stall swallowed is replaced by tmux's screen, and the gap is in
+    /// the stream.
+    fn rearm(&mut self, pane: PaneId, reason: RearmReason) {
+        let Some(pipe) = self.pipes.get_mut(&pane) else {
+            return;
+        };
+        // A FIFO removed under the daemon (its directory cleaned away, say) cannot be re-armed:
+        // tmux's writer would open a new plain file, or fail, and the pane would go blind.
+        let path = pipe.fifo.path();
+        if !std::fs::symlink_metadata(path)
+            .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()))
+        {
+            let why = format!("the pipe stalled and its FIFO {} is gone", path.display());
+            self.stop_pipe(pane, why);
+            return;
+        }
+        let start = match pipe.fifo.start_command(pane) {
+            Ok(start) => start,
+            Err(error) => {
+                self.stop_pipe(pane, format!("cannot re-arm the pipe: {error}"));
+                return;
+            }
+        };
+        pipe.liveness.rearmed(Instant::now());
+        let generation = pipe.generation;
+        warn!(session = %self.session, %pane, ?reason, "the pipe stopped delivering; re-arming it");
+        let line = Line::new(commands::pipe_pane_stop(pane)).then(start);
+        self.send(line, Purpose::PipeStart(pane, generation));
+        self.seed(pane, ResyncReason::PipeStall);
+    }
+}
+
+/// Reads a pane's FIFO and hands each chunk to the connection; says so if the FIFO fails.
+async fn read_fifo(
+    fifo: Arc<Fifo>,
+    pane: PaneId,
+    generation: u64,
+    connection: mpsc::WeakSender<Request>,
+    cancel: CancellationToken,
+) {
+    let (chunks, mut received) = mpsc::channel::<Vec<u8>>(16);
+    let read = fifo.read(chunks, |_| {}, cancel.clone());
+    let forward = async {
+        while let Some(data) = received.recv().await {
+            let Some(connection) = connection.upgrade() else {
+                return;
+            };
+            let request = Request::PipeOutput {
+                pane,
+                generation,
+                data,
+            };
+            if connection.send(request).await.is_err() {
+                return;
+            }
+        }
+    };
+    let (result, ()) = tokio::join!(read, forward);
+    if let Err(error) = result
+        && !cancel.is_cancelled()
+        && let Some(connection) = connection.upgrade()
+    {
+        let _ = connection
+            .send(Request::PipeFailed {
+                pane,
+                generation,
+                error: error.to_string(),
+            })
+            .await;
+    }
+}

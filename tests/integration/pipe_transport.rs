@@ -1,0 +1,250 @@
+//! The pipe transport through the daemon, against real tmux: output through `pipe-pane` and a
+//! FIFO instead of `%output`, alternate-screen bursts, a pane closed while its pipe is read, a
+//! killed writer healed by the watchdog (with the gap in the stream), a removed FIFO directory
+//! failing over to the control transport, and switching one pane with `panectl transport`.
+
+use std::time::Duration;
+
+use crate::pipe::writers;
+use crate::support::{EventReader, TmuxServer, daemon_test_lock};
+
+/// The daemon's FIFO directory under the test server's private runtime directory.
+fn pipe_dir(server: &TmuxServer) -> std::path::PathBuf {
+    let dir = server.dir().join("run/panectl");
+    std::fs::read_dir(&dir)
+        .expect("runtime directory")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "pipes"))
+        .expect("the FIFO directory")
+}
+
+/// Waits until tmux's writer for the pane's FIFO runs, and returns its pids.
+fn wait_for_writer(server: &TmuxServer, fifo: &std::path::Path) -> Vec<i32> {
+    let mut pids = Vec::new();
+    server.wait_for("tmux's pipe writer", Duration::from_secs(5), || {
+        pids = writers(fifo);
+        !pids.is_empty()
+    });
+    pids
+}
+
+#[test]
+fn output_comes_through_the_pipe_byte_exact_and_bursts_settle() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(90, 28);
+    let _daemon = server.start_daemon(&["--transport", "pipe", "--watchdog-ms", "300"]);
+    let panes = server.wait_for_panes(1);
+    assert_eq!(panes[0]["transport"], "pipe", "{panes:#?}");
+    let fifo = pipe_dir(&server).join("pane-0.fifo");
+    wait_for_writer(&server, &fifo);
+    // Bytes that are not UTF-8, control bytes and format-looking text, byte-exact.
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%0",
+        "clear; printf 'pipe-marker \\377\\001 #{pane_id} ; \\342\\202\\254 done\\n'",
+        "Enter",
+    ]);
+    server.wait_for("the marker", Duration::from_secs(5), || {
+        server.daemon_screen("%0").contains("pipe-marker")
+    });
+    let output = server
+        .panectl()
+        .args(["output", "%0", "--from", "0"])
+        .output()
+        .expect("panectl output");
+    let wanted = b"pipe-marker \xff\x01 #{pane_id} ; \xe2\x82\xac done";
+    assert!(
+        output.stdout.windows(wanted.len()).any(|w| w == wanted),
+        "{:?}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    // A full-screen program redrawing in bursts on the alternate screen settles exactly.
+    let bursts = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scripts/programs/redraw-bursts.py"
+    );
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%0",
+        &format!("python3 {bursts} 8 80 0.05"),
+        "Enter",
+    ]);
+    server.wait_for("the program to settle", Duration::from_secs(30), || {
+        server.tmux_screen("%0").contains("settled frame")
+    });
+    server.wait_for_same_screen("%0", Duration::from_secs(5));
+    assert_eq!(server.panes()[0]["alternate_screen"], true);
+    let health = server.health();
+    assert_eq!(health["pipe_panes"], 1, "{health:#}");
+    assert!(
+        health["pipe_bytes"].as_u64().unwrap() > 10_000,
+        "the bursts came through the pipe: {health:#}"
+    );
+    // A pane closed while its pipe is read: the pipe goes with it, the daemon carries on.
+    server.tmux(&["split-window", "-t", "%0", "sleep 600"]);
+    let panes = server.wait_for_panes(2);
+    assert!(panes.iter().all(|p| p["transport"] == "pipe"), "{panes:#?}");
+    let second = pipe_dir(&server).join("pane-1.fifo");
+    wait_for_writer(&server, &second);
+    server.tmux(&["kill-pane", "-t", "%1"]);
+    server.wait_for_panes(1);
+    server.wait_for(
+        "the closed pane's FIFO to go",
+        Duration::from_secs(5),
+        || !second.exists(),
+    );
+    assert_eq!(server.health()["pipe_panes"], 1);
+}
+
+#[test]
+fn a_killed_writer_is_rearmed_and_the_gap_is_in_the_stream() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let _daemon = server.start_daemon(&["--transport", "pipe", "--watchdog-ms", "200"]);
+    server.wait_for_panes(1);
+    let fifo = pipe_dir(&server).join("pane-0.fifo");
+    let writer = wait_for_writer(&server, &fifo);
+    // Some output first, so that the stall's gap is not at the attach's.
+    server.tmux(&["send-keys", "-t", "%0", "echo before-the-stall", "Enter"]);
+    server.wait_for("output before the stall", Duration::from_secs(5), || {
+        server.daemon_screen("%0").contains("before-the-stall\n")
+    });
+    let events = EventReader::start(&server);
+    for pid in writer {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .expect("kill tmux's writer");
+    }
+    server.wait_for("the writer to die", Duration::from_secs(5), || {
+        writers(&fifo).is_empty()
+    });
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%0",
+        "clear; echo after-the-stall",
+        "Enter",
+    ]);
+    // Two diverged checks 200 ms apart, then stop-then-start and a reseed.
+    let resync = events.expect("pipe stall resync", |e| {
+        e["type"] == "resync" && e["reason"] == "pipe_stall"
+    });
+    assert_eq!(resync["pane"], "%0");
+    server.wait_for_same_screen("%0", Duration::from_secs(5));
+    assert!(server.daemon_screen("%0").contains("after-the-stall"));
+    wait_for_writer(&server, &fifo);
+    // The pipe delivers again after the re-arm.
+    server.tmux(&["send-keys", "-t", "%0", "echo flowing-again", "Enter"]);
+    server.wait_for("output after the re-arm", Duration::from_secs(5), || {
+        server.daemon_screen("%0").contains("flowing-again\n")
+    });
+    assert_eq!(server.panes()[0]["transport"], "pipe");
+    let gaps = server
+        .panectl()
+        .args(["output", "%0", "--from", "0"])
+        .output()
+        .expect("panectl output");
+    let stderr = String::from_utf8_lossy(&gaps.stderr);
+    assert!(stderr.contains("pipe_stalled"), "{stderr}");
+}
+
+#[test]
+fn a_removed_fifo_directory_fails_over_to_control() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let daemon = server.start_daemon(&["--transport", "pipe", "--watchdog-ms", "200"]);
+    server.wait_for_panes(1);
+    let dir = pipe_dir(&server);
+    let fifo = dir.join("pane-0.fifo");
+    let writer = wait_for_writer(&server, &fifo);
+    let events = EventReader::start(&server);
+    std::fs::remove_dir_all(&dir).expect("remove the FIFO directory");
+    for pid in writer {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .expect("kill tmux's writer");
+    }
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%0",
+        "clear; echo after-the-removal",
+        "Enter",
+    ]);
+    let moved = events.expect("the fallback to control", |e| {
+        e["type"] == "transport" && e["transport"] == "control"
+    });
+    let reason = moved["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("is gone") && reason.contains("pane-0.fifo"),
+        "a clear reason naming the FIFO: {moved:#}"
+    );
+    assert!(daemon.log_text().contains("pane-0.fifo"));
+    server.wait_for_same_screen("%0", Duration::from_secs(5));
+    assert_eq!(server.panes()[0]["transport"], "control");
+    // Output flows on the control client again.
+    server.tmux(&["send-keys", "-t", "%0", "echo on-control", "Enter"]);
+    server.wait_for("output on control", Duration::from_secs(5), || {
+        server.daemon_screen("%0").contains("on-control\n")
+    });
+    assert!(
+        !dir.exists(),
+        "no plain file or FIFO was made again at the old path"
+    );
+}
+
+#[test]
+fn one_pane_moves_between_transports_on_request() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let _daemon = server.start_daemon(&["--watchdog-ms", "300"]);
+    server.wait_for_panes(1);
+    assert_eq!(
+        server.panectl_ok(&["transport", "%0"]).trim(),
+        "%0: control"
+    );
+    let events = EventReader::start(&server);
+    assert_eq!(
+        server.panectl_ok(&["transport", "%0", "pipe"]).trim(),
+        "%0: pipe"
+    );
+    events.expect("the move to the pipe", |e| {
+        e["type"] == "transport" && e["transport"] == "pipe" && e["reason"] == "asked for"
+    });
+    let fifo = pipe_dir(&server).join("pane-0.fifo");
+    wait_for_writer(&server, &fifo);
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%0",
+        "clear; echo through-the-pipe",
+        "Enter",
+    ]);
+    server.wait_for("output through the pipe", Duration::from_secs(5), || {
+        server.daemon_screen("%0").contains("through-the-pipe\n")
+    });
+    server.wait_for("pipe bytes", Duration::from_secs(5), || {
+        server.health()["pipe_bytes"].as_u64().unwrap_or(0) > 0
+    });
+    let body = serde_json::json!({ "transport": "control" });
+    let pane = server.api_post("/v1/panes/%250/transport", &body);
+    assert_eq!(pane["transport"], "control");
+    server.wait_for("tmux's writer to stop", Duration::from_secs(5), || {
+        writers(&fifo).is_empty()
+    });
+    server.tmux(&["send-keys", "-t", "%0", "echo back-on-control", "Enter"]);
+    server.wait_for("output on control", Duration::from_secs(5), || {
+        server.daemon_screen("%0").contains("back-on-control\n")
+    });
+    server.wait_for_same_screen("%0", Duration::from_secs(5));
+    // Nothing is left of the pipe.
+    assert!(!fifo.exists());
+    assert_eq!(server.health()["pipe_panes"], 0);
+}
