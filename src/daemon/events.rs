@@ -173,6 +173,8 @@ pub enum ResyncReason {
     Retry,
     /// The pane's process was replaced (`respawn-pane`), which resets its screen.
     Respawn,
+    /// The pane's process exited and tmux drew its `remain-on-exit` message into the pane.
+    Died,
     /// The pane's output moved to another transport.
     Transport,
     /// The pane's pipe stopped delivering and was re-armed.

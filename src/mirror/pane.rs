@@ -295,6 +295,7 @@ mod tests {
             rows: vec!["hello".into(), "".into(), "".into()],
             cursor: (5, 0),
             alternate: false,
+            dead: false,
         };
         assert!(!pane.diverges_from(&shown));
         let moved = ShownScreen {

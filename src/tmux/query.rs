@@ -204,6 +204,13 @@ fn parse_pane_row(line: &[u8]) -> Result<PaneRow, QueryError> {
     })
 }
 
+/// The fields of a [`PaneUpdate`], tab-separated, as a format.
+macro_rules! pane_update_fields {
+    () => {
+        "#{pane_dead}\t#{pane_in_mode}\t#{pane_pid}\t#{pane_current_command}\t#{@panectl_provider_override}\t#{@panectl_name}\t#{pane_title}"
+    };
+}
+
 /// Name of the subscription that reports pane titles and commands.
 pub const PANE_SUBSCRIPTION: &str = "panectl-panes";
 
@@ -211,9 +218,19 @@ pub const PANE_SUBSCRIPTION: &str = "panectl-panes";
 /// and sends `%subscription-changed` only when a value changes, so titles and commands stay
 /// current without any polling by panectl.
 pub fn subscribe_panes() -> Command {
-    Command::new("refresh-client").flag("-B").format(Format::new(
-        "panectl-panes:%*:#{pane_dead}\t#{pane_in_mode}\t#{pane_pid}\t#{pane_current_command}\t#{@panectl_provider_override}\t#{@panectl_name}\t#{pane_title}",
-    ))
+    Command::new("refresh-client")
+        .flag("-B")
+        .format(Format::new(concat!(
+            "panectl-panes:%*:",
+            pane_update_fields!()
+        )))
+}
+
+/// `display-message -p -t PANE` with the subscription's fields: the same [`PaneUpdate`] now,
+/// for a pane whose program may just have changed (the subscription reports only once a
+/// second). Its reply body is read with [`parse_pane_update`].
+pub fn pane_update(pane: PaneId) -> Command {
+    commands::display_print(Format::new(pane_update_fields!()), Some(Target::Pane(pane)))
 }
 
 /// A pane's subscription value.
@@ -435,7 +452,7 @@ pub fn check_line(pane: PaneId) -> Line {
             .target("-t", pane),
     )
     .then(commands::display_print(
-        Format::new("#{cursor_x} #{cursor_y} #{alternate_on}"),
+        Format::new("#{cursor_x} #{cursor_y} #{alternate_on} #{pane_dead}"),
         Some(Target::Pane(pane)),
     ))
 }
@@ -449,6 +466,9 @@ pub struct ShownScreen {
     pub cursor: (u16, u16),
     /// Alternate screen on.
     pub alternate: bool,
+    /// The pane's process has exited (with `remain-on-exit`, tmux then draws its own message
+    /// into the pane, which no `%output` carries).
+    pub dead: bool,
 }
 
 /// Parses the replies of a [`check_line`].
@@ -468,7 +488,7 @@ pub fn parse_check(replies: &[Option<Reply>]) -> Result<ShownScreen, QueryError>
                 .collect()
         })
         .unwrap_or_default();
-    let [x, y, alternate] = numbers.as_slice() else {
+    let [x, y, alternate, dead] = numbers.as_slice() else {
         return Err(error(
             "display-message",
             format!("bad cursor state {:?}", state.body),
@@ -478,6 +498,7 @@ pub fn parse_check(replies: &[Option<Reply>]) -> Result<ShownScreen, QueryError>
         rows: capture.body.iter().map(|l| l.to_string_lossy()).collect(),
         cursor: (*x, *y),
         alternate: *alternate == 1,
+        dead: *dead == 1,
     })
 }
 

@@ -611,3 +611,37 @@ fn screens_come_as_text_or_ansi() {
     let unknown = server.panectl().args(["screen", "%42"]).output().unwrap();
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no pane named \"%42\""));
 }
+
+#[test]
+fn a_pane_that_dies_under_remain_on_exit_is_reseeded_without_a_divergence() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(60, 10);
+    let _daemon = server.start_daemon(&["--watchdog-ms", "100"]);
+    server.wait_for_panes(1);
+    let events = EventReader::start(&server);
+    server.tmux(&["set-option", "-g", "remain-on-exit", "on"]);
+    server.tmux(&[
+        "respawn-pane",
+        "-k",
+        "-t",
+        "%0",
+        "printf 'last words\\n'; sleep 0.3",
+    ]);
+    // tmux may write "Pane is dead (...)" into the pane itself; no %output would carry it.
+    server.wait_for("the pane to die", Duration::from_secs(5), || {
+        server
+            .tmux(&["display-message", "-p", "-t", "%0", "#{pane_dead}"])
+            .trim()
+            == "1"
+    });
+    events.expect("the reseed of the dead pane", |e| {
+        e["type"] == "resync" && e["pane"] == "%0" && e["reason"] == "died"
+    });
+    server.wait_for_same_screen("%0", Duration::from_secs(5));
+    assert_eq!(server.panes()[0]["dead"], true);
+    // Several watchdog rounds later the mirror still agrees, and nothing was a divergence.
+    std::thread::sleep(Duration::from_millis(500));
+    server.wait_for_same_screen("%0", Duration::from_secs(1));
+    let health = server.health();
+    assert_eq!(health["divergences"], 0, "{health:#}");
+}

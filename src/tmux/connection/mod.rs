@@ -13,6 +13,7 @@
 
 mod agents;
 mod pipes;
+mod programs;
 
 pub use agents::{Explanation, PROVIDER_OPTION, ProviderError, STATUS_OPTION};
 
@@ -556,6 +557,7 @@ async fn run(
         next_pipe: 0,
         self_requests,
         cancel: cancel.child_token(),
+        program_checks: HashMap::new(),
     };
     connection.start();
     let reason = connection.run(stdout, requests, &cancel).await;
@@ -621,6 +623,8 @@ enum Purpose {
     PipeStart(PaneId, u64),
     /// A pipe watchdog check of a pane.
     PipeCheck(PaneId),
+    /// A question about the program in a pane (see `programs`).
+    ProgramCheck(PaneId),
 }
 
 struct PendingLine {
@@ -678,6 +682,8 @@ struct Connection {
     self_requests: mpsc::WeakSender<Request>,
     /// Cancelled when the connection ends (its pipe readers hold child tokens).
     cancel: CancellationToken,
+    /// Questions about the programs of panes that may have started an agent.
+    program_checks: HashMap<PaneId, programs::ProgramCheck>,
 }
 
 impl Connection {
@@ -739,7 +745,11 @@ impl Connection {
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut next_watchdog = Instant::now() + self.config.watchdog_interval;
         loop {
-            let status_due = self.next_status_due(Instant::now());
+            let now = Instant::now();
+            let status_due = match (self.next_status_due(now), self.next_program_check(now)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             let status_timer = async {
                 match status_due {
                     Some(at) => tokio::time::sleep_until(at.into()).await,
@@ -749,7 +759,11 @@ impl Connection {
             tokio::select! {
                 biased;
                 () = cancel.cancelled() => return EndReason::Cancelled,
-                () = status_timer => self.evaluate_due(Instant::now()),
+                () = status_timer => {
+                    let now = Instant::now();
+                    self.evaluate_due(now);
+                    self.program_checks_due(now);
+                }
                 Ok(()) = self.providers.changed() => self.providers_reloaded(Instant::now()),
                 read = stdout.read(&mut buffer) => match read {
                     Ok(0) => {
@@ -884,6 +898,7 @@ impl Connection {
             Purpose::LastResponse(pane, reply) => self.last_response_read(pane, &replies, reply),
             Purpose::PipeStart(pane, generation) => self.pipe_started(pane, generation, &replies),
             Purpose::PipeCheck(pane) => self.pipe_checked(pane, &replies),
+            Purpose::ProgramCheck(pane) => self.program_checked(pane, &replies),
         }
     }
 
@@ -918,6 +933,7 @@ impl Connection {
                 }
                 // The next watchdog round checks again.
                 Purpose::PipeCheck(pane) => self.pipe_checked(pane, &[]),
+                Purpose::ProgramCheck(pane) => self.program_checked(pane, &[]),
                 _ => {}
             }
         }
@@ -979,6 +995,7 @@ impl Connection {
     fn remove_pane(&mut self, pane: PaneId) {
         // Dropping the pipe stops its reader and removes its FIFO; tmux closed its writer.
         self.pipes.remove(&pane);
+        self.program_checks.remove(&pane);
         self.agents.remove(&pane);
         self.published.remove(&pane);
         if self.panes.remove(&pane).is_some() {
@@ -1070,8 +1087,30 @@ impl Connection {
         let Some(mirror) = self.panes.get_mut(&pane) else {
             return;
         };
+        if shown.dead && !mirror.row.dead {
+            // The pane died since the subscription last spoke, and tmux drew its remain-on-exit
+            // message into it: not the model's fault. Its death reseeds it.
+            self.ask_program_now(pane);
+            return;
+        }
         if mirror.diverges_from(&shown) {
-            warn!(session = %self.session, %pane, "mirrored screen differs from tmux's; resyncing");
+            let ours = mirror.screen().rows();
+            let first = (0..ours.len().max(shown.rows.len())).find(|&row| {
+                ours.get(row).map(|r| r.trim_end()) != shown.rows.get(row).map(|r| r.trim_end())
+            });
+            let row = |rows: &[String], at: Option<usize>| {
+                at.and_then(|at| rows.get(at)).cloned().unwrap_or_default()
+            };
+            warn!(
+                session = %self.session,
+                %pane,
+                row = ?first,
+                ours = %row(&ours, first),
+                tmux = %row(&shown.rows, first),
+                cursor = ?(mirror.screen().cursor(), shown.cursor),
+                alternate = ?(mirror.screen().alternate_screen(), shown.alternate),
+                "mirrored screen differs from tmux's; resyncing"
+            );
             self.seed(pane, ResyncReason::Divergence);
         }
     }
@@ -1172,7 +1211,9 @@ impl Connection {
                     seq,
                     len: data.len() as u64,
                 });
-                self.status_output(pane, Instant::now());
+                let now = Instant::now();
+                self.status_output(pane, now);
+                self.program_output(pane, now);
             }
             None => {
                 let early = self.early_output.entry(pane).or_default();
@@ -1246,6 +1287,7 @@ impl Connection {
             return;
         };
         let change = mirror.update(update);
+        let mirror_dead = mirror.row.dead;
         if change.title {
             self.bus.publish(EventKind::PaneRenamed {
                 pane,
@@ -1263,6 +1305,9 @@ impl Connection {
         if change.respawned {
             self.status_respawned(pane, now);
             self.seed(pane, ResyncReason::Respawn);
+        } else if change.dead && mirror_dead {
+            // With `remain-on-exit`, tmux writes its message into the dead pane itself.
+            self.seed(pane, ResyncReason::Died);
         }
         if change.command || change.dead || change.provider || change.respawned {
             self.detect_provider(pane, now);

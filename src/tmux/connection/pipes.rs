@@ -217,6 +217,11 @@ impl Connection {
         if self.seeding.contains_key(&pane) {
             return;
         }
+        if shown.dead && !mirror.row.dead {
+            // tmux drew its remain-on-exit message; the pane's death reseeds it.
+            self.ask_program_now(pane);
+            return;
+        }
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         shown.rows.hash(&mut hasher);
         shown.cursor.hash(&mut hasher);
