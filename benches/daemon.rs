@@ -1,6 +1,6 @@
 //! End-to-end figures of the daemon against real tmux servers (issue targets in BENCHMARKS.md).
 //!
-//! `cargo bench --bench daemon [-- latency|cost|scale]...` runs:
+//! `cargo bench --bench daemon [-- latency|cost|scale|status-lag|transport]...` runs:
 //! * `latency`: time from a byte written in a pane to its event on the API stream, with 60 idle
 //!   panes and 10 printing, and, in the same run and the same way, to its detection by
 //!   `capture-pane` polling every 500 ms and by a `pipe-pane` FIFO reader;
@@ -8,6 +8,8 @@
 //!   and without the daemon attached;
 //! * `scale`: 200 panes over 40 sessions: cold start, RSS, idle CPU and processes started over
 //!   60 s;
+//! * `transport`: the pipe transport against the control transport in one run: latency, and
+//!   CPU for a 200 MB burst;
 //! * `status-lag`: real Claude Code turns through the fake model server; from the moment tmux's
 //!   screen shows a change (polled with `capture-pane` every 10 ms) to the status event.
 //!
@@ -201,10 +203,16 @@ fn latency_server() -> TmuxServer {
 /// Per pane: (end offset, arrival time) of every output event, in order.
 type Arrivals = BTreeMap<String, Vec<(u64, u64)>>;
 
-fn run_daemon_latency(server: &TmuxServer, dir: &Path) -> Stats {
+fn run_daemon_latency(server: &TmuxServer, dir: &Path, daemon_args: &[&str]) -> Stats {
     let probes = create_probes(server, "go-daemon", dir);
-    let daemon = server.start_daemon(&[]);
-    server.wait_for_panes(IDLE_PANES + PROBES + 1);
+    let daemon = server.start_daemon(daemon_args);
+    let panes = IDLE_PANES + PROBES + 1;
+    server.wait_for_panes(panes);
+    if daemon_args.contains(&"pipe") {
+        server.wait_for("every pipe", Duration::from_secs(30), || {
+            server.health()["pipe_panes"].as_u64() == Some(panes as u64)
+        });
+    }
     // Subscribe to the event stream and time every output event of the probes.
     let arrivals: Arc<Mutex<Arrivals>> = Arc::default();
     let stop = tokio_util::sync::CancellationToken::new();
@@ -378,7 +386,7 @@ fn run_pipe_pane_latency(server: &TmuxServer, dir: &Path) -> Stats {
 fn latency() {
     let server = latency_server();
     let dir = tempfile::tempdir().unwrap();
-    let daemon = run_daemon_latency(&server, dir.path());
+    let daemon = run_daemon_latency(&server, dir.path(), &[]);
     let polling = run_polling_latency(&server, dir.path());
     let pipe = run_pipe_pane_latency(&server, dir.path());
     println!(
@@ -403,12 +411,19 @@ fn latency() {
     }
 }
 
-/// Floods a pane of a fresh server with `bytes` and returns (tmux CPU s, daemon CPU s, seconds).
-fn flood(bytes: u64, with_daemon: bool) -> (f64, f64, f64) {
+/// Floods a pane of a fresh server with `bytes` and returns (tmux CPU s, daemon CPU s, seconds);
+/// `daemon_args` `None` runs no daemon.
+fn flood(bytes: u64, daemon_args: Option<&[&str]>) -> (f64, f64, f64) {
     let server = TmuxServer::start(80, 24);
-    let daemon = with_daemon.then(|| server.start_daemon(&[]));
-    if with_daemon {
+    let with_daemon = daemon_args.is_some();
+    let daemon = daemon_args.map(|args| server.start_daemon(args));
+    if let Some(args) = daemon_args {
         server.wait_for_panes(1);
+        if args.contains(&"pipe") {
+            server.wait_for("the pipe", Duration::from_secs(10), || {
+                server.health()["pipe_panes"] == 1
+            });
+        }
     }
     let tmux_pid = server.pid() as u32;
     let daemon_pid = daemon.as_ref().map(support::Daemon::pid);
@@ -436,8 +451,8 @@ fn flood(bytes: u64, with_daemon: bool) -> (f64, f64, f64) {
 }
 
 fn cost() {
-    let (tmux_alone, _, alone_s) = flood(200_000_000, false);
-    let (tmux_with, daemon_cpu, with_s) = flood(200_000_000, true);
+    let (tmux_alone, _, alone_s) = flood(200_000_000, None);
+    let (tmux_with, daemon_cpu, with_s) = flood(200_000_000, Some(&[]));
     println!("\n### Cost of a 200 MB burst in one pane\n");
     println!("| | tmux server CPU s | daemon CPU s | wall s |");
     println!("|---|---|---|---|");
@@ -580,6 +595,51 @@ fn status_lag() {
     println!("| max | {:.0} ms | |", s.max);
 }
 
+/// The pipe transport against the control transport, in one run: latency as in `latency`, and
+/// the cost of a 200 MB burst as in `cost`.
+fn transport() {
+    let server = latency_server();
+    let dir = tempfile::tempdir().unwrap();
+    let control = run_daemon_latency(&server, dir.path(), &[]);
+    let pipe = run_daemon_latency(&server, dir.path(), &["--transport", "pipe"]);
+    drop(server);
+    let (tmux_alone, _, alone_s) = flood(200_000_000, None);
+    let (tmux_control, daemon_control, control_s) = flood(200_000_000, Some(&[]));
+    let (tmux_pipe, daemon_pipe, pipe_s) = flood(200_000_000, Some(&["--transport", "pipe"]));
+    println!(
+        "\n### Transports: control (`%output`) and pipe (`pipe-pane` FIFO), one run\n\nLatency: byte written in a pane to its event ({IDLE_PANES} idle panes, {PROBES} printing a line every {MARKER_INTERVAL_MS} ms).\n"
+    );
+    println!("| transport | samples | p50 ms | p99 ms | mean ms | max ms | p50 vs control |");
+    println!("|---|---|---|---|---|---|---|");
+    for (name, s) in [("control", &control), ("pipe", &pipe)] {
+        println!(
+            "| {name} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2}x |",
+            s.samples,
+            s.p50,
+            s.p99,
+            s.mean,
+            s.max,
+            s.p50 / control.p50
+        );
+    }
+    println!("\nCost of a 200 MB burst in one pane (CPU seconds; per 100 MB = half):\n");
+    println!(
+        "| | tmux server CPU s | vs no daemon | daemon CPU s | daemon CPU per 100 MB | wall s |"
+    );
+    println!("|---|---|---|---|---|---|");
+    println!("| no daemon | {tmux_alone:.2} | 1.00x | - | - | {alone_s:.1} |");
+    for (name, tmux, daemon, wall) in [
+        ("control", tmux_control, daemon_control, control_s),
+        ("pipe", tmux_pipe, daemon_pipe, pipe_s),
+    ] {
+        println!(
+            "| {name} | {tmux:.2} | {:.2}x | {daemon:.2} | {:.2} | {wall:.1} |",
+            tmux / tmux_alone,
+            daemon / 2.0
+        );
+    }
+}
+
 fn main() {
     let filters: Vec<String> = std::env::args()
         .skip(1)
@@ -609,5 +669,8 @@ fn main() {
     }
     if wanted("status-lag") {
         status_lag();
+    }
+    if wanted("transport") {
+        transport();
     }
 }

@@ -334,9 +334,16 @@ pub struct Health {
     /// Panes whose output comes through the pipe transport.
     #[serde(default)]
     pub pipe_panes: usize,
-    /// Pane output that came through pipes (part of `output_bytes`).
+    /// Pane output that came through pipes (part of `output_bytes`; in cross-check mode, the
+    /// bytes compared).
     #[serde(default)]
     pub pipe_bytes: u64,
+    /// Cross-check mode: bytes found equal in both transports.
+    #[serde(default)]
+    pub cross_check_matched: u64,
+    /// Cross-check mode: differences reported (each also a `cross_check` event).
+    #[serde(default)]
+    pub cross_check_findings: u64,
     /// Id of the last event published.
     pub last_event: u64,
     /// Processes (tmux clients and one-shot commands) the daemon has started since it began.
@@ -366,6 +373,7 @@ async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
     let mut totals = PaneCounters::default();
     let (mut parse_errors, mut timeouts, mut commands, mut panes) = (0, 0, 0, 0);
     let (mut pipe_panes, mut pipe_bytes) = (0, 0);
+    let (mut cross_check_matched, mut cross_check_findings) = (0, 0);
     let mut tmux_version = String::new();
     for stat in stats.into_iter().flatten() {
         totals.bytes += stat.totals.bytes;
@@ -378,6 +386,8 @@ async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
         panes += stat.panes;
         pipe_panes += stat.pipe_panes;
         pipe_bytes += stat.pipe_bytes;
+        cross_check_matched += stat.cross_check_matched;
+        cross_check_findings += stat.cross_check_findings;
         if tmux_version.is_empty() {
             tmux_version = stat.tmux_version;
         }
@@ -408,6 +418,8 @@ async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
         divergences: totals.divergences,
         pipe_panes,
         pipe_bytes,
+        cross_check_matched,
+        cross_check_findings,
         last_event: state.bus.last_id(),
         processes_started: crate::tmux::address::processes_started(),
         statuses,

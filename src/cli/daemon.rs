@@ -35,9 +35,10 @@ pub struct DaemonArgs {
     /// How often the divergence watchdog compares screens that changed with tmux's.
     #[arg(long, default_value_t = 2000, value_name = "MS")]
     watchdog_ms: u64,
-    /// Where panes' output comes from: `control` (`%output` of one control client per session)
-    /// or `pipe` (`pipe-pane -O` into a private FIFO per pane, with a liveness watchdog; a pane
-    /// whose pipe fails falls back to control). `panectl transport` changes one pane.
+    /// Where panes' output comes from: `control` (`%output` of one control client per session),
+    /// `pipe` (`pipe-pane -O` into a private FIFO per pane, with a liveness watchdog; a pane
+    /// whose pipe fails falls back to control) or `cross-check` (both, compared byte by byte).
+    /// `panectl transport` changes one pane.
     #[arg(long, value_enum, default_value_t = Transport::Control)]
     transport: Transport,
     /// How long a command may wait for tmux's reply.

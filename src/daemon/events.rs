@@ -146,6 +146,17 @@ pub enum EventKind {
         /// Why.
         reason: String,
     },
+    /// Cross-check mode found the pane's two transports different.
+    CrossCheck {
+        /// The pane.
+        pane: PaneId,
+        /// `mismatch`, `unaligned` or `pipe_behind`.
+        finding: String,
+        /// For a mismatch, the sequence number of the first differing byte.
+        seq: Option<u64>,
+        /// What differs, in words, with both sides' bytes.
+        detail: String,
+    },
     /// A pane's screen was rebuilt from tmux.
     Resync {
         /// The pane.

@@ -7,6 +7,7 @@
 //! reach the consumer, a sticky baseline compared against the screen the delivered bytes built,
 //! re-arming as stop-then-start, bounded attempts.
 
+pub mod cross_check;
 pub mod fifo;
 pub mod watchdog;
 
@@ -26,6 +27,10 @@ pub enum Transport {
     Control,
     /// `pipe-pane -O` into a FIFO; the control client stops sending the pane's output.
     Pipe,
+    /// Both: `%output` feeds the mirror and the pipe's bytes are compared with it byte by byte,
+    /// every difference reported (see [`cross_check`]).
+    #[value(name = "cross-check", alias = "cross_check")]
+    CrossCheck,
 }
 
 impl Transport {
@@ -34,6 +39,7 @@ impl Transport {
         match self {
             Transport::Control => "control",
             Transport::Pipe => "pipe",
+            Transport::CrossCheck => "cross_check",
         }
     }
 }

@@ -248,3 +248,84 @@ fn one_pane_moves_between_transports_on_request() {
     assert!(!fifo.exists());
     assert_eq!(server.health()["pipe_panes"], 0);
 }
+
+#[test]
+fn cross_check_compares_both_transports_and_reports_bytes_only_one_has() {
+    use std::io::Write;
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(90, 28);
+    let _daemon = server.start_daemon(&["--watchdog-ms", "300"]);
+    server.wait_for_panes(1);
+    assert_eq!(
+        server
+            .panectl_ok(&["transport", "%0", "cross-check"])
+            .trim(),
+        "%0: cross_check"
+    );
+    let fifo = pipe_dir(&server).join("pane-0.fifo");
+    wait_for_writer(&server, &fifo);
+    // The same bytes through both: hostile bytes, then bursts on the alternate screen.
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%0",
+        "clear; printf 'both \\377\\001 #{pane_id} ; \\342\\202\\254 ways\\n'",
+        "Enter",
+    ]);
+    let bursts = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scripts/programs/redraw-bursts.py"
+    );
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%0",
+        &format!("python3 {bursts} 4 80 0.05"),
+        "Enter",
+    ]);
+    server.wait_for("the program to settle", Duration::from_secs(30), || {
+        server.tmux_screen("%0").contains("settled frame")
+    });
+    server.tmux(&["send-keys", "-t", "%0", "q"]);
+    server.wait_for("the program to exit", Duration::from_secs(5), || {
+        server.panes()[0]["alternate_screen"] == false
+    });
+    assert!(server.health()["cross_check_matched"].as_u64().unwrap() > 20_000);
+    server.wait_for_same_screen("%0", Duration::from_secs(5));
+    let health = server.health();
+    assert_eq!(health["cross_check_findings"], 0, "{health:#}");
+    assert_eq!(health["divergences"], 0, "{health:#}");
+    // Bytes that only the pipe carries (written into the FIFO by someone else) are found.
+    let events = EventReader::start(&server);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&fifo)
+        .expect("open the FIFO for writing")
+        .write_all(b"forged bytes")
+        .expect("write into the FIFO");
+    server.tmux(&["send-keys", "-t", "%0", "echo after-the-forgery", "Enter"]);
+    let found = events.expect("a cross-check finding", |e| e["type"] == "cross_check");
+    assert_eq!(found["pane"], "%0");
+    assert_eq!(found["finding"], "mismatch", "{found:#}");
+    assert!(
+        found["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("forged"),
+        "{found:#}"
+    );
+    assert!(server.health()["cross_check_findings"].as_u64().unwrap() >= 1);
+    // The mirror, fed by %output, never saw the forged bytes.
+    server.wait_for("the echo", Duration::from_secs(5), || {
+        server.daemon_screen("%0").contains("after-the-forgery\n")
+    });
+    server.wait_for_same_screen("%0", Duration::from_secs(5));
+    assert!(!server.daemon_screen("%0").contains("forged"));
+    // After the finding the streams line up again and keep matching.
+    let matched = server.health()["cross_check_matched"].as_u64().unwrap();
+    server.tmux(&["send-keys", "-t", "%0", "seq 1 500", "Enter"]);
+    server.wait_for("more matched bytes", Duration::from_secs(5), || {
+        server.health()["cross_check_matched"].as_u64().unwrap() > matched + 1000
+    });
+    assert_eq!(server.health()["cross_check_findings"], 1);
+}

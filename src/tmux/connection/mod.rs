@@ -215,6 +215,10 @@ pub struct ConnectionStats {
     /// `%output` bytes of pipe panes that the control client still sent while a pane switched,
     /// and were ignored (the pipe delivered them).
     pub ignored_output_bytes: u64,
+    /// Cross-check mode: bytes found equal in both transports.
+    pub cross_check_matched: u64,
+    /// Cross-check mode: differences reported.
+    pub cross_check_findings: u64,
 }
 
 /// What a connection tells its supervisor.
@@ -980,8 +984,12 @@ impl Connection {
         self.panes.insert(id, mirror);
         self.detect_provider(id, Instant::now());
         self.seed(id, reason);
-        if self.config.transport == Transport::Pipe
-            && let Err(error) = self.start_pipe(id, "the daemon's --transport")
+        if self.config.transport != Transport::Control
+            && let Err(error) = self.start_pipe(
+                id,
+                "the daemon's --transport",
+                self.config.transport == Transport::CrossCheck,
+            )
         {
             warn!(session = %self.session, pane = %id, %error, "cannot use the pipe transport; staying on control");
             self.bus.publish(EventKind::Transport {
@@ -1069,8 +1077,9 @@ impl Connection {
             self.seed(pane, ResyncReason::Retry);
         }
         for pane in checks {
-            // Pipe panes have checks of their own, below.
-            if !self.pipes.contains_key(&pane) {
+            // Pipe panes have checks of their own, below (cross-checked ones are fed by
+            // `%output` and checked here).
+            if self.transport_of(pane) != Transport::Pipe {
                 self.send(query::check_line(pane), Purpose::Check(pane));
             }
         }
@@ -1194,7 +1203,7 @@ impl Connection {
     /// `%output` from the control client; ignored for panes on the pipe transport (a moment of
     /// both while switching, before `%output` is off).
     fn output(&mut self, pane: PaneId, data: &[u8]) {
-        if self.pipes.contains_key(&pane) {
+        if self.pipes.contains_key(&pane) && !self.pipe_control_output(pane, data) {
             self.stats.ignored_output_bytes += data.len() as u64;
             return;
         }
@@ -1391,6 +1400,10 @@ impl Connection {
                 stats.panes = self.panes.len();
                 stats.pipe_panes = self.pipes.len();
                 stats.pipe_bytes = self.pipes.values().map(|p| p.bytes).sum();
+                for check in self.pipes.values().filter_map(|p| p.cross_check.as_ref()) {
+                    stats.cross_check_matched += check.matched;
+                    stats.cross_check_findings += check.findings;
+                }
                 for mirror in self.panes.values() {
                     let c = mirror.counters;
                     stats.totals.bytes += c.bytes;

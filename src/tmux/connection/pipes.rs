@@ -27,6 +27,7 @@ use crate::control::command::{Line, commands};
 use crate::daemon::events::{EventKind, ResyncReason};
 use crate::ids::PaneId;
 use crate::mirror::SyncState;
+use crate::pipe::cross_check::{CrossCheck, Finding};
 use crate::pipe::watchdog::RearmReason;
 use crate::pipe::{Fifo, PipeLiveness, Probe, Transport, Verdict};
 use crate::raw::RawBytes;
@@ -43,8 +44,10 @@ pub(super) struct PanePipe {
     liveness: PipeLiveness,
     /// A check line is in flight.
     checking: bool,
-    /// Bytes that reached the mirror through the pipe.
+    /// Bytes that reached the mirror through the pipe (or, in cross-check mode, were compared).
     pub(super) bytes: u64,
+    /// In cross-check mode, the comparison with `%output` (which then feeds the mirror).
+    pub(super) cross_check: Option<CrossCheck>,
 }
 
 impl Drop for PanePipe {
@@ -56,10 +59,10 @@ impl Drop for PanePipe {
 impl Connection {
     /// The transport a pane's output comes through.
     pub(super) fn transport_of(&self, pane: PaneId) -> Transport {
-        if self.pipes.contains_key(&pane) {
-            Transport::Pipe
-        } else {
-            Transport::Control
+        match self.pipes.get(&pane) {
+            Some(pipe) if pipe.cross_check.is_some() => Transport::CrossCheck,
+            Some(_) => Transport::Pipe,
+            None => Transport::Control,
         }
     }
 
@@ -72,19 +75,29 @@ impl Connection {
         if !self.panes.contains_key(&pane) {
             return Err(format!("no pane {pane} in session {}", self.session));
         }
-        match (self.transport_of(pane), transport) {
-            (now, wanted) if now == wanted => Ok(()),
-            (_, Transport::Pipe) => self.start_pipe(pane, "asked for"),
-            (_, Transport::Control) => {
-                self.stop_pipe(pane, "asked for".into());
-                Ok(())
+        let now = self.transport_of(pane);
+        if now == transport {
+            return Ok(());
+        }
+        if now != Transport::Control {
+            self.stop_pipe(pane, "asked for".into());
+        }
+        match transport {
+            Transport::Control => Ok(()),
+            Transport::Pipe | Transport::CrossCheck => {
+                self.start_pipe(pane, "asked for", transport == Transport::CrossCheck)
             }
         }
     }
 
     /// Creates the pane's FIFO, starts its reader and the pipe, turns `%output` off and
-    /// reseeds.
-    pub(super) fn start_pipe(&mut self, pane: PaneId, why: &str) -> Result<(), String> {
+    /// reseeds; with `cross_check`, leaves `%output` on and compares the two instead.
+    pub(super) fn start_pipe(
+        &mut self,
+        pane: PaneId,
+        why: &str,
+        cross_check: bool,
+    ) -> Result<(), String> {
         let fifo = Fifo::create(&self.config.pipe_dir, pane).map_err(|e| e.to_string())?;
         let start = fifo.start_command(pane).map_err(|e| e.to_string())?;
         let fifo = Arc::new(fifo);
@@ -99,6 +112,7 @@ impl Connection {
             reader.clone(),
         ));
         let now = Instant::now();
+        let compare_from = self.panes.get(&pane).map_or(0, |m| m.output_end());
         self.pipes.insert(
             pane,
             PanePipe {
@@ -108,15 +122,24 @@ impl Connection {
                 liveness: PipeLiveness::new(self.config.pipe_watchdog, now),
                 checking: false,
                 bytes: 0,
+                cross_check: cross_check.then(|| CrossCheck::new(compare_from)),
             },
         );
-        let line = Line::new(start).then(commands::pane_output(pane, commands::PaneOutput::Off));
-        self.send(line, Purpose::PipeStart(pane, generation));
-        self.seed(pane, ResyncReason::Transport);
-        info!(session = %self.session, %pane, why, "pane output now comes through pipe-pane");
+        let transport = if cross_check {
+            self.send(Line::new(start), Purpose::PipeStart(pane, generation));
+            info!(session = %self.session, %pane, why, "pane output compared with pipe-pane's");
+            Transport::CrossCheck
+        } else {
+            let line =
+                Line::new(start).then(commands::pane_output(pane, commands::PaneOutput::Off));
+            self.send(line, Purpose::PipeStart(pane, generation));
+            self.seed(pane, ResyncReason::Transport);
+            info!(session = %self.session, %pane, why, "pane output now comes through pipe-pane");
+            Transport::Pipe
+        };
         self.bus.publish(EventKind::Transport {
             pane,
-            transport: Transport::Pipe,
+            transport,
             reason: why.to_string(),
         });
         Ok(())
@@ -124,14 +147,19 @@ impl Connection {
 
     /// Stops a pane's pipe and gives its output back to the control client.
     pub(super) fn stop_pipe(&mut self, pane: PaneId, why: String) {
-        if self.pipes.remove(&pane).is_none() {
+        let Some(pipe) = self.pipes.remove(&pane) else {
             return;
-        }
+        };
         if self.panes.contains_key(&pane) {
-            let line = Line::new(commands::pane_output(pane, commands::PaneOutput::On))
-                .then(commands::pipe_pane_stop(pane));
-            self.send(line, Purpose::Setup);
-            self.seed(pane, ResyncReason::Transport);
+            if pipe.cross_check.is_some() {
+                // `%output` was on all along and fed the mirror.
+                self.send(Line::new(commands::pipe_pane_stop(pane)), Purpose::Setup);
+            } else {
+                let line = Line::new(commands::pane_output(pane, commands::PaneOutput::On))
+                    .then(commands::pipe_pane_stop(pane));
+                self.send(line, Purpose::Setup);
+                self.seed(pane, ResyncReason::Transport);
+            }
         }
         warn!(session = %self.session, %pane, reason = %why, "pane output back on the control client");
         self.bus.publish(EventKind::Transport {
@@ -177,7 +205,45 @@ impl Connection {
         // "Has delivered" counts where the bytes reach the consumer, which is here.
         pipe.liveness.delivered(Instant::now());
         pipe.bytes += data.len() as u64;
-        self.deliver(pane, data);
+        match &mut pipe.cross_check {
+            Some(check) => {
+                if let Some(finding) = check.pipe(data) {
+                    self.cross_check_found(pane, finding);
+                }
+            }
+            None => self.deliver(pane, data),
+        }
+    }
+
+    /// `%output` of a pane with a pipe: `true` if the caller should still deliver it (in
+    /// cross-check mode, after comparing it), `false` to ignore it (the pipe delivers).
+    pub(super) fn pipe_control_output(&mut self, pane: PaneId, data: &[u8]) -> bool {
+        let seq = self.panes.get(&pane).map_or(0, |m| m.output_end());
+        let Some(pipe) = self.pipes.get_mut(&pane) else {
+            return true;
+        };
+        let Some(check) = &mut pipe.cross_check else {
+            return false;
+        };
+        if let Some(finding) = check.control(seq, data) {
+            self.cross_check_found(pane, finding);
+        }
+        true
+    }
+
+    /// Tells of a difference between a pane's two streams.
+    fn cross_check_found(&mut self, pane: PaneId, finding: Finding) {
+        warn!(session = %self.session, %pane, %finding, "cross-check: the transports differ");
+        let seq = match &finding {
+            Finding::Mismatch { seq, .. } => Some(*seq),
+            _ => None,
+        };
+        self.bus.publish(EventKind::CrossCheck {
+            pane,
+            finding: finding.kind().to_string(),
+            seq,
+            detail: finding.to_string(),
+        });
     }
 
     /// The pipe's reader ended with an error (its FIFO was removed, say).
@@ -193,7 +259,10 @@ impl Connection {
         let due: Vec<PaneId> = self
             .pipes
             .iter()
-            .filter(|(pane, pipe)| !pipe.checking && !self.seeding.contains_key(pane))
+            .filter(|(pane, pipe)| {
+                // A cross-checked pane's mirror is fed by `%output` and checked as usual.
+                pipe.cross_check.is_none() && !pipe.checking && !self.seeding.contains_key(pane)
+            })
             .map(|(pane, _)| *pane)
             .collect();
         for pane in due {
