@@ -204,7 +204,9 @@ fn latency_server() -> TmuxServer {
 type Arrivals = BTreeMap<String, Vec<(u64, u64)>>;
 
 fn run_daemon_latency(server: &TmuxServer, dir: &Path, daemon_args: &[&str]) -> Stats {
-    let probes = create_probes(server, "go-daemon", dir);
+    // Each run its own channel (and so its own probe logs).
+    let channel = format!("go-daemon{}", daemon_args.join("-"));
+    let probes = create_probes(server, &channel, dir);
     let daemon = server.start_daemon(daemon_args);
     let panes = IDLE_PANES + PROBES + 1;
     server.wait_for_panes(panes);
@@ -270,7 +272,7 @@ fn run_daemon_latency(server: &TmuxServer, dir: &Path, daemon_args: &[&str]) -> 
         })
     };
     std::thread::sleep(Duration::from_millis(300));
-    server.tmux(&["wait-for", "-S", "go-daemon"]);
+    server.tmux(&["wait-for", "-S", &channel]);
     let writes = write_times(&probes);
     std::thread::sleep(Duration::from_millis(200));
     stop.cancel();
