@@ -10,6 +10,7 @@
 //! | `GET /v1/panes/{pane}/explain` | which status rule fired and why the others did not (JSON) |
 //! | `GET /v1/panes/{pane}/last-response` | the agent's last answer, without TUI chrome (text) |
 //! | `POST /v1/panes/{pane}/provider` | `{"provider": "codex"}` assigns a provider, `null` unassigns |
+//! | `POST /v1/sessions/{session}/transport` | the same for every pane of a session (`$N` or its name), and its new panes |
 //! | `POST /v1/panes/{pane}/transport` | `{"transport": "pipe"}` moves the pane's output to `pipe-pane`, `"control"` back |
 //! | `GET /v1/providers` | the provider rules in force |
 //! | `GET /v1/events` | Server-Sent Events: every change, numbered |
@@ -165,6 +166,10 @@ pub(crate) fn routes() -> Vec<Route> {
         get_route("/v1/panes/{pane}/last-response", get(last_response)),
         post_route("/v1/panes/{pane}/provider", post(set_provider)),
         post_route("/v1/panes/{pane}/transport", post(set_transport)),
+        post_route(
+            "/v1/sessions/{session}/transport",
+            post(set_session_transport),
+        ),
         get_route("/v1/providers", get(providers)),
         post_route("/v1/panes/{pane}/messages", post(send_message)),
         post_route("/v1/panes/{pane}/input", post(super::orchestrate::input)),
@@ -630,6 +635,60 @@ async fn set_transport(
         .map_err(|e| ApiError(StatusCode::BAD_REQUEST, e))?;
     let (pane, _) = state.find(&pane.pane.to_string()).await?;
     Ok(axum::Json(pane).into_response())
+}
+
+/// Answer of `POST /v1/sessions/{session}/transport`.
+#[derive(Debug, Serialize)]
+struct SessionTransportAnswer {
+    session: crate::ids::SessionId,
+    transport: crate::pipe::Transport,
+    /// The session's panes after the change.
+    panes: Vec<PaneSummary>,
+    /// Panes that could not move, with why.
+    failed: Vec<FailedPane>,
+}
+
+#[derive(Debug, Serialize)]
+struct FailedPane {
+    pane: PaneId,
+    error: String,
+}
+
+async fn set_session_transport(
+    State(state): State<ApiState>,
+    UrlPath(name): UrlPath<String>,
+    axum::Json(body): axum::Json<TransportBody>,
+) -> Result<Response, ApiError> {
+    let panes = state.all_panes().await;
+    let session = panes
+        .iter()
+        .find(|p| p.session_id.to_string() == name || p.session.as_bytes() == name.as_bytes())
+        .map(|p| p.session_id)
+        .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, format!("no session named {name:?}")))?;
+    let handle = state.handles().get(&session).cloned().ok_or_else(|| {
+        ApiError(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("session {session} is reconnecting"),
+        )
+    })?;
+    let failed = handle
+        .set_session_transport(body.transport)
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?
+        .into_iter()
+        .map(|(pane, error)| FailedPane { pane, error })
+        .collect();
+    let panes = handle
+        .panes()
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?;
+    Ok(axum::Json(SessionTransportAnswer {
+        session,
+        transport: body.transport,
+        panes,
+        failed,
+    })
+    .into_response())
 }
 
 /// A provider in `GET /v1/providers`.

@@ -354,6 +354,34 @@ pub fn transport(
     Ok(ExitCode::SUCCESS)
 }
 
+pub fn session_transport(
+    server: &ServerArgs,
+    session: &str,
+    transport: panectl::pipe::Transport,
+) -> anyhow::Result<ExitCode> {
+    let client = client(server)?;
+    let path = format!("/v1/sessions/{}/transport", encode_segment(session));
+    let body = serde_json::json!({ "transport": transport });
+    let answer: Value = block_on(async { Ok(client.post_json(&path, &body).await?) })?;
+    for pane in answer["panes"].as_array().into_iter().flatten() {
+        println!("{}: {}", text(pane, "pane"), text(pane, "transport"));
+    }
+    let mut failed = false;
+    for pane in answer["failed"].as_array().into_iter().flatten() {
+        eprintln!(
+            "panectl: {} stays where it was: {}",
+            text(pane, "pane"),
+            text(pane, "error")
+        );
+        failed = true;
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
 pub fn providers(server: &ServerArgs) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let providers: Value = block_on(async { Ok(client.get_json("/v1/providers").await?) })?;

@@ -6,14 +6,24 @@ use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use panectl::daemon::paths::RuntimePaths;
 use panectl::daemon::{self, DaemonOptions};
 use panectl::pipe::Transport;
-use panectl::tmux::ConnectionConfig;
+use panectl::tmux::{AutoFailover, ConnectionConfig};
 use tokio_util::sync::CancellationToken;
 
 use super::ServerArgs;
+
+/// `--transport`: a pane transport, or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TransportMode {
+    Control,
+    Pipe,
+    #[value(name = "cross-check", alias = "cross_check")]
+    CrossCheck,
+    Auto,
+}
 
 /// Options of `panectl daemon`.
 #[derive(Debug, Clone, Args)]
@@ -37,10 +47,22 @@ pub struct DaemonArgs {
     watchdog_ms: u64,
     /// Where panes' output comes from: `control` (`%output` of one control client per session),
     /// `pipe` (`pipe-pane -O` into a private FIFO per pane, with a liveness watchdog; a pane
-    /// whose pipe fails falls back to control) or `cross-check` (both, compared byte by byte).
-    /// `panectl transport` changes one pane.
-    #[arg(long, value_enum, default_value_t = Transport::Control)]
-    transport: Transport,
+    /// whose pipe fails falls back to control), `cross-check` (both, compared byte by byte) or
+    /// `auto` (control; a session whose control client keeps failing moves to pipes, and back
+    /// once it holds). `panectl transport` changes one pane.
+    #[arg(long, value_enum, default_value_t = TransportMode::Control)]
+    transport: TransportMode,
+    /// With `--transport auto`: unexpected ends of a session's control client within
+    /// `--auto-window-s` that move its panes to pipes.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    auto_failures: u32,
+    /// See `--auto-failures`.
+    #[arg(long, default_value_t = 60, value_name = "SECONDS")]
+    auto_window_s: u64,
+    /// With `--transport auto`: how long the control client of a session on pipes must hold
+    /// before its panes go back to it.
+    #[arg(long, default_value_t = 60_000, value_name = "MS")]
+    auto_recover_ms: u64,
     /// How long a command may wait for tmux's reply.
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
     command_timeout_ms: u64,
@@ -126,7 +148,17 @@ pub fn run(server: &ServerArgs, args: DaemonArgs) -> anyhow::Result<ExitCode> {
             command_timeout: Duration::from_millis(args.command_timeout_ms.max(100)),
             ring_bytes: args.ring_bytes.max(1024),
             watchdog_interval: Duration::from_millis(args.watchdog_ms.max(100)),
-            transport: args.transport,
+            transport: match args.transport {
+                TransportMode::Control | TransportMode::Auto => Transport::Control,
+                TransportMode::Pipe => Transport::Pipe,
+                TransportMode::CrossCheck => Transport::CrossCheck,
+            },
+            auto: (args.transport == TransportMode::Auto).then(|| AutoFailover {
+                failures: args.auto_failures.max(1),
+                window: Duration::from_secs(args.auto_window_s.max(1)),
+                recover_after: Duration::from_millis(args.auto_recover_ms.max(100)),
+            }),
+            failover: None,
             pipe_dir,
             pipe_watchdog: panectl::pipe::WatchdogConfig {
                 interval: Duration::from_millis(args.watchdog_ms.max(100)),
@@ -212,6 +244,18 @@ fn detach(
         .arg(args.status_max_wait_ms.to_string())
         .arg("--submit-delay-ms")
         .arg(args.submit_delay_ms.to_string())
+        .arg("--transport")
+        .arg(
+            args.transport
+                .to_possible_value()
+                .map_or_else(|| "control".to_string(), |v| v.get_name().to_string()),
+        )
+        .arg("--auto-failures")
+        .arg(args.auto_failures.to_string())
+        .arg("--auto-window-s")
+        .arg(args.auto_window_s.to_string())
+        .arg("--auto-recover-ms")
+        .arg(args.auto_recover_ms.to_string())
         .arg("--inbox")
         .arg(&options.inbox)
         .arg("--log-file")

@@ -128,11 +128,14 @@ enum Command {
     /// Show where a pane's output comes from, or move it: `pipe` copies it with `pipe-pane`
     /// into a private FIFO (watched, and given back to `control` if it fails).
     Transport {
-        /// The pane.
+        /// The pane (with `--session`, the session: `$N` or its name).
         pane: String,
         /// The transport to move it to (omit to print the current one).
-        #[arg(value_enum)]
+        #[arg(value_enum, required_if_eq("session", "true"))]
         transport: Option<panectl::pipe::Transport>,
+        /// Move every pane of the session, and the panes it gets later.
+        #[arg(long)]
+        session: bool,
     },
     /// List the provider rules the daemon uses.
     Providers,
@@ -307,7 +310,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             client::set_provider(&cli.server, &pane, &provider)
         }
         Command::Providers => client::providers(&cli.server),
-        Command::Transport { pane, transport } => client::transport(&cli.server, &pane, transport),
+        Command::Transport {
+            pane,
+            transport,
+            session,
+        } => match (session, transport) {
+            (true, Some(transport)) => client::session_transport(&cli.server, &pane, transport),
+            _ => client::transport(&cli.server, &pane, transport),
+        },
         Command::Socket { token } => {
             let paths = panectl::daemon::paths::RuntimePaths::for_server(&cli.server.address()?);
             let path = if token { paths.token() } else { paths.socket() };

@@ -6,7 +6,7 @@
 //! panes resynced. When the server itself goes away the supervisor waits for it to come back,
 //! or, with `exit_with_server`, ends the daemon.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -21,6 +21,7 @@ use tracing::{info, warn};
 use crate::control::command::Line;
 use crate::daemon::events::{EventBus, EventKind, ResyncReason};
 use crate::ids::SessionId;
+use crate::pipe::Transport;
 use crate::raw::RawBytes;
 use crate::status::providers::ProviderSet;
 use crate::tmux::connection::{self, ConnectionContext, EndReason, Upcall};
@@ -79,6 +80,10 @@ pub struct Supervisor {
     upcall_receiver: mpsc::UnboundedReceiver<Upcall>,
     restarts: mpsc::UnboundedSender<SessionId>,
     restart_receiver: mpsc::UnboundedReceiver<SessionId>,
+    /// When each session's control client ended unexpectedly, recently (`--transport auto`).
+    failures: BTreeMap<SessionId, VecDeque<Instant>>,
+    /// Sessions whose control client kept failing: their connections start on pipes.
+    on_pipes: BTreeSet<SessionId>,
 }
 
 type Ended = std::pin::Pin<Box<dyn std::future::Future<Output = (SessionId, EndReason)> + Send>>;
@@ -128,6 +133,8 @@ impl Supervisor {
             cancel,
             entries: BTreeMap::new(),
             backoff: BTreeMap::new(),
+            failures: BTreeMap::new(),
+            on_pipes: BTreeSet::new(),
             connections,
             status,
             upcall_receiver,
@@ -158,6 +165,10 @@ impl Supervisor {
                 () = self.cancel.cancelled() => break,
                 Some(upcall) = self.upcall_receiver.recv() => match upcall {
                     Upcall::SessionsChanged => self.sync(&mut ended, ResyncReason::Attach).await,
+                    Upcall::ControlRecovered(session) => {
+                        self.on_pipes.remove(&session);
+                        self.failures.remove(&session);
+                    }
                 },
                 Some((session, reason)) = ended.next(), if !ended.is_empty() => {
                     self.ended(session, reason).await;
@@ -268,8 +279,15 @@ impl Supervisor {
                 reason
             };
             let cancel = self.cancel.child_token();
+            let mut context = self.context.clone();
+            if let Some(auto) = self.context.config.auto
+                && self.on_pipes.contains(&session)
+            {
+                context.config.transport = Transport::Pipe;
+                context.config.failover = Some(auto.recover_after);
+            }
             let (handle, task) = connection::spawn(
-                &self.context,
+                &context,
                 session,
                 first_sight,
                 cancel.clone(),
@@ -295,6 +313,31 @@ impl Supervisor {
         self.publish_status(true);
     }
 
+    /// `--transport auto`: a session whose control client ended unexpectedly `failures` times
+    /// within `window` starts its next connections on pipes.
+    fn count_failure(&mut self, session: SessionId) {
+        let Some(auto) = self.context.config.auto else {
+            return;
+        };
+        let now = Instant::now();
+        let failures = self.failures.entry(session).or_default();
+        failures.push_back(now);
+        while failures
+            .front()
+            .is_some_and(|at| now.duration_since(*at) > auto.window)
+        {
+            failures.pop_front();
+        }
+        if failures.len() >= auto.failures as usize && self.on_pipes.insert(session) {
+            warn!(
+                %session,
+                failures = failures.len(),
+                window = ?auto.window,
+                "the session's control client keeps failing; its panes move to the pipe transport"
+            );
+        }
+    }
+
     async fn ended(&mut self, session: SessionId, reason: EndReason) {
         let Some(entry) = self.entries.remove(&session) else {
             return;
@@ -318,6 +361,7 @@ impl Supervisor {
             return;
         }
         warn!(%session, %reason, "control connection lost; reconnecting");
+        self.count_failure(session);
         self.bus.publish(EventKind::ConnectionLost {
             session,
             reason: reason.to_string(),

@@ -6,6 +6,6 @@ pub mod query;
 
 pub use address::{AddressError, ServerAddress};
 pub use connection::{
-    ConnectionConfig, ConnectionError, ConnectionHandle, EndReason, PaneSummary, RunError,
-    ScreenDump,
+    AutoFailover, ConnectionConfig, ConnectionError, ConnectionHandle, EndReason, PaneSummary,
+    RunError, ScreenDump,
 };

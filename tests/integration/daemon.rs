@@ -32,7 +32,7 @@ fn zombie_children(parent: u32) -> Vec<String> {
     zombies
 }
 
-fn control_clients(server: &TmuxServer) -> Vec<String> {
+pub fn control_clients(server: &TmuxServer) -> Vec<String> {
     server
         .tmux(&[
             "list-clients",

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use crate::daemon::control_clients;
 use crate::pipe::writers;
 use crate::support::{EventReader, TmuxServer, daemon_test_lock};
 
@@ -247,6 +248,24 @@ fn one_pane_moves_between_transports_on_request() {
     // Nothing is left of the pipe.
     assert!(!fifo.exists());
     assert_eq!(server.health()["pipe_panes"], 0);
+    // A whole session, and the panes it gets later.
+    server.tmux(&["split-window", "-t", "%0", "sh"]);
+    server.wait_for_panes(2);
+    let moved = server.panectl_ok(&["transport", "--session", "$0", "pipe"]);
+    assert_eq!(moved.lines().collect::<Vec<_>>(), ["%0: pipe", "%1: pipe"]);
+    server.tmux(&["split-window", "-t", "%0", "sh"]);
+    let panes = server.wait_for_panes(3);
+    assert!(panes.iter().all(|p| p["transport"] == "pipe"), "{panes:#?}");
+    server.wait_for("three pipes", Duration::from_secs(5), || {
+        server.health()["pipe_panes"] == 3
+    });
+    let unknown = server
+        .panectl()
+        .args(["transport", "--session", "nosuch", "pipe"])
+        .output()
+        .unwrap();
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no session named"));
 }
 
 #[test]
@@ -328,4 +347,73 @@ fn cross_check_compares_both_transports_and_reports_bytes_only_one_has() {
         server.health()["cross_check_matched"].as_u64().unwrap() > matched + 1000
     });
     assert_eq!(server.health()["cross_check_findings"], 1);
+}
+
+#[test]
+fn auto_moves_a_session_whose_control_client_keeps_failing_to_pipes_and_back() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let daemon = server.start_daemon(&[
+        "--transport",
+        "auto",
+        "--auto-failures",
+        "2",
+        "--auto-recover-ms",
+        "3000",
+        "--watchdog-ms",
+        "300",
+    ]);
+    assert_eq!(server.wait_for_panes(1)[0]["transport"], "control");
+    let events = EventReader::start(&server);
+    // The session's control client is killed twice.
+    for _ in 0..2 {
+        let old = control_clients(&server);
+        let pid: i32 = old[0].split(' ').next().unwrap().parse().unwrap();
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .expect("kill the control client");
+        server.wait_for("a new control client", Duration::from_secs(10), || {
+            let now = control_clients(&server);
+            now.len() == 1 && now != old
+        });
+        server.wait_for_panes(1);
+    }
+    // From the second failure on, the session's panes are on pipes.
+    let moved = events.expect("the move to pipes", |e| {
+        e["type"] == "transport" && e["transport"] == "pipe"
+    });
+    assert!(
+        moved["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("keeps failing"),
+        "{moved:#}"
+    );
+    assert!(daemon.log_text().contains("keeps failing"));
+    server.wait_for("the pane on a pipe", Duration::from_secs(5), || {
+        server.panes()[0]["transport"] == "pipe"
+    });
+    wait_for_writer(&server, &pipe_dir(&server).join("pane-0.fifo"));
+    server.tmux(&["send-keys", "-t", "%0", "clear; echo on-the-pipe", "Enter"]);
+    server.wait_for("output on the pipe", Duration::from_secs(5), || {
+        server.daemon_screen("%0").contains("on-the-pipe\n")
+    });
+    assert!(server.health()["pipe_bytes"].as_u64().unwrap() > 0);
+    // The control client holds for 3 s: the pane goes back to it.
+    let back = events.expect("the move back to control", |e| {
+        e["type"] == "transport" && e["transport"] == "control"
+    });
+    assert!(
+        back["reason"].as_str().unwrap_or_default().contains("held"),
+        "{back:#}"
+    );
+    assert_eq!(server.panes()[0]["transport"], "control");
+    server.tmux(&["send-keys", "-t", "%0", "echo on-control-again", "Enter"]);
+    server.wait_for("output on control", Duration::from_secs(5), || {
+        server.daemon_screen("%0").contains("on-control-again\n")
+    });
+    server.wait_for_same_screen("%0", Duration::from_secs(5));
+    assert_eq!(server.health()["pipe_panes"], 0);
 }

@@ -63,6 +63,33 @@ pub struct ConnectionConfig {
     pub pipe_dir: PathBuf,
     /// The pipe transport's liveness watchdog (its checks run every `watchdog_interval`).
     pub pipe_watchdog: WatchdogConfig,
+    /// `--transport auto`: when a session's control client keeps failing, its panes move to
+    /// the pipe transport, and back once it holds (used by the supervisor).
+    pub auto: Option<AutoFailover>,
+    /// Set by the supervisor on a connection started on pipes because its control client kept
+    /// failing: after this long without failing, its panes go back to the control transport.
+    pub failover: Option<Duration>,
+}
+
+/// The rule of `--transport auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AutoFailover {
+    /// Unexpected ends of a session's control client within `window` that move it to pipes.
+    pub failures: u32,
+    /// See `failures`.
+    pub window: Duration,
+    /// How long the control client of a session on pipes must hold before its panes go back.
+    pub recover_after: Duration,
+}
+
+impl Default for AutoFailover {
+    fn default() -> Self {
+        AutoFailover {
+            failures: 3,
+            window: Duration::from_secs(60),
+            recover_after: Duration::from_secs(60),
+        }
+    }
 }
 
 impl Default for ConnectionConfig {
@@ -76,6 +103,8 @@ impl Default for ConnectionConfig {
             transport: Transport::Control,
             pipe_dir: std::env::temp_dir().join(format!("panectl-pipes-{}", std::process::id())),
             pipe_watchdog: WatchdogConfig::default(),
+            auto: None,
+            failover: None,
         }
     }
 }
@@ -226,6 +255,9 @@ pub struct ConnectionStats {
 pub enum Upcall {
     /// tmux reported `%sessions-changed`: a session was created or destroyed.
     SessionsChanged,
+    /// A connection started on pipes after failures held long enough, and moved its panes
+    /// back to the control transport.
+    ControlRecovered(SessionId),
 }
 
 enum Request {
@@ -274,6 +306,10 @@ enum Request {
         pane: PaneId,
         transport: Transport,
         reply: oneshot::Sender<Result<(), String>>,
+    },
+    SessionTransport {
+        transport: Transport,
+        reply: oneshot::Sender<Vec<(PaneId, String)>>,
     },
     /// Bytes a pane's pipe reader read (from the reader task, not a handle).
     PipeOutput {
@@ -411,6 +447,16 @@ impl ConnectionHandle {
             reply,
         })
         .await
+    }
+
+    /// Moves every pane of the session, and the panes it gets later, to another transport;
+    /// answers the panes that could not move, with why.
+    pub async fn set_session_transport(
+        &self,
+        transport: Transport,
+    ) -> Result<Vec<(PaneId, String)>, ConnectionError> {
+        self.ask(|reply| Request::SessionTransport { transport, reply })
+            .await
     }
 
     /// Assigns a provider to a pane (`None`: recognise it again).
@@ -562,6 +608,7 @@ async fn run(
         self_requests,
         cancel: cancel.child_token(),
         program_checks: HashMap::new(),
+        recover_at: None,
     };
     connection.start();
     let reason = connection.run(stdout, requests, &cancel).await;
@@ -688,11 +735,14 @@ struct Connection {
     cancel: CancellationToken,
     /// Questions about the programs of panes that may have started an agent.
     program_checks: HashMap<PaneId, programs::ProgramCheck>,
+    /// When a connection started on pipes after failures moves its panes back to control.
+    recover_at: Option<Instant>,
 }
 
 impl Connection {
     /// The first lines: flow control, subscriptions and the state of the session.
     fn start(&mut self) {
+        self.recover_at = self.config.failover.map(|after| Instant::now() + after);
         if self.config.pause_after > 0 {
             let command = commands::pause_after(self.config.pause_after);
             self.send(Line::new(command), Purpose::Setup);
@@ -793,6 +843,9 @@ impl Connection {
                 Some(request) = requests.recv() => self.request(request),
                 _ = ticker.tick() => {
                     self.expire();
+                    if self.recover_at.is_some_and(|at| Instant::now() >= at) {
+                        self.recovered();
+                    }
                     if Instant::now() >= next_watchdog {
                         self.watchdog();
                         next_watchdog = Instant::now() + self.config.watchdog_interval;
@@ -987,7 +1040,11 @@ impl Connection {
         if self.config.transport != Transport::Control
             && let Err(error) = self.start_pipe(
                 id,
-                "the daemon's --transport",
+                if self.config.failover.is_some() {
+                    "the session's control client keeps failing"
+                } else {
+                    "the daemon's --transport"
+                },
                 self.config.transport == Transport::CrossCheck,
             )
         {
@@ -1341,6 +1398,9 @@ impl Connection {
                 reply,
             } => {
                 let _ = reply.send(self.set_transport(pane, transport));
+            }
+            Request::SessionTransport { transport, reply } => {
+                let _ = reply.send(self.set_session_transport(transport));
             }
             Request::PipeOutput {
                 pane,

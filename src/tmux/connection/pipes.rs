@@ -90,6 +90,21 @@ impl Connection {
         }
     }
 
+    /// The session's transport: every pane now, and new panes from now on (until the daemon
+    /// restarts). Answers the panes that could not move.
+    pub(super) fn set_session_transport(&mut self, transport: Transport) -> Vec<(PaneId, String)> {
+        self.config.transport = transport;
+        let panes: Vec<PaneId> = self.panes.keys().copied().collect();
+        panes
+            .into_iter()
+            .filter_map(|pane| {
+                self.set_transport(pane, transport)
+                    .err()
+                    .map(|error| (pane, error))
+            })
+            .collect()
+    }
+
     /// Creates the pane's FIFO, starts its reader and the pipe, turns `%output` off and
     /// reseeds; with `cross_check`, leaves `%output` on and compares the two instead.
     pub(super) fn start_pipe(
@@ -167,6 +182,31 @@ impl Connection {
             transport: Transport::Control,
             reason: why,
         });
+    }
+
+    /// The control client of a session moved to pipes after failures has held: its panes go
+    /// back to the control transport, and new panes start there.
+    pub(super) fn recovered(&mut self) {
+        let held = self.config.failover.unwrap_or_default();
+        self.recover_at = None;
+        self.config.failover = None;
+        self.config.transport = Transport::Control;
+        let panes: Vec<PaneId> = self
+            .pipes
+            .iter()
+            .filter(|(_, pipe)| pipe.cross_check.is_none())
+            .map(|(pane, _)| *pane)
+            .collect();
+        info!(session = %self.session, ?held, "the control client held; panes go back to it");
+        for pane in panes {
+            self.stop_pipe(
+                pane,
+                format!("the control client has held for {} s", held.as_secs()),
+            );
+        }
+        let _ = self
+            .upcalls
+            .send(super::Upcall::ControlRecovered(self.session));
     }
 
     /// Stops every pipe in tmux as the daemon shuts down (tmux would otherwise keep a writer
