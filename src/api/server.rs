@@ -339,8 +339,8 @@ pub struct Health {
     /// Panes whose output comes through the pipe transport.
     #[serde(default)]
     pub pipe_panes: usize,
-    /// Pane output that came through pipes (part of `output_bytes`; in cross-check mode, the
-    /// bytes compared).
+    /// Pane output that came through pipes since each session was attached, also of pipes since
+    /// stopped (in cross-check mode, the bytes compared).
     #[serde(default)]
     pub pipe_bytes: u64,
     /// Cross-check mode: bytes found equal in both transports.

@@ -205,6 +205,30 @@ impl PaneMirror {
             && self.screen.alternate_screen() == shown.alternate
     }
 
+    /// Where the mirrored screen first differs from tmux's, for the log: the row and both
+    /// texts of it, or the cursors and alternate-screen flags when every row agrees.
+    pub fn difference(&self, shown: &ShownScreen) -> String {
+        let ours = self.screen.rows();
+        let row =
+            |rows: &[String], at: usize| rows.get(at).map_or("", |r| r.trim_end()).to_string();
+        let first = (0..ours.len().max(shown.rows.len()))
+            .find(|&at| row(&ours, at) != row(&shown.rows, at));
+        match first {
+            Some(at) => format!(
+                "row {at}: ours {:?}, tmux {:?}",
+                row(&ours, at),
+                row(&shown.rows, at)
+            ),
+            None => format!(
+                "cursor ours {:?}, tmux {:?}; alternate screen ours {}, tmux {}",
+                self.screen.cursor(),
+                shown.cursor,
+                self.screen.alternate_screen(),
+                shown.alternate
+            ),
+        }
+    }
+
     /// Reads recent output.
     pub fn read_output(&self, from: Option<u64>, limit: usize) -> RingRead {
         self.ring.read(from, limit)

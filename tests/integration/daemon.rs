@@ -189,20 +189,7 @@ fn a_full_screen_program_bursting_on_the_alternate_screen_settles_exactly() {
     let server = TmuxServer::start(90, 28);
     let _daemon = server.start_daemon(&[]);
     server.wait_for_panes(1);
-    let bursts = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/scripts/programs/redraw-bursts.py"
-    );
-    server.tmux(&[
-        "send-keys",
-        "-t",
-        "%0",
-        &format!("python3 {bursts} 8 80 0.05"),
-        "Enter",
-    ]);
-    server.wait_for("the program to settle", Duration::from_secs(30), || {
-        server.tmux_screen("%0").contains("settled frame")
-    });
+    server.run_redraw_bursts("%0", 8);
     server.wait_for_same_screen("%0", Duration::from_secs(5));
     assert_eq!(server.panes()[0]["alternate_screen"], true);
     // Leaving the alternate screen restores the shell exactly.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::daemon::control_clients;
 use crate::pipe::writers;
-use crate::support::{EventReader, TmuxServer, daemon_test_lock};
+use crate::support::{EventReader, TmuxServer, daemon_test_lock, kill_all};
 
 /// The daemon's FIFO directory under the test server's private runtime directory.
 fn pipe_dir(server: &TmuxServer) -> std::path::PathBuf {
@@ -62,20 +62,7 @@ fn output_comes_through_the_pipe_byte_exact_and_bursts_settle() {
         String::from_utf8_lossy(&output.stdout)
     );
     // A full-screen program redrawing in bursts on the alternate screen settles exactly.
-    let bursts = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/scripts/programs/redraw-bursts.py"
-    );
-    server.tmux(&[
-        "send-keys",
-        "-t",
-        "%0",
-        &format!("python3 {bursts} 8 80 0.05"),
-        "Enter",
-    ]);
-    server.wait_for("the program to settle", Duration::from_secs(30), || {
-        server.tmux_screen("%0").contains("settled frame")
-    });
+    server.run_redraw_bursts("%0", 8);
     server.wait_for_same_screen("%0", Duration::from_secs(5));
     assert_eq!(server.panes()[0]["alternate_screen"], true);
     let health = server.health();
@@ -114,13 +101,7 @@ fn a_killed_writer_is_rearmed_and_the_gap_is_in_the_stream() {
         server.daemon_screen("%0").contains("before-the-stall\n")
     });
     let events = EventReader::start(&server);
-    for pid in writer {
-        nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGKILL,
-        )
-        .expect("kill tmux's writer");
-    }
+    kill_all(writer);
     server.wait_for("the writer to die", Duration::from_secs(5), || {
         writers(&fifo).is_empty()
     });
@@ -165,13 +146,7 @@ fn a_removed_fifo_directory_fails_over_to_control() {
     let writer = wait_for_writer(&server, &fifo);
     let events = EventReader::start(&server);
     std::fs::remove_dir_all(&dir).expect("remove the FIFO directory");
-    for pid in writer {
-        nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGKILL,
-        )
-        .expect("kill tmux's writer");
-    }
+    kill_all(writer);
     server.tmux(&[
         "send-keys",
         "-t",
@@ -245,9 +220,11 @@ fn one_pane_moves_between_transports_on_request() {
         server.daemon_screen("%0").contains("back-on-control\n")
     });
     server.wait_for_same_screen("%0", Duration::from_secs(5));
-    // Nothing is left of the pipe.
+    // Nothing is left of the pipe, but its bytes still count.
     assert!(!fifo.exists());
-    assert_eq!(server.health()["pipe_panes"], 0);
+    let health = server.health();
+    assert_eq!(health["pipe_panes"], 0);
+    assert!(health["pipe_bytes"].as_u64().unwrap() > 0, "{health:#}");
     // A whole session, and the panes it gets later.
     server.tmux(&["split-window", "-t", "%0", "sh"]);
     server.wait_for_panes(2);
@@ -291,20 +268,7 @@ fn cross_check_compares_both_transports_and_reports_bytes_only_one_has() {
         "clear; printf 'both \\377\\001 #{pane_id} ; \\342\\202\\254 ways\\n'",
         "Enter",
     ]);
-    let bursts = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/scripts/programs/redraw-bursts.py"
-    );
-    server.tmux(&[
-        "send-keys",
-        "-t",
-        "%0",
-        &format!("python3 {bursts} 4 80 0.05"),
-        "Enter",
-    ]);
-    server.wait_for("the program to settle", Duration::from_secs(30), || {
-        server.tmux_screen("%0").contains("settled frame")
-    });
+    server.run_redraw_bursts("%0", 4);
     server.tmux(&["send-keys", "-t", "%0", "q"]);
     server.wait_for("the program to exit", Duration::from_secs(5), || {
         server.panes()[0]["alternate_screen"] == false
@@ -369,11 +333,7 @@ fn auto_moves_a_session_whose_control_client_keeps_failing_to_pipes_and_back() {
     for _ in 0..2 {
         let old = control_clients(&server);
         let pid: i32 = old[0].split(' ').next().unwrap().parse().unwrap();
-        nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGKILL,
-        )
-        .expect("kill the control client");
+        kill_all([pid]);
         server.wait_for("a new control client", Duration::from_secs(10), || {
             let now = control_clients(&server);
             now.len() == 1 && now != old

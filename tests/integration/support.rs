@@ -406,6 +406,26 @@ impl TmuxServer {
         }
     }
 
+    /// Runs `scripts/programs/redraw-bursts.py BURSTS FRAMES DELAY` in `pane` (a full-screen
+    /// program redrawing in bursts on the alternate screen) and waits for its settled frame.
+    #[allow(dead_code)] // not every test module uses it
+    pub fn run_redraw_bursts(&self, pane: &str, bursts: u32) {
+        let program = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/programs/redraw-bursts.py"
+        );
+        self.tmux(&[
+            "send-keys",
+            "-t",
+            pane,
+            &format!("python3 {program} {bursts} 80 0.05"),
+            "Enter",
+        ]);
+        self.wait_for("the program to settle", Duration::from_secs(30), || {
+            self.tmux_screen(pane).contains("settled frame")
+        });
+    }
+
     /// Waits until the daemon's screen of `pane` equals tmux's.
     pub fn wait_for_same_screen(&self, pane: &str, timeout: Duration) {
         let deadline = Instant::now() + timeout;
@@ -421,6 +441,19 @@ impl TmuxServer {
             );
             std::thread::sleep(Duration::from_millis(25));
         }
+    }
+}
+
+/// Sends SIGKILL to each of `pids` (processes a test found and must kill, such as tmux's pipe
+/// writer or the daemon's control client).
+#[allow(dead_code)] // not every test module uses it
+pub fn kill_all(pids: impl IntoIterator<Item = i32>) {
+    for pid in pids {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .expect("kill a process the test started");
     }
 }
 

@@ -174,12 +174,18 @@ impl Connection {
         }
     }
 
-    /// The pane's program printed.
+    /// The pane's program printed. Answers whether the pane may yet turn out to run an agent
+    /// (no provider or the shell's, none assigned): then `programs` asks for its process.
     /// On the `%output` path: one lookup.
-    pub(super) fn status_output(&mut self, pane: PaneId, now: Instant) {
-        if let Some(agent) = self.agents.get_mut(&pane) {
-            agent.output_seen();
-            agent.touched(now);
+    pub(super) fn status_output(&mut self, pane: PaneId, now: Instant) -> bool {
+        match self.agents.get_mut(&pane) {
+            Some(agent) => {
+                agent.output_seen();
+                agent.touched(now);
+                agent.source() != Some(ProviderSource::Assigned)
+                    && agent.provider().is_none_or(|p| &*p.id == SHELL)
+            }
+            None => true,
         }
     }
 

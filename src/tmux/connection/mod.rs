@@ -82,16 +82,6 @@ pub struct AutoFailover {
     pub recover_after: Duration,
 }
 
-impl Default for AutoFailover {
-    fn default() -> Self {
-        AutoFailover {
-            failures: 3,
-            window: Duration::from_secs(60),
-            recover_after: Duration::from_secs(60),
-        }
-    }
-}
-
 impl Default for ConnectionConfig {
     fn default() -> Self {
         ConnectionConfig {
@@ -239,11 +229,9 @@ pub struct ConnectionStats {
     pub totals: PaneCounters,
     /// Panes on the pipe transport.
     pub pipe_panes: usize,
-    /// Bytes that reached mirrors through pipes.
+    /// Bytes that came through pipes since the connection began (in cross-check mode, the
+    /// bytes compared).
     pub pipe_bytes: u64,
-    /// `%output` bytes of pipe panes that the control client still sent while a pane switched,
-    /// and were ignored (the pipe delivered them).
-    pub ignored_output_bytes: u64,
     /// Cross-check mode: bytes found equal in both transports.
     pub cross_check_matched: u64,
     /// Cross-check mode: differences reported.
@@ -1147,38 +1135,29 @@ impl Connection {
         let Ok(shown) = query::parse_check(replies) else {
             return;
         };
-        if self.seeding.contains_key(&pane) {
+        if self.seeding.contains_key(&pane) || self.died_unnoticed(pane, &shown) {
             return;
         }
         let Some(mirror) = self.panes.get_mut(&pane) else {
             return;
         };
-        if shown.dead && !mirror.row.dead {
-            // The pane died since the subscription last spoke, and tmux drew its remain-on-exit
-            // message into it: not the model's fault. Its death reseeds it.
-            self.ask_program_now(pane);
-            return;
-        }
         if mirror.diverges_from(&shown) {
-            let ours = mirror.screen().rows();
-            let first = (0..ours.len().max(shown.rows.len())).find(|&row| {
-                ours.get(row).map(|r| r.trim_end()) != shown.rows.get(row).map(|r| r.trim_end())
-            });
-            let row = |rows: &[String], at: Option<usize>| {
-                at.and_then(|at| rows.get(at)).cloned().unwrap_or_default()
-            };
-            warn!(
-                session = %self.session,
-                %pane,
-                row = ?first,
-                ours = %row(&ours, first),
-                tmux = %row(&shown.rows, first),
-                cursor = ?(mirror.screen().cursor(), shown.cursor),
-                alternate = ?(mirror.screen().alternate_screen(), shown.alternate),
-                "mirrored screen differs from tmux's; resyncing"
-            );
+            let difference = mirror.difference(&shown);
+            warn!(session = %self.session, %pane, %difference, "mirrored screen differs from tmux's; resyncing");
             self.seed(pane, ResyncReason::Divergence);
         }
+    }
+
+    /// Whether a check found the pane dead before the subscription said so. With
+    /// `remain-on-exit` tmux then draws its own message into the pane, which no `%output`
+    /// carries: that is no divergence. The pane's process is asked for at once, and its death
+    /// reseeds it.
+    fn died_unnoticed(&mut self, pane: PaneId, shown: &query::ShownScreen) -> bool {
+        let unnoticed = shown.dead && self.panes.get(&pane).is_some_and(|m| !m.row.dead);
+        if unnoticed {
+            self.ask_program_now(pane);
+        }
+        unnoticed
     }
 
     fn notification(&mut self, notification: Notification) {
@@ -1260,11 +1239,10 @@ impl Connection {
     /// `%output` from the control client; ignored for panes on the pipe transport (a moment of
     /// both while switching, before `%output` is off).
     fn output(&mut self, pane: PaneId, data: &[u8]) {
-        if self.pipes.contains_key(&pane) && !self.pipe_control_output(pane, data) {
-            self.stats.ignored_output_bytes += data.len() as u64;
-            return;
+        // No map lookup for the usual case of no pipes at all.
+        if self.pipes.is_empty() || self.pipe_control_output(pane, data) {
+            self.deliver(pane, data);
         }
-        self.deliver(pane, data);
     }
 
     /// A pane's output, from either transport, into its mirror and the event stream.
@@ -1278,8 +1256,9 @@ impl Connection {
                     len: data.len() as u64,
                 });
                 let now = Instant::now();
-                self.status_output(pane, now);
-                self.program_output(pane, now);
+                if self.status_output(pane, now) {
+                    self.program_output(pane, now);
+                }
             }
             None => {
                 let early = self.early_output.entry(pane).or_default();
@@ -1459,11 +1438,6 @@ impl Connection {
                 let mut stats = self.stats.clone();
                 stats.panes = self.panes.len();
                 stats.pipe_panes = self.pipes.len();
-                stats.pipe_bytes = self.pipes.values().map(|p| p.bytes).sum();
-                for check in self.pipes.values().filter_map(|p| p.cross_check.as_ref()) {
-                    stats.cross_check_matched += check.matched;
-                    stats.cross_check_findings += check.findings;
-                }
                 for mirror in self.panes.values() {
                     let c = mirror.counters;
                     stats.totals.bytes += c.bytes;

@@ -44,8 +44,6 @@ pub(super) struct PanePipe {
     liveness: PipeLiveness,
     /// A check line is in flight.
     checking: bool,
-    /// Bytes that reached the mirror through the pipe (or, in cross-check mode, were compared).
-    pub(super) bytes: u64,
     /// In cross-check mode, the comparison with `%output` (which then feeds the mirror).
     pub(super) cross_check: Option<CrossCheck>,
 }
@@ -136,7 +134,6 @@ impl Connection {
                 generation,
                 liveness: PipeLiveness::new(self.config.pipe_watchdog, now),
                 checking: false,
-                bytes: 0,
                 cross_check: cross_check.then(|| CrossCheck::new(compare_from)),
             },
         );
@@ -244,10 +241,13 @@ impl Connection {
         }
         // "Has delivered" counts where the bytes reach the consumer, which is here.
         pipe.liveness.delivered(Instant::now());
-        pipe.bytes += data.len() as u64;
+        self.stats.pipe_bytes += data.len() as u64;
         match &mut pipe.cross_check {
             Some(check) => {
-                if let Some(finding) = check.pipe(data) {
+                let matched = check.matched;
+                let finding = check.pipe(data);
+                self.stats.cross_check_matched += check.matched - matched;
+                if let Some(finding) = finding {
                     self.cross_check_found(pane, finding);
                 }
             }
@@ -265,7 +265,10 @@ impl Connection {
         let Some(check) = &mut pipe.cross_check else {
             return false;
         };
-        if let Some(finding) = check.control(seq, data) {
+        let matched = check.matched;
+        let finding = check.control(seq, data);
+        self.stats.cross_check_matched += check.matched - matched;
+        if let Some(finding) = finding {
             self.cross_check_found(pane, finding);
         }
         true
@@ -273,6 +276,7 @@ impl Connection {
 
     /// Tells of a difference between a pane's two streams.
     fn cross_check_found(&mut self, pane: PaneId, finding: Finding) {
+        self.stats.cross_check_findings += 1;
         warn!(session = %self.session, %pane, %finding, "cross-check: the transports differ");
         let seq = match &finding {
             Finding::Mismatch { seq, .. } => Some(*seq),
@@ -319,18 +323,15 @@ impl Connection {
             return;
         };
         pipe.checking = false;
-        let (Ok(shown), Some(mirror)) = (query::parse_check(replies), self.panes.get_mut(&pane))
-        else {
+        let Ok(shown) = query::parse_check(replies) else {
             return;
         };
-        if self.seeding.contains_key(&pane) {
+        if self.seeding.contains_key(&pane) || self.died_unnoticed(pane, &shown) {
             return;
         }
-        if shown.dead && !mirror.row.dead {
-            // tmux drew its remain-on-exit message; the pane's death reseeds it.
-            self.ask_program_now(pane);
+        let (Some(pipe), Some(mirror)) = (self.pipes.get_mut(&pane), self.panes.get(&pane)) else {
             return;
-        }
+        };
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         shown.rows.hash(&mut hasher);
         shown.cursor.hash(&mut hasher);

@@ -14,8 +14,6 @@ use super::{Connection, Purpose};
 use crate::control::Reply;
 use crate::control::command::Line;
 use crate::ids::PaneId;
-use crate::status::pane::ProviderSource;
-use crate::status::providers::SHELL;
 use crate::tmux::query;
 
 /// Least time between two questions about one pane.
@@ -42,15 +40,9 @@ impl ProgramCheck {
 }
 
 impl Connection {
-    /// The pane printed: ask for its program now, or mark a question due.
+    /// A pane that may start an agent printed (see `status_output`): ask for its program now,
+    /// or mark a question due.
     pub(super) fn program_output(&mut self, pane: PaneId, now: Instant) {
-        let watched = self.agents.get(&pane).is_none_or(|agent| {
-            agent.source() != Some(ProviderSource::Assigned)
-                && agent.provider().is_none_or(|p| &*p.id == SHELL)
-        });
-        if !watched {
-            return;
-        }
         let check = self.program_checks.entry(pane).or_default();
         check.again = true;
         if check.due(now).is_some_and(|at| at <= now) {
