@@ -51,6 +51,9 @@ pub struct PaneMirror {
     held: Option<Vec<u8>>,
     /// Set when output arrived since the last watchdog check.
     changed_since_check: bool,
+    /// Where a watchdog check found the screen different from tmux's, until the resync that
+    /// followed confirms it (see [`PaneMirror::confirm_divergence`]).
+    suspected: Option<String>,
     /// The counters.
     pub counters: PaneCounters,
 }
@@ -65,6 +68,7 @@ impl PaneMirror {
             state: SyncState::Unseeded,
             held: None,
             changed_since_check: true,
+            suspected: None,
             counters: PaneCounters::default(),
         }
     }
@@ -101,8 +105,11 @@ impl PaneMirror {
         self.ring.push(data)
     }
 
-    /// tmux paused the pane: its output until the resync is lost.
+    /// tmux paused the pane: its output until the resync is lost. A difference a check found
+    /// just before is no divergence: tmux pauses a pane by discarding output it had queued
+    /// ahead of the check's reply, so the reply showed bytes that never came.
     pub fn paused(&mut self) {
+        self.suspected = None;
         self.counters.pauses += 1;
         self.state = SyncState::Stale;
         self.ring.mark_gap(GapReason::Paused);
@@ -140,6 +147,7 @@ impl PaneMirror {
 
     /// The seed line failed (the pane went away, say); output flows to the screen again.
     pub fn seed_failed(&mut self) {
+        self.suspected = None;
         if let Some(held) = self.held.take() {
             self.screen.feed(&held);
         }
@@ -184,17 +192,26 @@ impl PaneMirror {
     }
 
     /// Compares the screen with what tmux shows, at the same point of the stream. Returns
-    /// `true` if they differ (the caller then resyncs).
+    /// `true` if they differ: the caller then resyncs, and the resync confirms the divergence
+    /// unless tmux paused the pane meanwhile.
     pub fn diverges_from(&mut self, shown: &ShownScreen) -> bool {
         if self.state != SyncState::Live || self.held.is_some() {
             return false;
         }
         let differs = !self.shows(shown);
         if differs {
-            self.counters.divergences += 1;
+            self.suspected = Some(self.difference(shown));
             self.state = SyncState::Stale;
         }
         differs
+    }
+
+    /// The resync after a difference is in: counts the divergence and says where the screens
+    /// differed, or `None` if a pause explained it (see [`PaneMirror::paused`]).
+    pub fn confirm_divergence(&mut self) -> Option<String> {
+        let difference = self.suspected.take()?;
+        self.counters.divergences += 1;
+        Some(difference)
     }
 
     /// Whether the mirrored screen, cursor and alternate-screen flag are tmux's (no side
@@ -327,8 +344,33 @@ mod tests {
             ..shown.clone()
         };
         assert!(pane.diverges_from(&moved));
-        assert_eq!(pane.counters.divergences, 1);
         assert_eq!(pane.state(), SyncState::Stale);
+        // Counted once the resync confirms it.
+        assert_eq!(pane.counters.divergences, 0);
+        let difference = pane.confirm_divergence().expect("a divergence");
+        assert!(
+            difference.contains("cursor ours (5, 0), tmux (0, 1)"),
+            "{difference}"
+        );
+        assert_eq!(pane.counters.divergences, 1);
+        assert_eq!(pane.confirm_divergence(), None);
+    }
+
+    #[test]
+    fn a_pause_explains_a_difference_found_just_before_it() {
+        let mut pane = PaneMirror::new(row(), 1024);
+        pane.seeded(&snapshot(&["hello", "", ""], (5, 0)), GapReason::Seeded);
+        let ahead = ShownScreen {
+            rows: vec!["hello world".into(), "".into(), "".into()],
+            cursor: (11, 0),
+            alternate: false,
+            dead: false,
+        };
+        assert!(pane.diverges_from(&ahead));
+        pane.paused();
+        assert_eq!(pane.confirm_divergence(), None);
+        assert_eq!(pane.counters.divergences, 0);
+        assert_eq!(pane.counters.pauses, 1);
     }
 
     #[test]

@@ -8,9 +8,22 @@ use crate::support::{EventReader, TmuxServer, daemon_test_lock};
 /// The watchdog must stay silent on healthy streams; every test ends with this check.
 fn assert_healthy(server: &TmuxServer) {
     let health = server.health();
-    assert_eq!(health["divergences"], 0, "watchdog fired: {health:#}");
+    assert_eq!(
+        health["divergences"],
+        0,
+        "watchdog fired: {health:#}\n{}",
+        warnings(&server.daemon_logs())
+    );
     assert_eq!(health["parse_errors"], 0, "{health:#}");
     assert_eq!(health["timeouts"], 0, "{health:#}");
+}
+
+/// The warning and error lines of a daemon log.
+fn warnings(log: &str) -> String {
+    log.lines()
+        .filter(|line| line.contains("WARN") || line.contains("ERROR"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Children of `parent` that exited but were not reaped.

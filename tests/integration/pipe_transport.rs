@@ -1,7 +1,8 @@
 //! The pipe transport through the daemon, against real tmux: output through `pipe-pane` and a
 //! FIFO instead of `%output`, alternate-screen bursts, a pane closed while its pipe is read, a
 //! killed writer healed by the watchdog (with the gap in the stream), a removed FIFO directory
-//! failing over to the control transport, and switching one pane with `panectl transport`.
+//! failing over to the control transport, switching one pane with `panectl transport`, and
+//! switching a pane while tmux holds output queued for the daemon (which crashed tmux 3.3a).
 
 use std::time::Duration;
 
@@ -376,4 +377,55 @@ fn auto_moves_a_session_whose_control_client_keeps_failing_to_pipes_and_back() {
     });
     server.wait_for_same_screen("%0", Duration::from_secs(5));
     assert_eq!(server.health()["pipe_panes"], 0);
+}
+
+/// tmux before 3.7 keeps a pane's queued `%output` blocks when the pane is turned off, then
+/// crashes writing them once the data under them is gone. Moving a pane to the pipe while tmux
+/// holds output queued for the daemon (stopped for a moment, as a busy machine would) must
+/// leave tmux running, and the mirror equal to tmux's screen.
+#[test]
+fn a_pane_moved_to_the_pipe_with_output_queued_leaves_tmux_running() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let daemon = server.start_daemon(&["--watchdog-ms", "300"]);
+    server.wait_for_panes(1);
+    let pid = nix::unistd::Pid::from_raw(daemon.pid() as i32);
+    for (round, transport) in ["pipe", "control", "pipe"].into_iter().enumerate() {
+        server.tmux(&[
+            "send-keys",
+            "-t",
+            "%0",
+            &format!("yes {round}123456789 | head -c 20000000; echo round-$(({round}+40))"),
+            "Enter",
+        ]);
+        std::thread::sleep(Duration::from_millis(100));
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+        // The request waits in the API socket while tmux queues output for the daemon.
+        let request = server
+            .panectl()
+            .args(["transport", "%0", transport])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("panectl transport");
+        std::thread::sleep(Duration::from_millis(700));
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
+        let answer = request.wait_with_output().expect("panectl transport");
+        assert!(
+            answer.status.success(),
+            "round {round}: {}\n{}",
+            String::from_utf8_lossy(&answer.stderr),
+            server.daemon_logs()
+        );
+        let marker = format!("round-{}", round + 40);
+        server.wait_for("the flood to end", Duration::from_secs(60), || {
+            server.tmux_screen("%0").contains(&marker)
+        });
+        server.wait_for_same_screen("%0", Duration::from_secs(10));
+        let health = server.health();
+        assert_eq!(health["server_alive"], true, "{health:#}");
+        assert_eq!(health["reconnects"], 0, "{health:#}");
+        assert_eq!(health["divergences"], 0, "{health:#}");
+    }
+    assert_eq!(server.health()["pipe_panes"], 1);
 }

@@ -345,6 +345,25 @@ impl TmuxServer {
         panectl::screen::normalize_capture(&self.tmux(&["capture-pane", "-p", "-t", pane]))
     }
 
+    /// The logs of every daemon started for this server, for failure messages.
+    pub fn daemon_logs(&self) -> String {
+        let mut logs: Vec<_> = std::fs::read_dir(self.dir.path())
+            .map(|dir| dir.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        logs.retain(|p: &std::path::PathBuf| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("daemon-") && n.ends_with(".log"))
+        });
+        logs.sort();
+        let mut text = String::new();
+        for log in logs {
+            text.push_str(&format!("--- {}\n", log.display()));
+            text.push_str(&std::fs::read_to_string(&log).unwrap_or_default());
+        }
+        text
+    }
+
     /// Starts a daemon for this server (in the foreground, as a child of the test).
     pub fn start_daemon(&self, extra: &[&str]) -> Daemon {
         let log = self.dir.path().join(format!(
@@ -400,7 +419,8 @@ impl TmuxServer {
             }
             assert!(
                 Instant::now() < deadline,
-                "expected {count} live panes, have {last:#?}"
+                "expected {count} live panes, have {last:#?}\n{}",
+                self.daemon_logs()
             );
             std::thread::sleep(Duration::from_millis(25));
         }

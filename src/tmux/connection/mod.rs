@@ -696,8 +696,8 @@ struct Connection {
     windows: BTreeMap<WindowId, WindowState>,
     /// Output of panes not listed yet (they appear before `list-panes` answers).
     early_output: HashMap<PaneId, Vec<u8>>,
-    /// Panes with a seed line in flight -> whether another seed is due after it.
-    seeding: HashMap<PaneId, bool>,
+    /// Panes with a seed line in flight -> the reason for another seed due after it.
+    seeding: HashMap<PaneId, Option<ResyncReason>>,
     session_name: RawBytes,
     stats: ConnectionStats,
     first_sight: ResyncReason,
@@ -1061,21 +1061,31 @@ impl Connection {
     /// Sends a seed line for a pane, unless one is in flight (then another follows it).
     fn seed(&mut self, pane: PaneId, reason: ResyncReason) {
         if let Some(again) = self.seeding.get_mut(&pane) {
-            *again = true;
+            *again = Some(reason);
             return;
         }
-        self.seeding.insert(pane, false);
+        self.seeding.insert(pane, None);
         self.send(query::seed_line(pane), Purpose::Seed(pane, reason));
     }
 
     fn seeded(&mut self, pane: PaneId, reason: ResyncReason, replies: &[Option<Reply>]) {
-        let again = self.seeding.remove(&pane).unwrap_or(false);
+        let again = self.seeding.remove(&pane).flatten();
         debug_assert_eq!(replies.len(), SEED_PARTS.len());
         let Some(mirror) = self.panes.get_mut(&pane) else {
             return;
         };
         match query::parse_seed(replies) {
             Ok(snapshot) => {
+                let reason = match reason {
+                    ResyncReason::Divergence => match mirror.confirm_divergence() {
+                        Some(difference) => {
+                            warn!(session = %self.session, %pane, %difference, "mirrored screen differed from tmux's; resynced");
+                            reason
+                        }
+                        None => ResyncReason::Pause,
+                    },
+                    reason => reason,
+                };
                 let resized =
                     (mirror.row.width, mirror.row.height) != (snapshot.width, snapshot.height);
                 mirror.seeded(&snapshot, reason.gap());
@@ -1095,8 +1105,8 @@ impl Connection {
                 mirror.mark_stale();
             }
         }
-        if again {
-            self.seed(pane, reason);
+        if let Some(again) = again {
+            self.seed(pane, again);
         }
     }
 
@@ -1141,9 +1151,8 @@ impl Connection {
         let Some(mirror) = self.panes.get_mut(&pane) else {
             return;
         };
+        // The resync confirms the divergence, unless tmux pauses the pane first.
         if mirror.diverges_from(&shown) {
-            let difference = mirror.difference(&shown);
-            warn!(session = %self.session, %pane, %difference, "mirrored screen differs from tmux's; resyncing");
             self.seed(pane, ResyncReason::Divergence);
         }
     }
@@ -1164,6 +1173,8 @@ impl Connection {
         match notification {
             Notification::Output { pane, data }
             | Notification::ExtendedOutput { pane, data, .. } => self.output(pane, &data),
+            // A pipe pane's pause is the daemon's own, made as it turned `%output` off.
+            Notification::Pause { pane } if self.transport_of(pane) == Transport::Pipe => {}
             Notification::Pause { pane } => {
                 if let Some(mirror) = self.panes.get_mut(&pane) {
                     mirror.paused();

@@ -3,8 +3,9 @@
 //!
 //! The control client stays: it carries commands, layouts and every other notification; only
 //! the pane's output moves. Switching a pane to the pipe starts the pipe first and then turns
-//! the pane's `%output` off (`refresh-client -A %N:off`), so that for a moment both deliver
-//! rather than neither; `%output` of a pipe pane is ignored from then on, and the pane is
+//! the pane's `%output` off (`refresh-client -A %N:pause`, then `%N:off`: the pause makes
+//! tmux drop output it had queued, which tmux 3.3a would otherwise crash on), so that for a
+//! moment both deliver rather than neither; `%output` of a pipe pane is ignored from then on, and the pane is
 //! reseeded from `capture-pane`, which tells consumers of the stream about the gap.
 //!
 //! Pipe panes are checked at every watchdog interval whether they printed or not (a stalled
@@ -142,8 +143,12 @@ impl Connection {
             info!(session = %self.session, %pane, why, "pane output compared with pipe-pane's");
             Transport::CrossCheck
         } else {
-            let line =
-                Line::new(start).then(commands::pane_output(pane, commands::PaneOutput::Off));
+            // Pause before off: tmux before 3.7 keeps the pane's queued output blocks when
+            // it is turned off, drains the data under them, and then crashes writing them;
+            // a pause discards them first.
+            let line = Line::new(start)
+                .then(commands::pane_output(pane, commands::PaneOutput::Pause))
+                .then(commands::pane_output(pane, commands::PaneOutput::Off));
             self.send(line, Purpose::PipeStart(pane, generation));
             self.seed(pane, ResyncReason::Transport);
             info!(session = %self.session, %pane, why, "pane output now comes through pipe-pane");
@@ -167,6 +172,7 @@ impl Connection {
                 // `%output` was on all along and fed the mirror.
                 self.send(Line::new(commands::pipe_pane_stop(pane)), Purpose::Setup);
             } else {
+                // The seed continues the pane paused when the pipe started.
                 let line = Line::new(commands::pane_output(pane, commands::PaneOutput::On))
                     .then(commands::pipe_pane_stop(pane));
                 self.send(line, Purpose::Setup);
