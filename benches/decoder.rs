@@ -1,7 +1,10 @@
 //! Decoder throughput on a large `%output`-heavy stream built from the recorded transcripts.
 //!
 //! Three decoders read the same bytes, in the 64 KiB chunks a pipe read returns:
-//! * `panectl_decoder`: panectl's [`Decoder`], decoding every line and unescaping every payload;
+//! * `panectl_decoder`: panectl's [`Decoder`], decoding every line and unescaping every payload,
+//!   lending output to a [`Sink`] as the daemon's connection takes it;
+//! * `panectl_decoder_owned`: the same, with every event owned (each `%output` in a `Vec` of its
+//!   own), as [`Decoder::feed`] gives them;
 //! * `termwiz_tmux_cc`: wezterm's termwiz `tmux_cc::Parser` (the best-known Rust parser);
 //! * `memchr_line_split`: splitting into lines with memchr and nothing else, the floor.
 //!
@@ -13,7 +16,7 @@ use std::sync::LazyLock;
 
 use divan::Bencher;
 use divan::counter::BytesCount;
-use panectl::control::{Decoder, Event, Notification};
+use panectl::control::{Decoder, Event, Notification, Output, Sink};
 
 const TARGET_BYTES: usize = 64 * 1024 * 1024;
 const CHUNK: usize = 64 * 1024;
@@ -51,8 +54,38 @@ fn main() {
     divan::main();
 }
 
+/// Counts what it is lent, and keeps the optimizer from dropping it.
+#[derive(Default)]
+struct CountingSink {
+    output_bytes: usize,
+    events: usize,
+}
+
+impl Sink for CountingSink {
+    fn output(&mut self, output: Output<'_>) {
+        self.output_bytes += black_box(output.data).len();
+    }
+
+    fn event(&mut self, event: Event) {
+        self.events += 1;
+        black_box(event);
+    }
+}
+
 #[divan::bench(sample_count = 10, sample_size = 1)]
 fn panectl_decoder(bencher: Bencher) {
+    bencher.counter(BytesCount::new(INPUT.len())).bench(|| {
+        let mut decoder = Decoder::new();
+        let mut sink = CountingSink::default();
+        for chunk in INPUT.chunks(CHUNK) {
+            decoder.feed_to(chunk, &mut sink);
+        }
+        (sink.output_bytes, sink.events)
+    });
+}
+
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn panectl_decoder_owned(bencher: Bencher) {
     bencher.counter(BytesCount::new(INPUT.len())).bench(|| {
         let mut decoder = Decoder::new();
         let mut output_bytes = 0usize;

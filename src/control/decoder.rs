@@ -27,7 +27,8 @@ use std::collections::VecDeque;
 
 use memchr::{memchr, memchr_iter};
 
-use super::notification::{LineError, Notification, parse_notification};
+use super::notification::{LineError, Notification, parse_notification, split_output};
+use crate::ids::PaneId;
 use crate::raw::RawBytes;
 
 /// Longest line accepted by default. `%output` lines are at most about 11 KB, but command
@@ -107,6 +108,59 @@ pub enum Event {
     Stray(RawBytes),
     /// A line that could not be decoded; decoding continued after it.
     ParseError(ParseError),
+}
+
+/// Output of a pane as the decoder lends it to a [`Sink`]: the data is unescaped into a buffer
+/// the decoder reuses, valid until the call returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Output<'a> {
+    /// The pane that produced the bytes.
+    pub pane: PaneId,
+    /// For `%extended-output`, how long the data waited in tmux, in milliseconds.
+    pub age_ms: Option<u64>,
+    /// The bytes, exactly as the program wrote them.
+    pub data: &'a [u8],
+}
+
+impl Output<'_> {
+    /// The notification it came as, with its own copy of the data.
+    pub fn to_notification(&self) -> Notification {
+        let data = RawBytes(self.data.to_vec());
+        match self.age_ms {
+            Some(age_ms) => Notification::ExtendedOutput {
+                pane: self.pane,
+                age_ms,
+                data,
+            },
+            None => Notification::Output {
+                pane: self.pane,
+                data,
+            },
+        }
+    }
+}
+
+/// Where [`Decoder::feed_to`] puts what it decodes, in stream order. Pane output, nearly every
+/// byte of a busy stream, is lent rather than given, so the hot path copies and allocates
+/// nothing per line; the daemon and the benchmark use this.
+pub trait Sink {
+    /// A `%output` or `%extended-output` line, unescaped.
+    fn output(&mut self, output: Output<'_>);
+    /// Every other event (never [`Notification::Output`] or [`Notification::ExtendedOutput`]).
+    fn event(&mut self, event: Event);
+}
+
+/// The sink behind [`Decoder::feed`]: every event owned, output included.
+struct Owned<'a, F>(&'a mut F);
+
+impl<F: FnMut(Event)> Sink for Owned<'_, F> {
+    fn output(&mut self, output: Output<'_>) {
+        (self.0)(Event::Notification(output.to_notification()));
+    }
+
+    fn event(&mut self, event: Event) {
+        (self.0)(event);
+    }
 }
 
 /// A line the decoder could not make sense of.
@@ -210,6 +264,8 @@ pub struct Decoder {
     block: Option<OpenBlock>,
     pending: VecDeque<Pending>,
     next_group: u64,
+    /// Where `%output` data is unescaped before it is lent to the sink.
+    unescaped: Vec<u8>,
 }
 
 impl Default for Decoder {
@@ -234,6 +290,7 @@ impl Decoder {
             block: None,
             pending: VecDeque::new(),
             next_group: 0,
+            unescaped: Vec::new(),
         }
     }
 
@@ -259,8 +316,15 @@ impl Decoder {
         self.block.is_some()
     }
 
-    /// Feeds a chunk of the stream; `emit` receives each event in stream order.
-    pub fn feed(&mut self, mut data: &[u8], emit: &mut impl FnMut(Event)) {
+    /// Feeds a chunk of the stream; `emit` receives each event in stream order, output as
+    /// [`Notification::Output`] or [`Notification::ExtendedOutput`] with its own copy of the data.
+    pub fn feed(&mut self, data: &[u8], emit: &mut impl FnMut(Event)) {
+        self.feed_to(data, &mut Owned(emit));
+    }
+
+    /// Feeds a chunk of the stream to `sink`, in stream order. Pane output is lent from a
+    /// buffer the decoder reuses, so decoding allocates nothing per `%output` line.
+    pub fn feed_to(&mut self, mut data: &[u8], sink: &mut impl Sink) {
         if !self.partial.is_empty() || self.skipping.is_some() {
             let Some(newline) = memchr(b'\n', data) else {
                 self.hold(data);
@@ -269,17 +333,17 @@ impl Decoder {
             self.hold(&data[..newline]);
             data = &data[newline + 1..];
             if let Some(skipped) = self.skipping.take() {
-                self.too_long(skipped.prefix, skipped.length, emit);
+                self.too_long(skipped.prefix, skipped.length, sink);
             } else {
                 let line = std::mem::take(&mut self.partial);
-                self.line(&line, emit);
+                self.line(&line, sink);
                 self.partial = line;
                 self.partial.clear();
             }
         }
         let mut start = 0;
         for newline in memchr_iter(b'\n', data) {
-            self.line(&data[start..newline], emit);
+            self.line(&data[start..newline], sink);
             start = newline + 1;
         }
         self.hold(&data[start..]);
@@ -294,13 +358,18 @@ impl Decoder {
 
     /// Ends the stream: reports a line cut short and a block left open.
     pub fn finish(&mut self, emit: &mut impl FnMut(Event)) {
+        self.finish_to(&mut Owned(emit));
+    }
+
+    /// [`Decoder::finish`] for a [`Sink`].
+    pub fn finish_to(&mut self, sink: &mut impl Sink) {
         if let Some(skipped) = self.skipping.take() {
-            self.too_long(skipped.prefix, skipped.length, emit);
+            self.too_long(skipped.prefix, skipped.length, sink);
         }
         let partial = std::mem::take(&mut self.partial);
         let partial = partial.strip_suffix(b"\r").unwrap_or(&partial);
         if !partial.is_empty() && partial != DCS_END {
-            emit(Event::ParseError(ParseError {
+            sink.event(Event::ParseError(ParseError {
                 line: partial.into(),
                 kind: ParseErrorKind::Truncated,
             }));
@@ -313,7 +382,7 @@ impl Decoder {
             } = block.guard;
             let mut line = b"%begin ".to_vec();
             line.extend_from_slice(&block.triple);
-            emit(Event::ParseError(ParseError {
+            sink.event(Event::ParseError(ParseError {
                 line: RawBytes(line),
                 kind: ParseErrorKind::UnterminatedBlock {
                     time,
@@ -347,12 +416,12 @@ impl Decoder {
         }
     }
 
-    fn too_long(&mut self, prefix: Vec<u8>, length: usize, emit: &mut impl FnMut(Event)) {
+    fn too_long(&mut self, prefix: Vec<u8>, length: usize, sink: &mut impl Sink) {
         self.at_start = false;
         if let Some(block) = &mut self.block {
             block.incomplete = true;
         }
-        emit(Event::ParseError(ParseError {
+        sink.event(Event::ParseError(ParseError {
             line: RawBytes(prefix),
             kind: ParseErrorKind::TooLong {
                 length,
@@ -362,10 +431,10 @@ impl Decoder {
     }
 
     /// Handles one complete line (without its `\n`).
-    fn line(&mut self, line: &[u8], emit: &mut impl FnMut(Event)) {
+    fn line(&mut self, line: &[u8], sink: &mut impl Sink) {
         if line.len() > self.max_line {
             let prefix = line[..TOO_LONG_PREFIX.min(line.len())].to_vec();
-            self.too_long(prefix, line.len(), emit);
+            self.too_long(prefix, line.len(), sink);
             return;
         }
         let mut line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -374,34 +443,56 @@ impl Decoder {
             line = line.strip_prefix(DCS_START).unwrap_or(line);
         }
         if self.block.is_some() {
-            self.block_line(line, emit);
+            self.block_line(line, sink);
         } else {
-            self.top_level_line(line, emit);
+            self.top_level_line(line, sink);
         }
     }
 
-    fn top_level_line(&mut self, line: &[u8], emit: &mut impl FnMut(Event)) {
+    fn top_level_line(&mut self, line: &[u8], sink: &mut impl Sink) {
         if line.first() != Some(&b'%') {
             // `ESC \` closes a -CC stream; an empty line can follow `%exit` with wait-exit.
             if !line.is_empty() && line != DCS_END {
-                emit(Event::Stray(line.into()));
+                sink.event(Event::Stray(line.into()));
             }
             return;
         }
         if let Some(triple) = line.strip_prefix(b"%begin ") {
             match parse_triple(triple) {
                 Some(guard) => self.open_block(guard, triple),
-                None => emit(parse_error(line, ParseErrorKind::BadBegin)),
+                None => sink.event(parse_error(line, ParseErrorKind::BadBegin)),
             }
             return;
         }
         if line.starts_with(b"%end ") || line.starts_with(b"%error ") {
-            emit(parse_error(line, ParseErrorKind::UnexpectedClose));
+            sink.event(parse_error(line, ParseErrorKind::UnexpectedClose));
             return;
         }
+        if let Some(split) = split_output(line) {
+            self.unescaped.clear();
+            let unescaped = split.and_then(|output| {
+                output.unescape_into(&mut self.unescaped)?;
+                Ok(output)
+            });
+            match unescaped {
+                Ok(output) => sink.output(Output {
+                    pane: output.pane,
+                    age_ms: output.age_ms,
+                    data: &self.unescaped,
+                }),
+                Err(error) => sink.event(parse_error(line, error.into())),
+            }
+            return;
+        }
+        // Odd output lines the split leaves to the full parser still reach `Sink::output`.
         match parse_notification(line) {
-            Ok(notification) => emit(Event::Notification(notification)),
-            Err(error) => emit(parse_error(line, error.into())),
+            Ok(Notification::Output { pane, data }) => sink.output(Output {
+                pane,
+                age_ms: None,
+                data: &data,
+            }),
+            Ok(notification) => sink.event(Event::Notification(notification)),
+            Err(error) => sink.event(parse_error(line, error.into())),
         }
     }
 
@@ -420,7 +511,7 @@ impl Decoder {
         });
     }
 
-    fn block_line(&mut self, line: &[u8], emit: &mut impl FnMut(Event)) {
+    fn block_line(&mut self, line: &[u8], sink: &mut impl Sink) {
         let Some(block) = &mut self.block else {
             return;
         };
@@ -431,7 +522,7 @@ impl Decoder {
         if let Some((triple, success)) = closing
             && triple == block.triple.as_slice()
         {
-            self.close_block(success, emit);
+            self.close_block(success, sink);
             return;
         }
         if let Some((
@@ -443,13 +534,13 @@ impl Decoder {
         )) = block.expected
             && let Some(notification) = inline_notification(line)
         {
-            emit(Event::Notification(notification));
+            sink.event(Event::Notification(notification));
             return;
         }
         block.body.push(line.into());
     }
 
-    fn close_block(&mut self, success: bool, emit: &mut impl FnMut(Event)) {
+    fn close_block(&mut self, success: bool, sink: &mut impl Sink) {
         let Some(mut block) = self.block.take() else {
             return;
         };
@@ -461,12 +552,12 @@ impl Decoder {
             if let Some(notifications) = inline {
                 block.body.clear();
                 for notification in notifications {
-                    emit(Event::Notification(notification));
+                    sink.event(Event::Notification(notification));
                 }
             }
         }
         let tag = block.expected.map(|(expected, _)| expected.tag);
-        emit(Event::Reply(Reply {
+        sink.event(Event::Reply(Reply {
             guard: block.guard,
             success,
             body: block.body,
@@ -476,7 +567,7 @@ impl Decoder {
         if !success && let Some((_, group)) = block.expected {
             while self.pending.front().is_some_and(|p| p.group == group) {
                 if let Some(dropped) = self.pending.pop_front() {
-                    emit(Event::Abandoned {
+                    sink.event(Event::Abandoned {
                         tag: dropped.expected.tag,
                     });
                 }
@@ -545,6 +636,53 @@ mod tests {
             Event::Reply(reply) => reply.joined_body(),
             other => panic!("not a reply: {other:?}"),
         }
+    }
+
+    /// Records what a [`Sink`] is lent.
+    #[derive(Default)]
+    struct Recorder {
+        outputs: Vec<(PaneId, Option<u64>, Vec<u8>)>,
+        events: Vec<Event>,
+    }
+
+    impl Sink for Recorder {
+        fn output(&mut self, output: Output<'_>) {
+            self.outputs
+                .push((output.pane, output.age_ms, output.data.to_vec()));
+        }
+
+        fn event(&mut self, event: Event) {
+            self.events.push(event);
+        }
+    }
+
+    #[test]
+    fn a_sink_is_lent_each_lines_output_and_nothing_of_the_line_before() {
+        let mut decoder = Decoder::new();
+        let mut sink = Recorder::default();
+        decoder.feed_to(
+            b"%output %1 long line\\012\n%output %2 x\n%output %3 bad\\9\n\
+              %extended-output %4 12 : y\\033\n%output %5 \n%window-add @1\n",
+            &mut sink,
+        );
+        decoder.finish_to(&mut sink);
+        assert_eq!(
+            sink.outputs,
+            [
+                (PaneId(1), None, b"long line\n".to_vec()),
+                (PaneId(2), None, b"x".to_vec()),
+                (PaneId(4), Some(12), b"y\x1b".to_vec()),
+                (PaneId(5), None, Vec::new()),
+            ]
+        );
+        assert_eq!(sink.events.len(), 2, "{:?}", sink.events);
+        assert!(
+            matches!(&sink.events[0], Event::ParseError(e) if e.line.0 == b"%output %3 bad\\9")
+        );
+        assert!(matches!(
+            sink.events[1],
+            Event::Notification(Notification::WindowAdd { .. })
+        ));
     }
 
     #[test]

@@ -10,6 +10,8 @@ pub mod escape;
 pub mod layout;
 pub mod notification;
 
-pub use decoder::{BodyKind, Decoder, Event, Expected, Guard, ParseError, ParseErrorKind, Reply};
+pub use decoder::{
+    BodyKind, Decoder, Event, Expected, Guard, Output, ParseError, ParseErrorKind, Reply, Sink,
+};
 pub use layout::{Layout, LayoutCell, PaneGeometry};
 pub use notification::{LineError, Notification, parse_notification};

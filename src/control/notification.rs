@@ -12,7 +12,7 @@ use nom::combinator::{all_consuming, opt, rest};
 use nom::sequence::preceded;
 use nom::{IResult, Parser};
 
-use super::escape::{BadEscape, unescape_output, unvis};
+use super::escape::{BadEscape, unescape_output, unescape_output_into, unvis};
 use super::layout::{Layout, LayoutError};
 use crate::ids::{PaneId, SessionId, WindowId};
 use crate::raw::RawBytes;
@@ -280,8 +280,8 @@ fn args<'a, O>(
 
 /// Decodes one `%` line (without its line ending) into a notification.
 pub fn parse_notification(line: &[u8]) -> Result<Notification, LineError> {
-    if let Some(output) = fast_output(line) {
-        return output;
+    if let Some(output) = split_output(line) {
+        return output.and_then(EscapedOutput::into_notification);
     }
     let body = line.strip_prefix(b"%").ok_or(LineError::NoName)?;
     let (name, tail) = match memchr::memchr(b' ', body) {
@@ -305,7 +305,9 @@ pub fn parse_notification(line: &[u8]) -> Result<Notification, LineError> {
                 data: output_data("output", data)?,
             }
         }
-        b"extended-output" => parse_extended_output(argument("extended-output")?)?,
+        b"extended-output" => {
+            split_extended_output(argument("extended-output")?)?.into_notification()?
+        }
         b"pause" => Notification::Pause {
             pane: args("pause", argument("pause")?, pane)?,
         },
@@ -421,14 +423,70 @@ pub fn parse_notification(line: &[u8]) -> Result<Notification, LineError> {
     Ok(notification)
 }
 
-/// The hot path: `%output %N data`, which is nearly every line of a busy stream, parsed without
-/// the general machinery. `None` for any other line (or an odd one, left to the full parser).
-fn fast_output(line: &[u8]) -> Option<Result<Notification, LineError>> {
-    let rest = line.strip_prefix(b"%output %")?;
-    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-    let data = rest.get(digits..)?.strip_prefix(b" ")?;
-    let pane = PaneId(crate::ids::parse_u32(&rest[..digits])?);
-    Some(output_data("output", data).map(|data| Notification::Output { pane, data }))
+/// A `%output` or `%extended-output` line split into its fields, its data still escaped: what
+/// the decoder needs to unescape the data into a buffer it reuses (see
+/// [`crate::control::decoder::Sink`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EscapedOutput<'a> {
+    /// The pane that produced the bytes.
+    pub pane: PaneId,
+    /// For `%extended-output`, how long the data waited in tmux, in milliseconds.
+    pub age_ms: Option<u64>,
+    /// The data as tmux escaped it.
+    pub escaped: &'a [u8],
+}
+
+impl EscapedOutput<'_> {
+    /// The notification's name, for errors.
+    pub fn name(&self) -> &'static str {
+        match self.age_ms {
+            Some(_) => "extended-output",
+            None => "output",
+        }
+    }
+
+    /// Unescapes the data, appending it to `out` (left as it was on error).
+    pub fn unescape_into(&self, out: &mut Vec<u8>) -> Result<(), LineError> {
+        unescape_output_into(self.escaped, out).map_err(|source| LineError::BadEscape {
+            notification: self.name(),
+            source,
+        })
+    }
+
+    fn into_notification(self) -> Result<Notification, LineError> {
+        let mut data = Vec::new();
+        self.unescape_into(&mut data)?;
+        let data = RawBytes(data);
+        Ok(match self.age_ms {
+            Some(age_ms) => Notification::ExtendedOutput {
+                pane: self.pane,
+                age_ms,
+                data,
+            },
+            None => Notification::Output {
+                pane: self.pane,
+                data,
+            },
+        })
+    }
+}
+
+/// Splits the lines that carry pane output, which are nearly every line of a busy stream,
+/// without the general machinery: `%output %N data` and `%extended-output %N age ... : data`.
+/// `None` for any other line, and for an odd `%output` line, left to the full parser.
+pub fn split_output(line: &[u8]) -> Option<Result<EscapedOutput<'_>, LineError>> {
+    if let Some(rest) = line.strip_prefix(b"%output %") {
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        let escaped = rest.get(digits..)?.strip_prefix(b" ")?;
+        let pane = PaneId(crate::ids::parse_u32(&rest[..digits])?);
+        return Some(Ok(EscapedOutput {
+            pane,
+            age_ms: None,
+            escaped,
+        }));
+    }
+    let rest = line.strip_prefix(b"%extended-output ")?;
+    Some(split_extended_output(rest))
 }
 
 fn output_data(notification: &'static str, escaped: &[u8]) -> Result<RawBytes, LineError> {
@@ -459,7 +517,7 @@ fn id_and_name<'a, T>(
 }
 
 /// `%p age [reserved ...] : data`.
-fn parse_extended_output(input: &[u8]) -> Result<Notification, LineError> {
+fn split_extended_output(input: &[u8]) -> Result<EscapedOutput<'_>, LineError> {
     const LABEL: &str = "extended-output";
     let (after, (pane, _, age_ms)) = (pane, char(' '), dec_u64)
         .parse(input)
@@ -470,11 +528,10 @@ fn parse_extended_output(input: &[u8]) -> Result<Notification, LineError> {
         rest = rest.strip_prefix(b" ").ok_or(LineError::Malformed(LABEL))?;
         let field_end = memchr::memchr(b' ', rest).unwrap_or(rest.len());
         if &rest[..field_end] == b":" {
-            let data = rest.get(field_end + 1..).unwrap_or_default();
-            return Ok(Notification::ExtendedOutput {
+            return Ok(EscapedOutput {
                 pane,
-                age_ms,
-                data: output_data(LABEL, data)?,
+                age_ms: Some(age_ms),
+                escaped: rest.get(field_end + 1..).unwrap_or_default(),
             });
         }
         rest = &rest[field_end..];

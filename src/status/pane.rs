@@ -185,9 +185,12 @@ impl PaneAgent {
     }
 
     /// Whether the status reflects the latest output (no evaluation is pending). A status read
-    /// while output waits to be evaluated may be out of date.
+    /// while output waits to be evaluated may be out of date. An exited agent's status, and a
+    /// pane without a provider, are never evaluated, so output does not unsettle them.
     pub fn settled(&self) -> bool {
         self.dirty_since.is_none()
+            || self.provider.is_none()
+            || self.tracker.status() == Status::Exited
     }
 
     /// When the pane should be evaluated next, if at all.
@@ -311,5 +314,20 @@ mod tests {
         assert_eq!(pane.exited(now).unwrap().status, Status::Exited);
         pane.touched(now);
         assert_eq!(pane.due(now), None);
+        // Nothing will evaluate it, so the exit is the settled status (the inbox waits for a
+        // settled status before it judges a message).
+        assert!(pane.settled());
+    }
+
+    #[test]
+    fn output_unsettles_only_a_status_that_will_be_evaluated() {
+        let now = Instant::now();
+        let mut pane = PaneAgent::new(Timing::default(), now);
+        pane.touched(now);
+        assert!(pane.settled(), "no provider: nothing to wait for");
+        pane.set_provider(Some(claude()), Some(ProviderSource::Process), now);
+        pane.touched(now);
+        assert!(!pane.settled());
+        assert!(pane.due(now).is_some());
     }
 }

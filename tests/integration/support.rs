@@ -364,6 +364,25 @@ impl TmuxServer {
         text
     }
 
+    /// What `panectl ls --json` says, whatever it says, for failure messages.
+    pub fn panes_for_failure(&self) -> String {
+        match self.panectl().args(["ls", "--json"]).output() {
+            Ok(output) => format!(
+                "panectl ls: {}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            ),
+            Err(error) => format!("panectl ls: {error}"),
+        }
+    }
+
+    /// The last `lines` lines of the daemon logs, for failure messages.
+    pub fn daemon_log_tail(&self, lines: usize) -> String {
+        let logs = self.daemon_logs();
+        let all: Vec<&str> = logs.lines().collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
+    }
+
     /// Starts a daemon for this server (in the foreground, as a child of the test).
     pub fn start_daemon(&self, extra: &[&str]) -> Daemon {
         let log = self.dir.path().join(format!(
@@ -404,7 +423,12 @@ impl TmuxServer {
     pub fn wait_for(&self, what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
         let deadline = Instant::now() + timeout;
         while !condition() {
-            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}\n{}\n{}",
+                self.daemon_log_tail(80),
+                self.panes_for_failure()
+            );
             std::thread::sleep(Duration::from_millis(25));
         }
     }

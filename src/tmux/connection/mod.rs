@@ -12,6 +12,7 @@
 //! attached to the session (protocol notes §5.2). panectl only observes.
 
 mod agents;
+mod batch;
 mod pipes;
 mod programs;
 
@@ -30,6 +31,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
+use self::batch::{Batch, Item};
 use super::address::ServerAddress;
 use super::query::{self, PaneRow, SEED_PARTS};
 use crate::control::command::{Line, Target, commands};
@@ -571,6 +573,7 @@ async fn run(
         bus,
         upcalls,
         decoder: Decoder::new(),
+        batch: Batch::default(),
         lines,
         next_tag: 0,
         tag_lines: HashMap::new(),
@@ -686,6 +689,8 @@ struct Connection {
     bus: EventBus,
     upcalls: mpsc::UnboundedSender<Upcall>,
     decoder: Decoder,
+    /// What the last read decoded (kept for its memory).
+    batch: Batch,
     lines: mpsc::UnboundedSender<Vec<u8>>,
     next_tag: u64,
     /// Tag of each command sent -> (first tag of its line, index in the line).
@@ -809,22 +814,19 @@ impl Connection {
                 Ok(()) = self.providers.changed() => self.providers_reloaded(Instant::now()),
                 read = stdout.read(&mut buffer) => match read {
                     Ok(0) => {
-                        let mut events = Vec::new();
-                        self.decoder.finish(&mut |event| events.push(event));
-                        for event in events {
-                            self.event(event);
-                        }
+                        let mut batch = std::mem::take(&mut self.batch);
+                        self.decoder.finish_to(&mut batch);
+                        self.handle(&mut batch);
                         return match self.exit_reason.take() {
                             Some(reason) => EndReason::Exit(reason),
                             None => EndReason::Eof,
                         };
                     }
                     Ok(n) => {
-                        let mut events = Vec::new();
-                        self.decoder.feed(&buffer[..n], &mut |event| events.push(event));
-                        for event in events {
-                            self.event(event);
-                        }
+                        let mut batch = std::mem::take(&mut self.batch);
+                        self.decoder.feed_to(&buffer[..n], &mut batch);
+                        self.handle(&mut batch);
+                        self.batch = batch;
                     }
                     Err(error) => return EndReason::Failed(format!("reading the control client: {error}")),
                 },
@@ -841,6 +843,17 @@ impl Connection {
                 }
             }
         }
+    }
+
+    /// Handles what a read decoded, in stream order, and empties the batch.
+    fn handle(&mut self, batch: &mut Batch) {
+        for item in batch.items.drain(..) {
+            match item {
+                Item::Output { pane, range } => self.output(pane, &batch.data[range]),
+                Item::Event(event) => self.event(event),
+            }
+        }
+        batch.clear();
     }
 
     fn event(&mut self, event: Event) {
