@@ -125,18 +125,7 @@ pub struct Output<'a> {
 impl Output<'_> {
     /// The notification it came as, with its own copy of the data.
     pub fn to_notification(&self) -> Notification {
-        let data = RawBytes(self.data.to_vec());
-        match self.age_ms {
-            Some(age_ms) => Notification::ExtendedOutput {
-                pane: self.pane,
-                age_ms,
-                data,
-            },
-            None => Notification::Output {
-                pane: self.pane,
-                data,
-            },
-        }
+        Notification::pane_output(self.pane, self.age_ms, RawBytes(self.data.to_vec()))
     }
 }
 

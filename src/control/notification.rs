@@ -193,6 +193,14 @@ pub enum Notification {
 }
 
 impl Notification {
+    /// `%output` data, or `%extended-output` data when it has an age.
+    pub fn pane_output(pane: PaneId, age_ms: Option<u64>, data: RawBytes) -> Notification {
+        match age_ms {
+            Some(age_ms) => Notification::ExtendedOutput { pane, age_ms, data },
+            None => Notification::Output { pane, data },
+        }
+    }
+
     /// The tmux name of the notification, as counted in `panectl replay --json`.
     pub fn name(&self) -> &str {
         match self {
@@ -456,18 +464,11 @@ impl EscapedOutput<'_> {
     fn into_notification(self) -> Result<Notification, LineError> {
         let mut data = Vec::new();
         self.unescape_into(&mut data)?;
-        let data = RawBytes(data);
-        Ok(match self.age_ms {
-            Some(age_ms) => Notification::ExtendedOutput {
-                pane: self.pane,
-                age_ms,
-                data,
-            },
-            None => Notification::Output {
-                pane: self.pane,
-                data,
-            },
-        })
+        Ok(Notification::pane_output(
+            self.pane,
+            self.age_ms,
+            RawBytes(data),
+        ))
     }
 }
 
