@@ -84,6 +84,9 @@ pub struct Supervisor {
     failures: BTreeMap<SessionId, VecDeque<Instant>>,
     /// Sessions whose control client kept failing: their connections start on pipes.
     on_pipes: BTreeSet<SessionId>,
+    /// Whether the tmux server answered when last looked at; the one value of it that
+    /// [`ServerStatus`] publishes and the wait for a server's return polls on.
+    server_alive: bool,
 }
 
 type Ended = std::pin::Pin<Box<dyn std::future::Future<Output = (SessionId, EndReason)> + Send>>;
@@ -135,6 +138,7 @@ impl Supervisor {
             backoff: BTreeMap::new(),
             failures: BTreeMap::new(),
             on_pipes: BTreeSet::new(),
+            server_alive: false,
             connections,
             status,
             upcall_receiver,
@@ -147,8 +151,8 @@ impl Supervisor {
     /// Runs until cancelled, or until the server ends with `exit_with_server`.
     pub async fn run(mut self) {
         let mut ended: FuturesUnordered<Ended> = FuturesUnordered::new();
-        let mut server_alive = self.address.is_alive();
-        if server_alive {
+        self.server_alive = self.address.is_alive();
+        if self.server_alive {
             self.sync(&mut ended, ResyncReason::Attach).await;
         } else if self.exit_with_server {
             warn!(server = %self.address, "no tmux server is running; exiting");
@@ -157,7 +161,7 @@ impl Supervisor {
         } else {
             info!(server = %self.address, "waiting for a tmux server");
         }
-        self.publish_status(server_alive);
+        self.publish_status();
         let mut poll = tokio::time::interval(Duration::from_millis(500));
         poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -172,8 +176,8 @@ impl Supervisor {
                 },
                 Some((session, reason)) = ended.next(), if !ended.is_empty() => {
                     self.ended(session, reason).await;
-                    server_alive = self.address.is_alive();
-                    if !server_alive && self.entries.is_empty() {
+                    self.server_alive = self.address.is_alive();
+                    if !self.server_alive && self.entries.is_empty() {
                         if self.exit_with_server {
                             info!(server = %self.address, "the tmux server is gone; exiting");
                             self.cancel.cancel();
@@ -181,19 +185,17 @@ impl Supervisor {
                         }
                         info!(server = %self.address, "the tmux server is gone; waiting for it");
                     }
-                    self.publish_status(server_alive);
+                    self.publish_status();
                 }
                 Some(session) = self.restart_receiver.recv() => {
                     if !self.entries.contains_key(&session) && self.address.is_alive() {
                         self.sync(&mut ended, ResyncReason::Reconnect).await;
                     }
                 }
-                _ = poll.tick(), if !server_alive => {
+                _ = poll.tick(), if !self.server_alive => {
                     if self.address.is_alive() {
                         info!(server = %self.address, "tmux server is back");
-                        server_alive = true;
                         self.sync(&mut ended, ResyncReason::Attach).await;
-                        self.publish_status(server_alive);
                     }
                 }
             }
@@ -208,9 +210,9 @@ impl Supervisor {
         {}
     }
 
-    fn publish_status(&self, server_alive: bool) {
+    fn publish_status(&self) {
         self.status.send_modify(|status| {
-            status.server_alive = server_alive;
+            status.server_alive = self.server_alive;
             status.sessions = self.entries.len();
         });
         let handles: BTreeMap<SessionId, ConnectionHandle> = self
@@ -310,7 +312,10 @@ impl Supervisor {
             info!(%session, name = %name, "attached");
             self.bus.publish(EventKind::SessionAdded { session, name });
         }
-        self.publish_status(true);
+        // Not `true` because a sync ran: one that a `%sessions-changed` of a server on its
+        // way out started finds no server, and must not mark it alive again.
+        self.server_alive = self.address.is_alive();
+        self.publish_status();
     }
 
     /// `--transport auto`: a session whose control client ended unexpectedly `failures` times
@@ -342,7 +347,8 @@ impl Supervisor {
         let Some(entry) = self.entries.remove(&session) else {
             return;
         };
-        self.publish_status(self.address.is_alive());
+        self.server_alive = self.address.is_alive();
+        self.publish_status();
         if reason == EndReason::Cancelled || self.cancel.is_cancelled() {
             self.backoff.remove(&session);
             self.bus.publish(EventKind::SessionRemoved { session });

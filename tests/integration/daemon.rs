@@ -359,14 +359,25 @@ fn a_killed_control_client_is_restarted_and_resynced() {
 fn the_daemon_waits_for_a_tmux_server_that_dies_and_comes_back() {
     let _guard = daemon_test_lock();
     let server = TmuxServer::start(80, 24);
+    // Several sessions: each control client hears `%sessions-changed` as the others close,
+    // so the daemon re-lists sessions while, and after, the server goes.
+    for name in ["two", "three", "four", "five"] {
+        server.tmux(&["new-session", "-d", "-s", name]);
+    }
     let mut daemon = server.start_daemon(&[]);
-    server.wait_for_panes(1);
+    server.wait_for_panes(5);
     server.tmux(&["kill-server"]);
     server.wait_for(
         "the daemon to see the server gone",
         Duration::from_secs(5),
         || server.health()["server_alive"] == false,
     );
+    // And it stays gone: the lists of sessions the dying server's clients asked for must not
+    // mark it alive again.
+    for _ in 0..10 {
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(server.health()["server_alive"], false);
+    }
     server.tmux(&["new-session", "-d", "-s", "reborn", "-x", "70", "-y", "20"]);
     let panes = server.wait_for_panes(1);
     assert_eq!(panes[0]["session"], "reborn");
