@@ -7,9 +7,15 @@
 //! - **Sticky baseline.** The baseline is tmux's screen the last time the delivered bytes had
 //!   caught up with it, and it moves only then. A pipe that delivered a burst and then stalled
 //!   while the pane settled on a new frame, all inside one interval, still diverges from it:
-//!   bytes delivered since the last check never excuse a divergence.
+//!   bytes delivered earlier in the interval never excuse a divergence.
+//! - **A flowing pipe is not judged.** The pipe's bytes and tmux's `capture-pane` are seen at
+//!   different moments, so while bytes keep arriving (just before the check was asked for, or
+//!   while it ran) a difference is only bytes in flight. A flood of one repeated line makes
+//!   tmux's screen equal the baseline over and over while the model is mid-line.
+//! - **Two looks before acting.** A difference seen on one quiet check may still be the last
+//!   bytes on their way; only the second in a row acts.
 //! - **Model errors are not stalls.** If tmux's screen is still the baseline but the model
-//!   changed, the pipe is fine and only the model is reseeded.
+//!   differs, the pipe is fine and only the model is reseeded.
 //! - **Bounded.** Re-arms that do not bring the pipe back are counted; past the limit the
 //!   watchdog gives up (the caller fails over to the control transport).
 
@@ -20,8 +26,12 @@ use std::time::{Duration, Instant};
 pub struct WatchdogConfig {
     /// How often the caller checks (it paces the checks; kept here for reference).
     pub interval: Duration,
-    /// Consecutive diverged checks before a re-arm (the first may be bytes still in flight).
+    /// Consecutive diverged checks before a re-arm or reseed (the first may be bytes still in
+    /// flight).
     pub stall_checks: u32,
+    /// Bytes delivered this long before a check was asked for, or after, mean the pipe is
+    /// flowing: that check's screens are not compared.
+    pub flowing: Duration,
     /// How long a pipe may deliver nothing at start before it is re-armed.
     pub cold_start_grace: Duration,
     /// Re-arms at cold start before giving up.
@@ -35,6 +45,7 @@ impl Default for WatchdogConfig {
         WatchdogConfig {
             interval: Duration::from_secs(2),
             stall_checks: 2,
+            flowing: Duration::from_millis(50),
             cold_start_grace: Duration::from_secs(3),
             max_cold_starts: 5,
             max_rearms: 5,
@@ -84,6 +95,7 @@ pub struct PipeLiveness {
     armed_at: Instant,
     ever_delivered: bool,
     last_delivered: Option<Instant>,
+    asked_at: Option<Instant>,
     baseline: Option<u64>,
     strikes: u32,
     cold_starts: u32,
@@ -98,6 +110,7 @@ impl PipeLiveness {
             armed_at: now,
             ever_delivered: false,
             last_delivered: None,
+            asked_at: None,
             baseline: None,
             strikes: 0,
             cold_starts: 0,
@@ -116,6 +129,20 @@ impl PipeLiveness {
         self.last_delivered
     }
 
+    /// The caller asked tmux for the pane's screen (the check whose answer comes to
+    /// [`PipeLiveness::check`]).
+    pub fn asked(&mut self, now: Instant) {
+        self.asked_at = Some(now);
+    }
+
+    /// Whether bytes reached the consumer shortly before the check was asked for, or since.
+    fn flowing_during_check(&self) -> bool {
+        match (self.asked_at, self.last_delivered) {
+            (Some(asked), Some(delivered)) => delivered + self.config.flowing >= asked,
+            _ => false,
+        }
+    }
+
     /// The pipe was stopped and started again, and the model reseeded, at `now`.
     pub fn rearmed(&mut self, now: Instant) {
         self.armed_at = now;
@@ -125,6 +152,8 @@ impl PipeLiveness {
 
     /// Takes a check's observation.
     pub fn check(&mut self, now: Instant, probe: Probe) -> Verdict {
+        let flowing = self.flowing_during_check();
+        self.asked_at = None;
         if probe.model_matches {
             self.baseline = Some(probe.screen_hash);
             self.strikes = 0;
@@ -149,13 +178,19 @@ impl PipeLiveness {
             self.cold_starts += 1;
             return Verdict::Rearm(RearmReason::ColdStart);
         }
-        if self.baseline == Some(probe.screen_hash) {
-            // tmux shows what it showed when all was well: the model, not the pipe, moved.
-            return Verdict::Reseed;
+        if flowing {
+            // Bytes in flight: the pipe is alive, and the screens were seen apart.
+            self.strikes = 0;
+            return Verdict::Watching;
         }
         self.strikes += 1;
         if self.strikes < self.config.stall_checks {
             return Verdict::Watching;
+        }
+        if self.baseline == Some(probe.screen_hash) {
+            // tmux shows what it showed when all was well: the model, not the pipe, moved.
+            self.strikes = 0;
+            return Verdict::Reseed;
         }
         if self.rearms >= self.config.max_rearms {
             return Verdict::GiveUp(format!(
@@ -244,7 +279,70 @@ mod tests {
         let mut pipe = PipeLiveness::new(WatchdogConfig::default(), now);
         pipe.delivered(now);
         assert_eq!(pipe.check(now, probe(true, 7)), Verdict::Healthy);
+        // Seen once it may be the last bytes on their way; seen twice, the model is wrong.
+        assert_eq!(pipe.check(now, probe(false, 7)), Verdict::Watching);
         assert_eq!(pipe.check(now, probe(false, 7)), Verdict::Reseed);
+        // The count starts again after a reseed.
+        assert_eq!(pipe.check(now, probe(false, 7)), Verdict::Watching);
+    }
+
+    #[test]
+    fn a_pipe_delivering_while_it_is_checked_is_never_judged() {
+        let config = WatchdogConfig::default();
+        let start = Instant::now();
+        let mut pipe = PipeLiveness::new(config, start);
+        pipe.delivered(start);
+        assert_eq!(pipe.check(start, probe(true, 1)), Verdict::Healthy);
+        // A flood of one repeated line: tmux's screen hashes as the baseline every time, and
+        // the model, fed bytes all along, is mid-line at each check.
+        let mut now = start;
+        for step in 0..50 {
+            now += Duration::from_millis(300);
+            pipe.asked(now);
+            // Bytes arrive just before the check (within `flowing`) or while it runs.
+            if step % 2 == 0 {
+                pipe.delivered(now - config.flowing / 2);
+            } else {
+                pipe.delivered(now + Duration::from_millis(1));
+            }
+            assert_eq!(
+                pipe.check(now, probe(false, 1)),
+                Verdict::Watching,
+                "{step}"
+            );
+        }
+        // A quiet check in between does not add up with an earlier one across a flowing one.
+        now += Duration::from_millis(300);
+        pipe.asked(now);
+        assert_eq!(pipe.check(now, probe(false, 1)), Verdict::Watching);
+        now += Duration::from_millis(300);
+        pipe.asked(now);
+        pipe.delivered(now);
+        assert_eq!(pipe.check(now, probe(false, 1)), Verdict::Watching);
+        now += Duration::from_millis(300);
+        pipe.asked(now);
+        assert_eq!(pipe.check(now, probe(false, 1)), Verdict::Watching);
+    }
+
+    #[test]
+    fn bytes_from_earlier_in_the_interval_do_not_excuse_a_stall() {
+        let config = WatchdogConfig::default();
+        let start = Instant::now();
+        let mut pipe = PipeLiveness::new(config, start);
+        pipe.delivered(start);
+        pipe.asked(start);
+        assert_eq!(pipe.check(start, probe(true, 1)), Verdict::Healthy);
+        // A burst early in the interval, then the pipe stalls while the pane settles.
+        pipe.delivered(start + Duration::from_millis(100));
+        let mut now = start + Duration::from_millis(300);
+        pipe.asked(now);
+        assert_eq!(pipe.check(now, probe(false, 2)), Verdict::Watching);
+        now += Duration::from_millis(300);
+        pipe.asked(now);
+        assert_eq!(
+            pipe.check(now, probe(false, 2)),
+            Verdict::Rearm(RearmReason::Stalled)
+        );
     }
 
     #[test]

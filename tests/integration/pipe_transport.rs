@@ -136,6 +136,49 @@ fn a_killed_writer_is_rearmed_and_the_gap_is_in_the_stream() {
     assert!(stderr.contains("pipe_stalled"), "{stderr}");
 }
 
+/// A flood of one repeated line: tmux's screen looks the same at every check while the
+/// mirror, fed through the pipe a moment later, is mid-line. The watchdog must see a pipe
+/// that is delivering, and never re-arm it (a re-arm loses the bytes of its gap) or call the
+/// mirror wrong.
+#[test]
+fn a_flooding_pane_keeps_its_pipe_and_loses_nothing() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let _daemon = server.start_daemon(&["--transport", "pipe", "--watchdog-ms", "100"]);
+    server.wait_for_panes(1);
+    wait_for_writer(&server, &pipe_dir(&server).join("pane-0.fifo"));
+    let before = server.health();
+    const FLOOD: u64 = 5 * 20_000_000;
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%0",
+        "for r in 1 2 3 4 5; do yes 0123456789 | head -c 20000000; done; echo flood-$((40+2))",
+        "Enter",
+    ]);
+    server.wait_for("the flood to end", Duration::from_secs(120), || {
+        server.tmux_screen("%0").contains("flood-42\n")
+    });
+    server.wait_for_same_screen("%0", Duration::from_secs(10));
+    let health = server.health();
+    assert_eq!(health["divergences"], 0, "{health:#}");
+    assert_eq!(
+        health["resyncs"], before["resyncs"],
+        "no re-arm, no reseed: {health:#}"
+    );
+    assert!(
+        health["pipe_bytes"].as_u64().unwrap() - before["pipe_bytes"].as_u64().unwrap() > FLOOD,
+        "every byte came through the pipe: {health:#}"
+    );
+    let output = server
+        .panectl()
+        .args(["output", "%0", "--from", "0"])
+        .output()
+        .expect("panectl output");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("pipe_stalled"), "{stderr}");
+}
+
 #[test]
 fn a_removed_fifo_directory_fails_over_to_control() {
     let _guard = daemon_test_lock();

@@ -318,6 +318,7 @@ impl Connection {
         for pane in due {
             if let Some(pipe) = self.pipes.get_mut(&pane) {
                 pipe.checking = true;
+                pipe.liveness.asked(Instant::now());
             }
             self.send(query::check_line(pane), Purpose::PipeCheck(pane));
         }
