@@ -200,10 +200,17 @@ impl PaneMirror {
         }
         let differs = !self.shows(shown);
         if differs {
-            self.suspected = Some(self.difference(shown));
+            self.suspect(shown);
             self.state = SyncState::Stale;
         }
         differs
+    }
+
+    /// Records a difference from what tmux shows, for the resync that follows to confirm
+    /// ([`PaneMirror::confirm_divergence`]). The pipe watchdog calls it when it judges the
+    /// mirror wrong.
+    pub fn suspect(&mut self, shown: &ShownScreen) {
+        self.suspected = Some(self.difference(shown));
     }
 
     /// The resync after a difference is in: counts the divergence and says where the screens
@@ -354,6 +361,23 @@ mod tests {
         );
         assert_eq!(pane.counters.divergences, 1);
         assert_eq!(pane.confirm_divergence(), None);
+    }
+
+    #[test]
+    fn a_difference_the_pipe_watchdog_suspects_is_counted_by_the_resync() {
+        let mut pane = PaneMirror::new(row(), 1024);
+        pane.seeded(&snapshot(&["hello", "", ""], (5, 0)), GapReason::Seeded);
+        let other = ShownScreen {
+            rows: vec!["EEEEE".into(), "".into(), "".into()],
+            cursor: (5, 0),
+            alternate: false,
+            dead: false,
+        };
+        pane.suspect(&other);
+        assert_eq!(pane.counters.divergences, 0);
+        let difference = pane.confirm_divergence().expect("a divergence");
+        assert!(difference.contains("EEEEE"), "{difference}");
+        assert_eq!(pane.counters.divergences, 1);
     }
 
     #[test]

@@ -352,8 +352,9 @@ impl Connection {
         match pipe.liveness.check(Instant::now(), probe) {
             Verdict::Healthy | Verdict::Watching => {}
             Verdict::Reseed => {
+                // Counted, and logged with where the screens differ, when the resync is in.
                 if let Some(mirror) = self.panes.get_mut(&pane) {
-                    mirror.counters.divergences += 1;
+                    mirror.suspect(&shown);
                 }
                 self.seed(pane, ResyncReason::Divergence);
             }
