@@ -16,7 +16,7 @@ use serde::Serialize;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use crate::control::command::Line;
 use crate::daemon::events::{EventBus, EventKind, ResyncReason};
@@ -87,6 +87,28 @@ pub struct Supervisor {
     /// Whether the tmux server answered when last looked at; the one value of it that
     /// [`ServerStatus`] publishes and the wait for a server's return polls on.
     server_alive: bool,
+}
+
+/// What asking tmux for its sessions found.
+enum Listing {
+    /// The server answered with these sessions.
+    Sessions(Vec<SessionRow>),
+    /// No server answered.
+    NoServer,
+    /// An answer that does not parse (logged); nothing is changed on it.
+    Unreadable,
+}
+
+impl Listing {
+    fn parsed(parsed: Result<Vec<SessionRow>, query::QueryError>) -> Listing {
+        match parsed {
+            Ok(sessions) => Listing::Sessions(sessions),
+            Err(error) => {
+                warn!(%error, "cannot read tmux's list of sessions");
+                Listing::Unreadable
+            }
+        }
+    }
 }
 
 type Ended = std::pin::Pin<Box<dyn std::future::Future<Output = (SessionId, EndReason)> + Send>>;
@@ -176,7 +198,15 @@ impl Supervisor {
                 },
                 Some((session, reason)) = ended.next(), if !ended.is_empty() => {
                     self.ended(session, reason).await;
-                    self.server_alive = self.address.is_alive();
+                    // A server on its way out still accepts connections until its last
+                    // client has gone (an attached terminal can take its time): with no
+                    // session left, only a server that answers is alive.
+                    self.server_alive = if self.entries.is_empty() {
+                        self.address.is_alive()
+                            && matches!(self.list_sessions().await, Listing::Sessions(_))
+                    } else {
+                        self.address.is_alive()
+                    };
                     if !self.server_alive && self.entries.is_empty() {
                         if self.exit_with_server {
                             info!(server = %self.address, "the tmux server is gone; exiting");
@@ -194,8 +224,10 @@ impl Supervisor {
                 }
                 _ = poll.tick(), if !self.server_alive => {
                     if self.address.is_alive() {
-                        info!(server = %self.address, "tmux server is back");
                         self.sync(&mut ended, ResyncReason::Attach).await;
+                        if self.server_alive {
+                            info!(server = %self.address, "tmux server is back");
+                        }
                     }
                 }
             }
@@ -225,7 +257,7 @@ impl Supervisor {
 
     /// The sessions tmux has now: through a live connection if there is one (no process
     /// started), else with a one-shot `tmux list-sessions`.
-    async fn list_sessions(&self) -> Option<Vec<SessionRow>> {
+    async fn list_sessions(&self) -> Listing {
         for entry in self.entries.values() {
             if let Ok(replies) = entry
                 .handle
@@ -234,7 +266,7 @@ impl Supervisor {
                 && let Some(Some(reply)) = replies.first()
                 && reply.success
             {
-                return query::parse_sessions(&reply.body).ok();
+                return Listing::parsed(query::parse_sessions(&reply.body));
             }
         }
         match self
@@ -242,21 +274,26 @@ impl Supervisor {
             .run(&["list-sessions", "-F", query::sessions_format()])
             .await
         {
-            Ok(lines) => query::parse_sessions(&lines).ok(),
+            Ok(lines) => Listing::parsed(query::parse_sessions(&lines)),
             Err(error) => {
-                if self.address.is_alive() {
-                    warn!(%error, "cannot list sessions");
-                }
-                // No server (or no sessions, which ends a server): nothing to attach to.
-                Some(Vec::new())
+                debug!(%error, "cannot list sessions");
+                // No server, one on its way out, or no sessions (which ends a server).
+                Listing::NoServer
             }
         }
     }
 
     /// Attaches to sessions without a connection and drops connections of closed sessions.
     async fn sync(&mut self, ended: &mut FuturesUnordered<Ended>, reason: ResyncReason) {
-        let Some(sessions) = self.list_sessions().await else {
-            return;
+        let sessions = match self.list_sessions().await {
+            Listing::Sessions(sessions) => sessions,
+            // Its connections end by themselves if the server went; none is cut here.
+            Listing::NoServer => {
+                self.server_alive = false;
+                self.publish_status();
+                return;
+            }
+            Listing::Unreadable => return,
         };
         let live: BTreeMap<SessionId, RawBytes> =
             sessions.into_iter().map(|s| (s.id, s.name)).collect();
@@ -312,9 +349,9 @@ impl Supervisor {
             info!(%session, name = %name, "attached");
             self.bus.publish(EventKind::SessionAdded { session, name });
         }
-        // Not `true` because a sync ran: one that a `%sessions-changed` of a server on its
-        // way out started finds no server, and must not mark it alive again.
-        self.server_alive = self.address.is_alive();
+        // The server answered. (A sync that a `%sessions-changed` of a server on its way out
+        // started finds none, above, and does not mark it alive.)
+        self.server_alive = true;
         self.publish_status();
     }
 
@@ -347,7 +384,6 @@ impl Supervisor {
         let Some(entry) = self.entries.remove(&session) else {
             return;
         };
-        self.server_alive = self.address.is_alive();
         self.publish_status();
         if reason == EndReason::Cancelled || self.cancel.is_cancelled() {
             self.backoff.remove(&session);
@@ -356,10 +392,8 @@ impl Supervisor {
         }
         // Did the session close, or only our client?
         let still_there = self.address.is_alive()
-            && self
-                .list_sessions()
-                .await
-                .is_some_and(|sessions| sessions.iter().any(|s| s.id == session));
+            && matches!(self.list_sessions().await,
+                Listing::Sessions(sessions) if sessions.iter().any(|s| s.id == session));
         if !still_there {
             self.backoff.remove(&session);
             info!(%session, %reason, "session closed");

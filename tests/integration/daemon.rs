@@ -403,6 +403,60 @@ fn with_exit_with_server_the_daemon_ends_with_tmux() {
     assert!(!output.status.success());
 }
 
+/// A killed server goes on accepting connections until its last client has gone, and an
+/// attached terminal can take its time (here it is stopped). The daemon must not take that
+/// for a live server: with `--exit-with-server` (the plugin's way) it ends, and without it
+/// it attaches to the next server.
+#[test]
+fn a_server_held_open_by_a_slow_client_is_not_taken_for_alive() {
+    let _guard = daemon_test_lock();
+    for exit_with_server in [true, false] {
+        let server = TmuxServer::start(80, 24);
+        let args: &[&str] = if exit_with_server {
+            &["--exit-with-server"]
+        } else {
+            &[]
+        };
+        let mut daemon = server.start_daemon(args);
+        server.wait_for_panes(1);
+        let client = crate::support::PtyClient::attach(&server, 100, 30);
+        server.wait_for("the client to attach", Duration::from_secs(10), || {
+            server
+                .tmux(&["list-clients", "-F", "#{client_control_mode}"])
+                .lines()
+                .any(|l| l == "0")
+        });
+        let client_pid = nix::unistd::Pid::from_raw(client.pid() as i32);
+        nix::sys::signal::kill(client_pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+        server.tmux(&["kill-server"]);
+        // The daemon's control client is told to exit at once; the server waits for the
+        // stopped one.
+        std::thread::sleep(Duration::from_millis(1500));
+        nix::sys::signal::kill(client_pid, nix::sys::signal::Signal::SIGCONT).unwrap();
+        if exit_with_server {
+            assert!(
+                daemon.wait_exit(Duration::from_secs(5)),
+                "the daemon outlived the server:\n{}",
+                server.daemon_logs()
+            );
+        } else {
+            server.wait_for(
+                "the daemon to see the server gone",
+                Duration::from_secs(5),
+                || server.health()["server_alive"] == false,
+            );
+            server.tmux(&["new-session", "-d", "-s", "next", "-x", "70", "-y", "20"]);
+            let panes = server.wait_for_panes(1);
+            assert_eq!(panes[0]["session"], "next");
+            assert!(
+                daemon.stop(Duration::from_secs(5)),
+                "the daemon did not stop"
+            );
+        }
+        drop(client);
+    }
+}
+
 #[test]
 fn a_daemon_killed_and_restarted_is_correct_within_a_second() {
     let _guard = daemon_test_lock();

@@ -570,6 +570,12 @@ pub struct PtyClient {
 }
 
 impl PtyClient {
+    /// The client's pid (tests stop it to hold a dying server open).
+    #[allow(dead_code)] // not every test binary that shares this harness uses it
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Attaches to session `$0` from a `width` x `height` terminal.
     pub fn attach(server: &TmuxServer, width: u16, height: u16) -> PtyClient {
         let size = nix::pty::Winsize {
