@@ -358,7 +358,7 @@ fn a_killed_control_client_is_restarted_and_resynced() {
 #[test]
 fn the_daemon_waits_for_a_tmux_server_that_dies_and_comes_back() {
     let _guard = daemon_test_lock();
-    let server = TmuxServer::start(80, 24);
+    let mut server = TmuxServer::start(80, 24);
     // Several sessions: each control client hears `%sessions-changed` as the others close,
     // so the daemon re-lists sessions while, and after, the server goes.
     for name in ["two", "three", "four", "five"] {
@@ -378,7 +378,8 @@ fn the_daemon_waits_for_a_tmux_server_that_dies_and_comes_back() {
         std::thread::sleep(Duration::from_millis(50));
         assert_eq!(server.health()["server_alive"], false);
     }
-    server.tmux(&["new-session", "-d", "-s", "reborn", "-x", "70", "-y", "20"]);
+    server.wait_for_exit(Duration::from_secs(10));
+    server.start_again("reborn", 70, 20);
     let panes = server.wait_for_panes(1);
     assert_eq!(panes[0]["session"], "reborn");
     assert!(
@@ -411,7 +412,7 @@ fn with_exit_with_server_the_daemon_ends_with_tmux() {
 fn a_server_held_open_by_a_slow_client_is_not_taken_for_alive() {
     let _guard = daemon_test_lock();
     for exit_with_server in [true, false] {
-        let server = TmuxServer::start(80, 24);
+        let mut server = TmuxServer::start(80, 24);
         let args: &[&str] = if exit_with_server {
             &["--exit-with-server"]
         } else {
@@ -445,7 +446,8 @@ fn a_server_held_open_by_a_slow_client_is_not_taken_for_alive() {
                 Duration::from_secs(5),
                 || server.health()["server_alive"] == false,
             );
-            server.tmux(&["new-session", "-d", "-s", "next", "-x", "70", "-y", "20"]);
+            server.wait_for_exit(Duration::from_secs(10));
+            server.start_again("next", 70, 20);
             let panes = server.wait_for_panes(1);
             assert_eq!(panes[0]["session"], "next");
             assert!(

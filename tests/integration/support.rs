@@ -100,6 +100,38 @@ impl TmuxServer {
         server
     }
 
+    /// Waits for this server's process to end (after `kill-server`, say: tmux goes on
+    /// accepting connections until its last client has gone, and a new server cannot start
+    /// on the socket before then).
+    #[allow(dead_code)] // not every test binary that shares this harness uses it
+    pub fn wait_for_exit(&self, timeout: Duration) {
+        let pid = nix::unistd::Pid::from_raw(self.pid);
+        self.wait_for("the tmux server to exit", timeout, || {
+            nix::sys::signal::kill(pid, None).is_err()
+        });
+    }
+
+    /// Starts a new server on this socket with one detached session, after the old one
+    /// ended; the new server is the one ended on drop.
+    #[allow(dead_code)] // not every test binary that shares this harness uses it
+    pub fn start_again(&mut self, session: &str, width: u16, height: u16) {
+        self.tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-x",
+            &width.to_string(),
+            "-y",
+            &height.to_string(),
+        ]);
+        self.pid = self
+            .tmux(&["display-message", "-p", "#{pid}"])
+            .trim()
+            .parse()
+            .expect("server pid");
+    }
+
     /// A `tmux` command aimed at this server, with a clean environment.
     pub fn command(&self) -> Command {
         let mut command = Command::new("tmux");
