@@ -123,6 +123,32 @@ fn daemons(socket: &str) -> Vec<u32> {
     pids
 }
 
+/// Ends, on drop, the detached daemons serving a socket: a test that fails before the
+/// daemon has ended with its server leaves none behind.
+struct DetachedDaemons<'a>(&'a str);
+
+impl Drop for DetachedDaemons<'_> {
+    fn drop(&mut self) {
+        let pids = daemons(self.0);
+        for pid in &pids {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(*pid as i32),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+        }
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while !daemons(self.0).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        for pid in daemons(self.0) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+}
+
 /// The log of the daemon the plugin started (detached: in the runtime directory).
 fn daemon_log(home: &Home) -> String {
     std::fs::read_dir(home.path().join("run/panectl"))
@@ -158,6 +184,7 @@ fn tpm_installs_the_plugin_which_runs_one_daemon_tied_to_the_server() {
     let server = TmuxServer::start_configured(&home.config(), &home.env(&path));
     let socket = server.tmux(&["display-message", "-p", "#{socket_path}"]);
     let socket = socket.trim().to_string();
+    let _daemons = DetachedDaemons(&socket);
     assert!(daemons(&socket).is_empty(), "no plugin yet, no daemon");
 
     home.install(&server);
@@ -303,6 +330,7 @@ fn a_daemon_started_by_hand_is_reused() {
     let server = TmuxServer::start_configured(&home.config(), &home.env(&path));
     let socket = server.tmux(&["display-message", "-p", "#{socket_path}"]);
     let socket = socket.trim().to_string();
+    let _daemons = DetachedDaemons(&socket);
     let started = Command::new(env!("CARGO_BIN_EXE_panectl"))
         .args(["-S", &socket, "daemon", "--detach", "--exit-with-server"])
         .envs(home.env(&path))
