@@ -125,6 +125,7 @@ pub fn run(server: &ServerArgs, args: DaemonArgs) -> anyhow::Result<ExitCode> {
     let address = server.address()?;
     let paths = RuntimePaths::for_server(&address);
     let pipe_dir = paths.pipes();
+    let attach_dir = paths.attach();
     let inbox = args
         .inbox
         .clone()
@@ -160,6 +161,7 @@ pub fn run(server: &ServerArgs, args: DaemonArgs) -> anyhow::Result<ExitCode> {
             }),
             failover: None,
             pipe_dir,
+            attach_dir,
             pipe_watchdog: panectl::pipe::WatchdogConfig {
                 interval: Duration::from_millis(args.watchdog_ms.max(100)),
                 ..panectl::pipe::WatchdogConfig::default()

@@ -5,6 +5,7 @@ mod board;
 mod client;
 mod daemon;
 mod detect;
+mod doctor;
 mod handoff;
 mod inbox;
 mod jump;
@@ -248,6 +249,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Check tmux, the server, the daemon and known tmux crashes; say what to do about each.
+    Doctor {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Follow the daemon's events.
     Events {
         /// Print one JSON object per line.
@@ -293,6 +300,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Screen { pane, ansi } => client::screen(&cli.server, &pane, ansi),
         Command::Output { pane, from } => client::output(&cli.server, &pane, from),
         Command::Health { json } => client::health(&cli.server, json),
+        Command::Doctor { json } => doctor::doctor(&cli.server, json),
         Command::Status { pane } => client::status(&cli.server, &pane),
         Command::Explain {
             target,

@@ -62,27 +62,33 @@ pub fn forget_pid(pid: u32) {
     }
 }
 
-/// Whether `/proc/PID/cmdline` shows a `tmux ... -C` process for `socket`.
-fn is_our_tmux_client(pid: u32, socket: &Path) -> bool {
+/// Whether `/proc/PID/cmdline` shows a `tmux ... -C` process for `socket`, or for a relay
+/// socket in `attach_dir` (how the daemon's clients attach: `tmux::attach`).
+fn is_our_tmux_client(pid: u32, socket: &Path, attach_dir: &Path) -> bool {
     let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
         return false;
     };
     let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
     let is_tmux = args.first().is_some_and(|arg0| arg0.ends_with(b"tmux"));
     let control = args.iter().any(|a| *a == b"-C");
-    let same_server = args.contains(&socket.as_os_str().as_encoded_bytes());
+    let attach_dir = attach_dir.as_os_str().as_encoded_bytes();
+    let same_server = args.iter().any(|arg| {
+        *arg == socket.as_os_str().as_encoded_bytes()
+            || (arg.starts_with(attach_dir) && arg.get(attach_dir.len()) == Some(&b'/'))
+    });
     is_tmux && control && same_server
 }
 
 /// Ends control clients a previous daemon recorded in `file` and that are still running.
-/// Returns how many it ended.
-pub fn end_leftovers(file: &Path, address: &ServerAddress) -> usize {
+/// Returns how many it ended. (A client attached through a relay normally leaves by itself
+/// when its daemon dies: its connection closes.)
+pub fn end_leftovers(file: &Path, address: &ServerAddress, attach_dir: &Path) -> usize {
     let Ok(text) = std::fs::read_to_string(file) else {
         return 0;
     };
     let mut ended = 0;
     for pid in text.lines().filter_map(|l| l.trim().parse::<u32>().ok()) {
-        if is_our_tmux_client(pid, address.socket()) {
+        if is_our_tmux_client(pid, address.socket(), attach_dir) {
             let Ok(raw) = i32::try_from(pid) else {
                 continue;
             };

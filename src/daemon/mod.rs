@@ -4,6 +4,7 @@
 pub mod clients;
 pub mod events;
 pub mod notify;
+pub mod pane_poll;
 pub mod paths;
 pub mod rules;
 pub mod summary;
@@ -113,8 +114,14 @@ pub async fn run(
     ready: impl FnOnce(),
 ) -> Result<(), DaemonError> {
     let started = Instant::now();
-    let leftovers = clients::end_leftovers(&options.paths.clients(), &options.address);
+    let leftovers = clients::end_leftovers(
+        &options.paths.clients(),
+        &options.address,
+        &options.connection.attach_dir,
+    );
     clients::init(options.paths.clients());
+    // Relay sockets a daemon killed mid-attach left behind (this one holds the lock).
+    crate::tmux::attach::remove_stale_sockets(&options.connection.attach_dir);
     let socket = options.paths.socket();
     let listener = PeerCheckedListener::bind(&socket).map_err(|source| DaemonError::Io {
         what: "API socket",
@@ -150,6 +157,7 @@ pub async fn run(
         connections.clone(),
         cancel.clone(),
     ));
+    tracker.spawn(pane_poll::run(connections.clone(), cancel.clone()));
     tracker.spawn(summary::run(
         bus.clone(),
         connections.clone(),

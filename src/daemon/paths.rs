@@ -122,6 +122,14 @@ impl RuntimePaths {
         self.dir.join(format!("{}.pipes", self.stem))
     }
 
+    /// The directory of the sockets the daemon's control clients attach through (made 0700
+    /// when the first is needed). Named by the hash alone: a socket path must stay under 108
+    /// bytes.
+    pub fn attach(&self) -> PathBuf {
+        self.dir
+            .join(format!("{:08x}.attach", fnv1a(self.stem.as_bytes())))
+    }
+
     /// The pids of the daemon's tmux control clients, for cleanup after a crash.
     pub fn clients(&self) -> PathBuf {
         self.dir.join(format!("{}.clients", self.stem))

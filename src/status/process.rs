@@ -85,15 +85,22 @@ mod tests {
             .spawn()
             .unwrap();
         let me = std::process::id();
-        let found = tree(me, 64);
+        // The child's command line appears once its exec is done: right after spawn, /proc
+        // can show its new name with an empty command line.
+        let has_sleep = |found: &[ProcessEntry]| {
+            found
+                .iter()
+                .any(|p| p.name == "sleep" && p.command_line == "sleep 30")
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let mut found = tree(me, 64);
+        while !has_sleep(&found) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            found = tree(me, 64);
+        }
         let _ = child.kill();
         let _ = child.wait();
         assert_eq!(found[0].pid, me);
-        assert!(
-            found
-                .iter()
-                .any(|p| p.name == "sleep" && p.command_line == "sleep 30"),
-            "{found:?}"
-        );
+        assert!(has_sleep(&found), "{found:?}");
     }
 }

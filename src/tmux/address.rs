@@ -107,12 +107,22 @@ impl ServerAddress {
     /// A `tmux` command aimed at this server: UTF-8 forced (`-u`, else tmux replaces non-ASCII
     /// in replies with `_`) and `TMUX` removed so it never talks to another server.
     pub fn command(&self) -> tokio::process::Command {
+        Self::command_at(&self.socket)
+    }
+
+    /// A `tmux` command like [`ServerAddress::command`] that connects to `socket` instead of
+    /// the server's: the relay a control client attaches through (`tmux::attach`).
+    pub fn command_through(&self, socket: &Path) -> tokio::process::Command {
+        Self::command_at(socket)
+    }
+
+    fn command_at(socket: &Path) -> tokio::process::Command {
         PROCESSES_STARTED.fetch_add(1, Ordering::Relaxed);
         let mut command = tokio::process::Command::new("tmux");
         command
             .arg("-u")
             .arg("-S")
-            .arg(&self.socket)
+            .arg(socket)
             .env_remove("TMUX")
             .stdin(Stdio::null())
             .kill_on_drop(true);

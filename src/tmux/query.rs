@@ -211,29 +211,44 @@ macro_rules! pane_update_fields {
     };
 }
 
-/// Name of the subscription that reports pane titles and commands.
-pub const PANE_SUBSCRIPTION: &str = "panectl-panes";
-
-/// `refresh-client -B`: tmux checks these formats for every pane of the session once a second
-/// and sends `%subscription-changed` only when a value changes, so titles and commands stay
-/// current without any polling by panectl.
-pub fn subscribe_panes() -> Command {
-    Command::new("refresh-client")
-        .flag("-B")
-        .format(Format::new(concat!(
-            "panectl-panes:%*:",
+/// `list-panes -a` with the [`PaneUpdate`] fields of every pane of the server: what the
+/// daemon asks once a second to keep titles, commands, pids and panectl's pane options
+/// current (`daemon::pane_poll`). (A `refresh-client -B` subscription would report only
+/// changes, but tmux's subscription timer crashes the server when it fires for a control
+/// client whose session has gone: docs/tmux-crashes.md.) Read with [`parse_pane_poll`].
+pub fn poll_panes() -> Command {
+    Command::new("list-panes").flag("-a").format_option(
+        "-F",
+        Format::new(concat!(
+            "#{session_id}\t#{pane_id}\t",
             pane_update_fields!()
-        )))
+        )),
+    )
 }
 
-/// `display-message -p -t PANE` with the subscription's fields: the same [`PaneUpdate`] now,
-/// for a pane whose program may just have changed (the subscription reports only once a
-/// second). Its reply body is read with [`parse_pane_update`].
+/// Parses a [`poll_panes`] reply: each pane with its session and fields (a pane in windows
+/// linked to several sessions comes once for each); lines that do not parse are left out.
+pub fn parse_pane_poll(reply: &Reply) -> Vec<(SessionId, PaneId, PaneUpdate)> {
+    reply
+        .body
+        .iter()
+        .filter_map(|line| {
+            let mut fields = line.splitn(3, |&b| b == b'\t');
+            let session = SessionId::from_bytes(fields.next()?)?;
+            let pane = PaneId::from_bytes(fields.next()?)?;
+            Some((session, pane, parse_pane_update(fields.next()?)?))
+        })
+        .collect()
+}
+
+/// `display-message -p -t PANE` with the [`poll_panes`] fields: the same [`PaneUpdate`] now,
+/// for a pane whose program may just have changed (the poll comes only once a second). Its
+/// reply body is read with [`parse_pane_update`].
 pub fn pane_update(pane: PaneId) -> Command {
     commands::display_print(Format::new(pane_update_fields!()), Some(Target::Pane(pane)))
 }
 
-/// A pane's subscription value.
+/// What the pane poll reports of a pane.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PaneUpdate {
     /// `#{pane_dead}`.
@@ -252,7 +267,7 @@ pub struct PaneUpdate {
     pub name: Option<String>,
 }
 
-/// Parses the value of a [`subscribe_panes`] notification.
+/// Parses one pane's [`poll_panes`] fields (without the pane id), or a [`pane_update`] reply.
 pub fn parse_pane_update(value: &[u8]) -> Option<PaneUpdate> {
     let fields: Vec<&[u8]> = value.splitn(7, |&b| b == b'\t').collect();
     let [dead, in_mode, pid, command, assigned, name, title] = fields.as_slice() else {
@@ -606,11 +621,31 @@ mod tests {
     }
 
     #[test]
-    fn subscription_values_parse() {
+    fn pane_updates_parse() {
         let update = parse_pane_update(b"0\t0\t99\tnode\t\tboss\tClaude Code").unwrap();
         assert_eq!(update.command, "node");
         assert_eq!(update.title, "Claude Code");
         assert_eq!(update.name.as_deref(), Some("boss"));
         assert!(parse_pane_update(b"short").is_none());
+    }
+
+    #[test]
+    fn a_pane_poll_reads_every_pane_and_skips_broken_lines() {
+        let reply = reply(&[
+            b"$1\t%3\t0\t0\t99\tnode\t\t\tClaude Code",
+            b"garbage",
+            b"$1\t%x\t0\t0\t99\tnode\t\t\t",
+            b"$2\t%4\t1\t0\t100\tbash\tcodex\t\ta\ttitle\twith tabs",
+        ]);
+        let panes = parse_pane_poll(&reply);
+        assert_eq!(panes.len(), 2);
+        assert_eq!((panes[0].0, panes[0].1), (SessionId(1), PaneId(3)));
+        assert_eq!(panes[0].2.command, "node");
+        assert_eq!((panes[1].0, panes[1].1), (SessionId(2), PaneId(4)));
+        assert!(panes[1].2.dead);
+        assert_eq!(panes[1].2.assigned_provider.as_deref(), Some("codex"));
+        assert_eq!(panes[1].2.title, "a\ttitle\twith tabs");
+        let command = String::from_utf8(Line::new(poll_panes()).to_bytes()).unwrap();
+        assert!(command.starts_with("list-panes -a -F "), "{command}");
     }
 }

@@ -36,18 +36,72 @@ pub struct TmuxServer {
     socket: String,
     dir: tempfile::TempDir,
     pid: i32,
+    /// A server started in the foreground (`tmux -D`) is the test's child: how it ended can
+    /// be read (an exit or a signal such as SIGSEGV).
+    foreground: Option<Child>,
 }
 
 impl TmuxServer {
     /// Starts a server with one detached session of the given size running `sh`.
     pub fn start(width: u16, height: u16) -> TmuxServer {
+        let mut server = TmuxServer::unstarted();
+        server.first_session(width, height);
+        server.pid = server.server_pid();
+        server
+    }
+
+    /// Starts a server in the foreground (`tmux -D`, a child of the test, so that a crash can
+    /// be told from an exit) with one detached session of the given size running `sh`.
+    #[allow(dead_code)] // not every test binary that shares this harness uses it
+    pub fn start_foreground(width: u16, height: u16) -> TmuxServer {
+        let mut server = TmuxServer::unstarted();
+        let child = server
+            .command()
+            .arg("-D")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start tmux -D");
+        server.pid = child.id() as i32;
+        server.foreground = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !server
+            .dir
+            .path()
+            .join(format!("tmux-{}", nix::unistd::getuid()))
+            .join(&server.socket)
+            .exists()
+        {
+            assert!(Instant::now() < deadline, "tmux -D did not make its socket");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        server.first_session(width, height);
+        server
+    }
+
+    /// A server not started yet, on a socket of its own.
+    fn unstarted() -> TmuxServer {
         let (dir, socket) = private_socket();
-        let mut server = TmuxServer {
+        TmuxServer {
             socket,
             dir,
             pid: 0,
-        };
-        server.tmux(&[
+            foreground: None,
+        }
+    }
+
+    /// The server's pid, as it reports it.
+    fn server_pid(&self) -> i32 {
+        self.tmux(&["display-message", "-p", "#{pid}"])
+            .trim()
+            .parse()
+            .expect("server pid")
+    }
+
+    /// Creates the first session, of the given size, running `sh`.
+    fn first_session(&self, width: u16, height: u16) {
+        self.tmux(&[
             "new-session",
             "-d",
             "-x",
@@ -58,13 +112,27 @@ impl TmuxServer {
         ]);
         // New panes and windows run a plain `sh` too: the login shell may read rc files that
         // take seconds under load (pyenv hooks, for one) and would make the tests slow or flaky.
-        server.tmux(&["set-option", "-g", "default-shell", "/bin/sh"]);
-        server.pid = server
-            .tmux(&["display-message", "-p", "#{pid}"])
-            .trim()
-            .parse()
-            .expect("server pid");
-        server
+        self.tmux(&["set-option", "-g", "default-shell", "/bin/sh"]);
+    }
+
+    /// How a server started with [`TmuxServer::start_foreground`] ended, if it has within
+    /// `timeout`.
+    #[allow(dead_code)] // not every test binary that shares this harness uses it
+    pub fn exit_status(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let child = self
+            .foreground
+            .as_mut()
+            .expect("a server started in the foreground");
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// Starts a server that reads `config` at start (as a user's would), with `env` added to
@@ -91,12 +159,9 @@ impl TmuxServer {
             socket,
             dir,
             pid: 0,
+            foreground: None,
         };
-        server.pid = server
-            .tmux(&["display-message", "-p", "#{pid}"])
-            .trim()
-            .parse()
-            .expect("server pid");
+        server.pid = server.server_pid();
         server
     }
 
@@ -125,11 +190,7 @@ impl TmuxServer {
             "-y",
             &height.to_string(),
         ]);
-        self.pid = self
-            .tmux(&["display-message", "-p", "#{pid}"])
-            .trim()
-            .parse()
-            .expect("server pid");
+        self.pid = self.server_pid();
     }
 
     /// A `tmux` command aimed at this server, with a clean environment.
@@ -195,6 +256,15 @@ impl TmuxServer {
 impl Drop for TmuxServer {
     fn drop(&mut self) {
         let _ = self.command().arg("kill-server").output();
+        if let Some(mut child) = self.foreground.take() {
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while matches!(child.try_wait(), Ok(None)) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            return;
+        }
         if self.pid > 0 {
             let pid = nix::unistd::Pid::from_raw(self.pid);
             let deadline = Instant::now() + Duration::from_secs(2);
@@ -417,6 +487,11 @@ impl TmuxServer {
 
     /// Starts a daemon for this server (in the foreground, as a child of the test).
     pub fn start_daemon(&self, extra: &[&str]) -> Daemon {
+        self.start_daemon_with_env(extra, &[])
+    }
+
+    /// Starts a daemon with `env` added to its environment.
+    pub fn start_daemon_with_env(&self, extra: &[&str], env: &[(String, String)]) -> Daemon {
         let log = self.dir.path().join(format!(
             "daemon-{}.log",
             NEXT_SERVER.fetch_add(1, Ordering::Relaxed)
@@ -428,6 +503,7 @@ impl TmuxServer {
             .arg("--log-file")
             .arg(&log)
             .env("PANECTL_LOG", "debug")
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

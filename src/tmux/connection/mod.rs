@@ -20,7 +20,6 @@ pub use agents::{Explanation, PROVIDER_OPTION, ProviderError, STATUS_OPTION};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -33,6 +32,7 @@ use tracing::{debug, info, warn};
 
 use self::batch::{Batch, Item};
 use super::address::ServerAddress;
+use super::attach;
 use super::query::{self, PaneRow, SEED_PARTS};
 use crate::control::command::{Line, Target, commands};
 use crate::control::{Decoder, Event, Notification, Reply};
@@ -63,6 +63,9 @@ pub struct ConnectionConfig {
     pub transport: Transport,
     /// Where the pipe transport's FIFOs are made (a private directory).
     pub pipe_dir: PathBuf,
+    /// Where the sockets that control clients attach through are made (a private directory;
+    /// see [`crate::tmux::attach`]).
+    pub attach_dir: PathBuf,
     /// The pipe transport's liveness watchdog (its checks run every `watchdog_interval`).
     pub pipe_watchdog: WatchdogConfig,
     /// `--transport auto`: when a session's control client keeps failing, its panes move to
@@ -94,6 +97,7 @@ impl Default for ConnectionConfig {
             status: crate::status::pane::Timing::default(),
             transport: Transport::Control,
             pipe_dir: std::env::temp_dir().join(format!("panectl-pipes-{}", std::process::id())),
+            attach_dir: std::env::temp_dir().join(format!("panectl-attach-{}", std::process::id())),
             pipe_watchdog: WatchdogConfig::default(),
             auto: None,
             failover: None,
@@ -307,6 +311,10 @@ enum Request {
         generation: u64,
         data: Vec<u8>,
     },
+    /// What the daemon's pane poll found of the session's panes.
+    PaneUpdates {
+        updates: Vec<(PaneId, query::PaneUpdate)>,
+    },
     /// A pane's pipe reader failed.
     PipeFailed {
         pane: PaneId,
@@ -421,6 +429,18 @@ impl ConnectionHandle {
     pub async fn input_sent(&self, pane: PaneId) -> Result<(), ConnectionError> {
         self.requests
             .send(Request::InputSent { pane })
+            .await
+            .map_err(|_| ConnectionError::Closed(self.session))
+    }
+
+    /// Hands over what the daemon's pane poll found of this session's panes (titles,
+    /// programs, pids, dead panes, panectl's pane options).
+    pub async fn pane_updates(
+        &self,
+        updates: Vec<(PaneId, query::PaneUpdate)>,
+    ) -> Result<(), ConnectionError> {
+        self.requests
+            .send(Request::PaneUpdates { updates })
             .await
             .map_err(|_| ConnectionError::Closed(self.session))
     }
@@ -548,20 +568,16 @@ async fn run(
         upcalls,
         providers,
     } = context;
-    let mut child = match address
-        .command()
-        .args(["-C", "attach-session", "-t", &session.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-    {
-        Ok(child) => child,
-        Err(error) => return EndReason::Failed(format!("cannot start tmux: {error}")),
+    let client = match attach::control_client(&address, session, &config.attach_dir).await {
+        Ok(client) => client,
+        Err(error) => return EndReason::Failed(error.to_string()),
     };
-    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return EndReason::Failed("tmux started without pipes".into());
-    };
+    let attach::ControlClient {
+        mut child,
+        stdin,
+        mut stdout,
+        mut relay,
+    } = client;
     if let Some(pid) = child.id() {
         crate::daemon::clients::remember(&address, pid);
     }
@@ -602,20 +618,41 @@ async fn run(
         recover_at: None,
     };
     connection.start();
-    let reason = connection.run(stdout, requests, &cancel).await;
+    let reason = connection.run(&mut stdout, requests, &cancel).await;
     if reason == EndReason::Cancelled {
         connection.clear_options();
         connection.stop_pipes();
     }
     connection.cancel.cancel();
     drop(connection);
-    // Dropping the line sender closes the client's stdin: tmux treats EOF as detach.
+    // Dropping the line sender closes the client's stdin: tmux treats EOF as detach. Its
+    // output is read to the end meanwhile, so that tmux can write what it still holds and let
+    // the client go at once: a client whose output cannot be written stays in tmux, attached to
+    // nothing, until it is killed.
     let _ = writer.await;
+    drain(&mut stdout).await;
     end_child(&mut child).await;
     if let Some(pid) = child.id() {
         crate::daemon::clients::forget(&address, pid);
     }
+    // The client has gone, so the relay has seen its connection close.
+    if tokio::time::timeout(Duration::from_secs(1), &mut relay)
+        .await
+        .is_err()
+    {
+        warn!(%session, "the relay of an ended control client did not stop; ending it");
+        relay.abort();
+    }
     reason
+}
+
+/// Reads the client's output until it ends (the client exited), for at most two seconds.
+async fn drain(stdout: &mut tokio::process::ChildStdout) {
+    let mut buffer = vec![0u8; 64 * 1024];
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+    while let Ok(Ok(read)) = tokio::time::timeout_at(deadline, stdout.read(&mut buffer)).await
+        && read > 0
+    {}
 }
 
 /// Waits for the client to exit after its stdin closed; kills it if it lingers. Always reaps.
@@ -647,7 +684,7 @@ async fn write_lines(mut stdin: ChildStdin, mut lines: mpsc::UnboundedReceiver<V
 enum Purpose {
     /// A caller through the handle.
     External(oneshot::Sender<Result<Vec<Option<Reply>>, ConnectionError>>),
-    /// Setting flags and subscriptions: only failures matter (logged).
+    /// Setting flags and options: only failures matter (logged).
     Setup,
     /// `display-message -p '#{version}'`.
     Version,
@@ -733,14 +770,13 @@ struct Connection {
 }
 
 impl Connection {
-    /// The first lines: flow control, subscriptions and the state of the session.
+    /// The first lines: flow control and the state of the session.
     fn start(&mut self) {
         self.recover_at = self.config.failover.map(|after| Instant::now() + after);
         if self.config.pause_after > 0 {
             let command = commands::pause_after(self.config.pause_after);
             self.send(Line::new(command), Purpose::Setup);
         }
-        self.send(Line::new(query::subscribe_panes()), Purpose::Setup);
         self.send(Line::new(query::version()), Purpose::Version);
         self.send(
             Line::new(query::list_windows(self.session)),
@@ -783,7 +819,7 @@ impl Connection {
 
     async fn run(
         &mut self,
-        mut stdout: tokio::process::ChildStdout,
+        stdout: &mut tokio::process::ChildStdout,
         mut requests: mpsc::Receiver<Request>,
         cancel: &CancellationToken,
     ) -> EndReason {
@@ -1170,7 +1206,7 @@ impl Connection {
         }
     }
 
-    /// Whether a check found the pane dead before the subscription said so. With
+    /// Whether a check found the pane dead before the pane poll said so. With
     /// `remain-on-exit` tmux then draws its own message into the pane, which no `%output`
     /// carries: that is no divergence. The pane's process is asked for at once, and its death
     /// reseeds it.
@@ -1244,14 +1280,6 @@ impl Connection {
             }
             Notification::SessionsChanged => {
                 let _ = self.upcalls.send(Upcall::SessionsChanged);
-            }
-            Notification::SubscriptionChanged {
-                name,
-                pane: Some(pane),
-                value,
-                ..
-            } if name.as_bytes() == query::PANE_SUBSCRIPTION.as_bytes() => {
-                self.subscription(pane, &value);
             }
             Notification::Exit { reason } => {
                 self.exit_reason = Some(reason.map(|r| r.to_string()));
@@ -1348,10 +1376,9 @@ impl Connection {
         }
     }
 
-    fn subscription(&mut self, pane: PaneId, value: &[u8]) {
-        let Some(update) = query::parse_pane_update(value) else {
-            return;
-        };
+    /// What tmux reports of a pane now (the daemon's pane poll, or a question about its
+    /// program).
+    fn pane_update(&mut self, pane: PaneId, update: query::PaneUpdate) {
         let Some(mirror) = self.panes.get_mut(&pane) else {
             return;
         };
@@ -1415,6 +1442,11 @@ impl Connection {
                 generation,
                 error,
             } => self.pipe_failed(pane, generation, error),
+            Request::PaneUpdates { updates } => {
+                for (pane, update) in updates {
+                    self.pane_update(pane, update);
+                }
+            }
             Request::InputSent { pane } => {
                 if let Some(agent) = self.agents.get_mut(&pane) {
                     agent.input_sent();

@@ -1,12 +1,12 @@
 //! Noticing quickly that a pane runs a new program.
 //!
-//! tmux reports a pane's process and command through the pane subscription, which it checks
-//! once a second; an agent started in a shell pane would stay a shell for up to a second, and
+//! The daemon asks for every pane's process and command once a second (`daemon::pane_poll`);
+//! an agent started in a shell pane would stay a shell for up to a second, and
 //! its first status would come that late. So a pane that is not known to run an agent (no
 //! provider, or the shell's, and none assigned) and prints is asked for the same fields at once
 //! (`display-message -p`, through the control client: no process is started), at most every
 //! [`MIN_INTERVAL`] and one question at a time, with a last one after the output stops. An idle
-//! shell prints nothing and costs nothing; an agent's pane is left to the subscription.
+//! shell prints nothing and costs nothing; an agent's pane is left to the poll.
 
 use std::time::{Duration, Instant};
 
@@ -93,7 +93,7 @@ impl Connection {
         }
     }
 
-    /// The answer: handled like a subscription change (a new pid is a respawn, a new command
+    /// The answer: handled like the pane poll's (a new pid is a respawn, a new command
     /// may be an agent).
     pub(super) fn program_checked(&mut self, pane: PaneId, replies: &[Option<Reply>]) {
         match self.program_checks.get_mut(&pane) {
@@ -102,8 +102,9 @@ impl Connection {
         }
         if let Some(Some(reply)) = replies.first()
             && reply.success
+            && let Some(update) = query::parse_pane_update(&reply.joined_body())
         {
-            self.subscription(pane, &reply.joined_body());
+            self.pane_update(pane, update);
         }
     }
 }

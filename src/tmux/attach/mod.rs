@@ -1,0 +1,213 @@
+//! Starting a `tmux -C attach-session` client in a way that cannot crash the tmux server.
+//!
+//! tmux 3.2 to 3.6a crash when a notification for every control client (a new session, a
+//! changed active pane, ...) comes while a control client is half introduced (see
+//! [`identify`] and docs/tmux-crashes.md). panectl attaches one client per session, so
+//! orchestrators that create sessions all day hit it. The client is therefore not pointed at
+//! the server: it connects to a socket of panectl's in a private directory, and a relay task
+//! passes its messages on to the server through the [`identify::IdentifyGate`], which makes
+//! the client a control client in the same read as tmux sets up its control state. After that
+//! the relay only copies: the client's stdin and stdout (passed to the server as descriptors
+//! while it introduces itself) carry the control protocol directly between panectl and the
+//! server, as before.
+
+pub mod identify;
+mod relay;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio::net::UnixListener;
+use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::task::JoinHandle;
+use tracing::warn;
+
+use super::address::ServerAddress;
+use crate::ids::SessionId;
+
+/// Why a control client could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum AttachError {
+    /// The private directory of the relay sockets is not usable.
+    #[error("{what} {path}: {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// On what.
+        path: PathBuf,
+        /// The failure.
+        source: std::io::Error,
+    },
+    /// The directory exists and belongs to someone else or is open to others.
+    #[error("{path} is not a private directory of this user (owner {owner}, mode {mode:o})")]
+    NotPrivate {
+        /// The directory.
+        path: PathBuf,
+        /// Its owner.
+        owner: u32,
+        /// Its mode.
+        mode: u32,
+    },
+    /// `tmux` could not be started.
+    #[error("cannot start tmux: {0}")]
+    Spawn(#[source] std::io::Error),
+    /// The client ended before it connected.
+    #[error("tmux exited before it connected ({0})")]
+    Exited(String),
+    /// The client did not connect in time.
+    #[error("tmux did not connect within {0:?}")]
+    Timeout(Duration),
+    /// Something other than the client connected.
+    #[error("a process other than the tmux client (pid {0:?}) connected to the relay socket")]
+    Stranger(Option<i32>),
+}
+
+/// A control client attached through the relay.
+#[derive(Debug)]
+pub struct ControlClient {
+    /// The `tmux -C` process.
+    pub child: Child,
+    /// Its stdin: control commands, one per line.
+    pub stdin: ChildStdin,
+    /// Its stdout: the control protocol.
+    pub stdout: ChildStdout,
+    /// The relay between the client and the server; it ends when either side closes.
+    pub relay: JoinHandle<()>,
+}
+
+/// How long the client may take to connect to the relay.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Relay sockets of this process are numbered.
+static NEXT_SOCKET: AtomicU64 = AtomicU64::new(0);
+
+/// Starts `tmux -C attach-session -E -t SESSION` through a relay whose socket is made in `dir`
+/// (a private directory, created 0700 when missing). `-E` keeps tmux from copying panectl's
+/// environment into the session (`update-environment`): an observer changes nothing.
+pub async fn control_client(
+    address: &ServerAddress,
+    session: SessionId,
+    dir: &Path,
+) -> Result<ControlClient, AttachError> {
+    private_dir(dir)?;
+    let path = dir.join(format!(
+        "{}-{}.s",
+        std::process::id(),
+        NEXT_SOCKET.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_file(&path);
+    let listener = UnixListener::bind(&path).map_err(|source| AttachError::Io {
+        what: "cannot listen on",
+        path: path.clone(),
+        source,
+    })?;
+    let _remove = RemoveOnDrop(&path);
+    let mut child = address
+        .command_through(&path)
+        .args(["-C", "attach-session", "-E", "-t", &session.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(AttachError::Spawn)?;
+    // Taken first: `Child::wait` closes the stdin it still holds.
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        let _ = child.kill().await;
+        return Err(AttachError::Exited("started without pipes".into()));
+    };
+    let accepted = tokio::select! {
+        accepted = listener.accept() => accepted.map_err(|source| AttachError::Io {
+            what: "cannot accept on",
+            path: path.clone(),
+            source,
+        }),
+        status = child.wait() => Err(AttachError::Exited(match status {
+            Ok(status) => status.to_string(),
+            Err(error) => error.to_string(),
+        })),
+        () = tokio::time::sleep(CONNECT_TIMEOUT) => Err(AttachError::Timeout(CONNECT_TIMEOUT)),
+    };
+    let client = match accepted {
+        Ok((client, _)) => client,
+        Err(error) => {
+            let _ = child.kill().await;
+            return Err(error);
+        }
+    };
+    drop(listener);
+    let peer = client.peer_cred().ok().and_then(|cred| cred.pid());
+    if peer.is_none() || peer.map(|pid| pid as u32) != child.id() {
+        let _ = child.kill().await;
+        return Err(AttachError::Stranger(peer));
+    }
+    let server = address.socket().to_path_buf();
+    let relay = tokio::spawn(async move {
+        if let Err(error) = relay::run(client, &server).await {
+            warn!(%session, %error, "the relay between a tmux control client and the server failed");
+        }
+    });
+    Ok(ControlClient {
+        child,
+        stdin,
+        stdout,
+        relay,
+    })
+}
+
+/// Removes the relay sockets left in `dir` by a daemon that died while a client was
+/// attaching (their names are removed as soon as the client is in). Only for the daemon that
+/// holds the server's lock: every socket there is then stale.
+pub fn remove_stale_sockets(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let is_socket = entry
+            .file_type()
+            .is_ok_and(|kind| std::os::unix::fs::FileTypeExt::is_socket(&kind));
+        if is_socket && path.extension().is_some_and(|e| e == "s") {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Creates `dir` 0700 if missing; refuses a symlink, or a directory of another user or open
+/// to others (tmux's rules for its own socket directory).
+fn private_dir(dir: &Path) -> Result<(), AttachError> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let io_error = |what| {
+        move |source| AttachError::Io {
+            what,
+            path: dir.to_path_buf(),
+            source,
+        }
+    };
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(error) => return Err(io_error("cannot create the directory")(error)),
+    }
+    let metadata = std::fs::symlink_metadata(dir).map_err(io_error("cannot look at"))?;
+    let mode = metadata.mode() & 0o7777;
+    let uid = nix::unistd::getuid().as_raw();
+    if !metadata.is_dir() || metadata.uid() != uid || mode & 0o077 != 0 {
+        return Err(AttachError::NotPrivate {
+            path: dir.to_path_buf(),
+            owner: metadata.uid(),
+            mode,
+        });
+    }
+    Ok(())
+}
+
+/// Removes the relay socket's name once the client is in (or the attempt failed).
+struct RemoveOnDrop<'a>(&'a Path);
+
+impl Drop for RemoveOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.0);
+    }
+}
