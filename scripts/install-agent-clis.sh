@@ -10,17 +10,21 @@
 #
 # Idempotent: a CLI whose `--version` already reports the pinned version is left alone.
 # Usage: scripts/install-agent-clis.sh [NAME...]   (default: all of them)
+# Another version: PANECTL_AGENT_CACHE=~/.cache/panectl/agents-old PANECTL_CODEX_VERSION=0.145.0 \
+#   scripts/install-agent-clis.sh codex   (PANECTL_{CLAUDE,CODEX,GEMINI,OPENCODE,AIDER}_VERSION)
 # Needs node/npm and, for Aider, a Python 3.10-3.12 (PYTHON, or python3.12/3.11/3.10 on PATH,
 # or pyenv's). Only the npm registry and PyPI are used; nothing else is downloaded.
 set -euo pipefail
 
 cache=${PANECTL_AGENT_CACHE:-$HOME/.cache/panectl/agents}
 
-CLAUDE_VERSION=2.1.332
-CODEX_VERSION=0.171.0
-GEMINI_VERSION=0.61.0
-OPENCODE_VERSION=1.18.33
-AIDER_VERSION=0.86.2
+# The pinned versions; PANECTL_<NAME>_VERSION overrides one (for recordings of another version,
+# with another PANECTL_AGENT_CACHE so the pinned installs stay).
+CLAUDE_VERSION=${PANECTL_CLAUDE_VERSION:-2.1.332}
+CODEX_VERSION=${PANECTL_CODEX_VERSION:-0.171.0}
+GEMINI_VERSION=${PANECTL_GEMINI_VERSION:-0.61.0}
+OPENCODE_VERSION=${PANECTL_OPENCODE_VERSION:-1.18.33}
+AIDER_VERSION=${PANECTL_AIDER_VERSION:-0.86.2}
 
 log() { printf '%s\n' "$*" >&2; }
 

@@ -32,7 +32,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use futures::stream::Stream;
+use futures::stream::{Stream, StreamExt};
 use serde::{Deserialize, Serialize};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{broadcast, watch};
@@ -753,7 +753,13 @@ fn event_stream(
 }
 
 async fn events(State(state): State<ApiState>) -> impl IntoResponse {
-    let stream = event_stream(state.bus.subscribe(), state.shutdown.clone());
+    // Subscribed before the last id is read: every event with a larger id follows.
+    let receiver = state.bus.subscribe();
+    let subscribed = SseEvent::default().event("subscribed").data(
+        serde_json::json!({ "type": "subscribed", "last_event": state.bus.last_id() }).to_string(),
+    );
+    let stream = futures::stream::once(async move { Ok(subscribed) })
+        .chain(event_stream(receiver, state.shutdown.clone()));
     Sse::new(stream).keep_alive(KeepAlive::default())
 }
 

@@ -100,6 +100,25 @@ fn check_condition(condition: &Condition, regions: &mut Regions<'_>) -> Option<S
     if let Some(matched) = condition.not_regex.iter().find(|re| re.is_match(text)) {
         return Some(format!("/{}/ matches {where_}", matched.as_str()));
     }
+    if let Some(menu) = &condition.menu {
+        let rows: Vec<&str> = regions
+            .view
+            .region_tail(condition.region, condition.lines, regions.layout)
+            .iter()
+            .map(String::as_str)
+            .collect();
+        if menu.find(&rows).is_none() {
+            let kind = match menu.numbered {
+                Some(true) => "numbered ",
+                Some(false) => "unnumbered ",
+                None => "",
+            };
+            return Some(format!(
+                "no {kind}menu of {} or more options under one of {:?} in {where_}",
+                menu.min_options, menu.pointers
+            ));
+        }
+    }
     None
 }
 

@@ -7,6 +7,7 @@
 //! to do with changes.
 
 pub mod engine;
+pub mod menu;
 pub mod pane;
 pub mod process;
 pub mod providers;

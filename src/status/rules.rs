@@ -123,7 +123,11 @@ impl Verdict {
 #[serde(deny_unknown_fields)]
 struct FileSpec {
     id: Spanned<String>,
+    /// `layer` for a file of rules that every provider inherits (`providers/common.toml`).
+    kind: Option<Spanned<String>>,
     name: Option<String>,
+    /// How this provider inherits the layer.
+    layer: Option<LayerUseSpec>,
     #[serde(default)]
     detect: DetectSpec,
     #[serde(default)]
@@ -134,6 +138,22 @@ struct FileSpec {
     launch: Option<LaunchSpec>,
     #[serde(default)]
     rules: Vec<RuleSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LayerUseSpec {
+    #[serde(default = "yes", rename = "use")]
+    use_layer: bool,
+    #[serde(default)]
+    skip: Vec<Spanned<String>>,
+    pointers: Option<Spanned<String>>,
+    #[serde(default)]
+    not: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -207,6 +227,7 @@ struct RuleSpec {
     not: Vec<String>,
     #[serde(default)]
     not_regex: Vec<Spanned<String>>,
+    menu: Option<MenuSpec>,
     #[serde(default)]
     commands: Vec<String>,
     #[serde(default)]
@@ -235,6 +256,20 @@ struct ConditionSpec {
     not: Vec<String>,
     #[serde(default)]
     not_regex: Vec<Spanned<String>>,
+    menu: Option<MenuSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MenuSpec {
+    numbered: Option<bool>,
+    #[serde(default = "two")]
+    min_options: usize,
+    pointers: Option<String>,
+}
+
+fn two() -> usize {
+    2
 }
 
 fn whole() -> Region {
@@ -258,6 +293,8 @@ pub struct Condition {
     pub not: Vec<String>,
     /// None may match.
     pub not_regex: Vec<Regex>,
+    /// A list of options with a pointer on one of them must be there.
+    pub menu: Option<Menu>,
 }
 
 impl Condition {
@@ -267,8 +304,24 @@ impl Condition {
             && self.regex.is_empty()
             && self.not.is_empty()
             && self.not_regex.is_empty()
+            && self.menu.is_none()
     }
 }
+
+/// A list of options a dialog shows, one of them marked by a pointer (see [`Menu::find`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Menu {
+    /// `Some(true)`: the options are numbered (`1.`, `2)`); `Some(false)`: they are not;
+    /// `None`: either.
+    pub numbered: Option<bool>,
+    /// Options there must be at least, the pointed one included.
+    pub min_options: usize,
+    /// The glyphs that mark the selected option.
+    pub pointers: String,
+}
+
+/// The pointer glyphs a menu looks for unless a rule or provider says otherwise.
+pub const DEFAULT_MENU_POINTERS: &str = "❯›>●◉▶";
 
 /// A compiled rule.
 #[derive(Debug, Clone)]
@@ -291,6 +344,8 @@ pub struct Rule {
     pub seen_on: Option<String>,
     /// What it recognises.
     pub description: Option<String>,
+    /// The layer it was inherited from (`common`), for a rule that is not the provider's own.
+    pub layer: Option<Arc<str>>,
 }
 
 /// How to recognise a provider's panes.
@@ -362,8 +417,39 @@ pub struct Provider {
     pub delivery: Delivery,
     /// How `panectl launch` starts the CLI, if it can be launched.
     pub launch: Option<Launch>,
-    /// Its rules, highest priority first (file order among equals).
+    /// Its rules, highest priority first (file order among equals); after
+    /// [`Provider::inherit`], the layer's too.
     pub rules: Vec<Rule>,
+    /// Whether this file is a layer of rules for every provider rather than a provider.
+    pub is_layer: bool,
+    /// How it inherits the layer.
+    pub layer_use: LayerUse,
+}
+
+/// How a provider inherits the shared layer of rules (`providers/common.toml`): its `[layer]`
+/// table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerUse {
+    /// `false`: the provider inherits none of the layer's rules.
+    pub enabled: bool,
+    /// Layer rules the provider does not inherit.
+    pub skip: Vec<String>,
+    /// The pointer glyphs of the layer's menus, for this provider (Claude Code's answers
+    /// start with `●`, which is no pointer there).
+    pub pointers: Option<String>,
+    /// Texts that rule out every layer rule for this provider (none may appear on the screen).
+    pub not: Vec<String>,
+}
+
+impl Default for LayerUse {
+    fn default() -> Self {
+        LayerUse {
+            enabled: true,
+            skip: Vec::new(),
+            pointers: None,
+            not: Vec::new(),
+        }
+    }
 }
 
 /// How `panectl launch` starts a CLI.
@@ -595,6 +681,13 @@ impl Provider {
                         .iter()
                         .map(compile)
                         .collect::<Result<_, _>>()?,
+                    menu: spec.menu.map(|menu| Menu {
+                        numbered: menu.numbered,
+                        min_options: menu.min_options.max(1),
+                        pointers: menu
+                            .pointers
+                            .unwrap_or_else(|| DEFAULT_MENU_POINTERS.to_string()),
+                    }),
                 })
             };
             let own = ConditionSpec {
@@ -605,6 +698,7 @@ impl Provider {
                 regex: rule.regex.clone(),
                 not: rule.not.clone(),
                 not_regex: rule.not_regex.clone(),
+                menu: rule.menu.clone(),
             };
             let mut conditions = vec![compile_condition(own)?];
             for extra in &rule.and {
@@ -616,6 +710,7 @@ impl Provider {
                     regex: extra.regex.clone(),
                     not: extra.not.clone(),
                     not_regex: extra.not_regex.clone(),
+                    menu: extra.menu.clone(),
                 })?);
             }
             conditions.retain(|c| !c.is_empty());
@@ -638,10 +733,41 @@ impl Provider {
                 strong: rule.strong,
                 seen_on: rule.seen_on.clone(),
                 description: rule.description.clone(),
+                layer: None,
             });
         }
         // Stable: equal priorities keep file order.
         rules.sort_by_key(|r| std::cmp::Reverse(r.priority));
+        let is_layer = match &spec.kind {
+            None => false,
+            Some(kind) if kind.get_ref() == "layer" => true,
+            Some(kind) if kind.get_ref() == "provider" => false,
+            Some(kind) => {
+                return Err(error(
+                    kind.span().start,
+                    format!(
+                        "kind must be \"provider\" or \"layer\", not {:?}",
+                        kind.get_ref()
+                    ),
+                ));
+            }
+        };
+        let layer_use = match spec.layer {
+            None => LayerUse::default(),
+            Some(layer) => {
+                if let Some(pointers) = &layer.pointers
+                    && pointers.get_ref().trim().is_empty()
+                {
+                    return Err(error(pointers.span().start, "pointers is empty".into()));
+                }
+                LayerUse {
+                    enabled: layer.use_layer,
+                    skip: layer.skip.iter().map(|s| s.get_ref().clone()).collect(),
+                    pointers: layer.pointers.map(Spanned::into_inner),
+                    not: layer.not,
+                }
+            }
+        };
         Ok(Provider {
             id: Arc::from(id),
             name: spec.name.unwrap_or_else(|| id.to_string()),
@@ -656,7 +782,53 @@ impl Provider {
             delivery,
             launch,
             rules,
+            is_layer,
+            layer_use,
         })
+    }
+
+    /// This provider with the rules of `layer` added, as its `[layer]` table says: skipped
+    /// rules and rules the provider defines itself (same id) left out, the provider's pointer
+    /// glyphs and exclusions applied. A provider's own rule wins a tie of priority.
+    pub fn inherit(&self, layer: &Provider) -> Provider {
+        let mut provider = self.clone();
+        if !self.layer_use.enabled || self.is_layer {
+            return provider;
+        }
+        for rule in &layer.rules {
+            let id = &*rule.id;
+            if self.layer_use.skip.iter().any(|skip| skip == id)
+                || self.rules.iter().any(|own| &*own.id == id)
+            {
+                continue;
+            }
+            let mut rule = rule.clone();
+            rule.layer = Some(layer.id.clone());
+            for condition in &mut rule.conditions {
+                if let (Some(menu), Some(pointers)) =
+                    (&mut condition.menu, &self.layer_use.pointers)
+                {
+                    menu.pointers = pointers.clone();
+                }
+            }
+            if !self.layer_use.not.is_empty() {
+                rule.conditions.push(Condition {
+                    region: Region::Whole,
+                    lines: None,
+                    contains: Vec::new(),
+                    any: Vec::new(),
+                    regex: Vec::new(),
+                    not: self.layer_use.not.clone(),
+                    not_regex: Vec::new(),
+                    menu: None,
+                });
+            }
+            provider.rules.push(rule);
+        }
+        provider
+            .rules
+            .sort_by_key(|r| std::cmp::Reverse(r.priority));
+        provider
     }
 
     /// Reads and compiles a rule file from disk.

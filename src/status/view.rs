@@ -120,6 +120,25 @@ impl ScreenView {
         }
     }
 
+    /// The rows of a region from its `lines`-th last non-empty row on (blank rows between
+    /// them kept), or all of them.
+    pub fn region_tail(&self, region: Region, lines: Option<usize>, layout: Layout) -> &[String] {
+        let rows = self.region_rows(region, layout);
+        let Some(wanted) = lines else {
+            return rows;
+        };
+        let mut seen = 0;
+        for (index, row) in rows.iter().enumerate().rev() {
+            if !row.trim().is_empty() {
+                seen += 1;
+                if seen == wanted {
+                    return &rows[index..];
+                }
+            }
+        }
+        rows
+    }
+
     /// The text of a region, cut to its last `lines` non-empty rows when given, rows joined
     /// with `\n`.
     pub fn region_text(&self, region: Region, lines: Option<usize>, layout: Layout) -> String {

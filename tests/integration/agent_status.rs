@@ -41,7 +41,23 @@ fn claude_code_statuses_follow_a_real_session() {
                 && e["status"] == wanted.as_str()
         })
     };
-    let idle = status(Status::Idle, "idle after start");
+    // A cold start (the first run of the CLI on a machine busy with other tests) takes seconds.
+    let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        events.expect_within("idle after start", Duration::from_secs(60), |e| {
+            e["type"] == "status"
+                && e["pane"] == "%0"
+                && e["provider"] == "claude_code"
+                && e["status"] == Status::Idle.as_str()
+        })
+    }));
+    let idle = started.unwrap_or_else(|failure| {
+        eprintln!(
+            "the pane shows:\n{}\nthe daemon logged:\n{}",
+            server.tmux(&["capture-pane", "-p", "-t", "%0"]),
+            daemon.log_text()
+        );
+        std::panic::resume_unwind(failure)
+    });
     assert_eq!(idle["provider"], "claude_code", "{idle}");
 
     send_line(&server, "slow:1500 reply:The answer is 42.");

@@ -255,6 +255,21 @@ fn last_user(messages: &[Value]) -> (String, bool) {
     }
 }
 
+/// With `FAKE_MODEL_DUMP=FILE`, appends each request's body to FILE, one JSON document a line
+/// (to see what a CLI sends: its tools and their schemas).
+fn dump(request: &Value) {
+    if let Some(dump) = std::env::var_os("FAKE_MODEL_DUMP") {
+        use std::io::Write;
+        if let Ok(mut file) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dump)
+        {
+            let _ = writeln!(file, "{request}");
+        }
+    }
+}
+
 fn record(state: &Shared, path: &str, prompt: &str) {
     if let Ok(mut log) = state.log.lock() {
         log.push(Logged {
@@ -272,16 +287,7 @@ async fn anthropic(
     State(state): State<Shared>,
     axum::Json(request): axum::Json<Value>,
 ) -> Response {
-    if let Some(dump) = std::env::var_os("FAKE_MODEL_DUMP") {
-        use std::io::Write;
-        if let Ok(mut file) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dump)
-        {
-            let _ = writeln!(file, "{request}");
-        }
-    }
+    dump(&request);
     let messages = request["messages"].as_array().cloned().unwrap_or_default();
     let (prompt, after_tool) = last_user(&messages);
     record(&state, "/v1/messages", &prompt);
@@ -386,6 +392,7 @@ fn openai_prompt(request: &Value) -> (String, bool) {
 }
 
 async fn openai(State(state): State<Shared>, axum::Json(request): axum::Json<Value>) -> Response {
+    dump(&request);
     let (prompt, after_tool) = openai_prompt(&request);
     record(&state, "/v1/responses", &prompt);
     let behaviour = behaviour(&prompt, after_tool);
@@ -473,6 +480,7 @@ async fn openai_chat(
     State(state): State<Shared>,
     axum::Json(request): axum::Json<Value>,
 ) -> Response {
+    dump(&request);
     let (prompt, after_tool) = openai_chat_prompt(&request);
     record(&state, "/v1/chat/completions", &prompt);
     let model = request["model"].as_str().unwrap_or("gpt-fake").to_string();
@@ -568,6 +576,7 @@ async fn gemini(
     Path(call): Path<String>,
     axum::Json(request): axum::Json<Value>,
 ) -> Response {
+    dump(&request);
     let (prompt, after_tool) = gemini_prompt(&request);
     record(&state, &format!("/v1beta/models/{call}"), &prompt);
     if call.ends_with(":countTokens") {

@@ -744,7 +744,7 @@ impl EventReader {
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
-        let (sender, lines) = std::sync::mpsc::channel();
+        let (sender, lines) = std::sync::mpsc::channel::<serde_json::Value>();
         std::thread::spawn(move || {
             for line in std::io::BufReader::new(stdout)
                 .lines()
@@ -757,8 +757,11 @@ impl EventReader {
                 }
             }
         });
-        // Give the subscription a moment to be in place.
-        std::thread::sleep(Duration::from_millis(200));
+        // The stream's first event says the subscription is in place.
+        match lines.recv_timeout(Duration::from_secs(10)) {
+            Ok(first) if first["type"] == "subscribed" => {}
+            other => panic!("panectl events did not start with `subscribed`: {other:?}"),
+        }
         EventReader {
             child,
             lines,
@@ -772,10 +775,21 @@ impl EventReader {
         what: &str,
         wanted: impl Fn(&serde_json::Value) -> bool,
     ) -> serde_json::Value {
+        self.expect_within(what, Duration::from_secs(10), wanted)
+    }
+
+    /// [`EventReader::expect`] with another deadline (a program's cold start on a loaded
+    /// machine, say).
+    pub fn expect_within(
+        &self,
+        what: &str,
+        within: Duration,
+        wanted: impl Fn(&serde_json::Value) -> bool,
+    ) -> serde_json::Value {
         if let Some(event) = self.seen.borrow().iter().find(|e| wanted(e)) {
             return event.clone();
         }
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + within;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
@@ -785,7 +799,10 @@ impl EventReader {
                         return event;
                     }
                 }
-                Err(_) => panic!("no {what} event within 10 s; saw {:#?}", self.seen.borrow()),
+                Err(_) => panic!(
+                    "no {what} event within {within:?}; saw {:#?}",
+                    self.seen.borrow()
+                ),
             }
         }
     }
