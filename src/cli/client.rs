@@ -274,11 +274,14 @@ pub fn print_explanation(explanation: &Value) -> std::io::Result<()> {
         } else {
             "  "
         };
-        let why = if rule["matched"] == true {
+        let mut why = if rule["matched"] == true {
             "matches".to_string()
         } else {
             text(rule, "reason")
         };
+        if let Some(layer) = rule["layer"].as_str() {
+            why.push_str(&format!("  [inherited from {layer}]"));
+        }
         writeln!(
             out,
             "{mark} {:<4} {:<34} {:<20} {why}",

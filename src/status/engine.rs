@@ -156,6 +156,9 @@ pub struct RuleReport {
     pub reason: String,
     /// Whether it decided the outcome (the first match).
     pub decisive: bool,
+    /// The layer the provider inherited it from (`common`), if it is not the provider's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer: Option<Arc<str>>,
 }
 
 /// Every rule of `provider` on `view`, in the order they are tried.
@@ -177,6 +180,7 @@ pub fn explain(provider: &Provider, view: &ScreenView) -> Vec<RuleReport> {
                 matched,
                 reason: reason.unwrap_or_default(),
                 decisive,
+                layer: rule.layer.clone(),
             }
         })
         .collect()

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use super::process::ProcessEntry;
 use super::rules::{Provider, RuleError, rule_files};
 
-/// The built-in rule files, by name.
+/// The built-in rule files, by name: the providers, then the layer of rules every provider
+/// inherits (`common`).
 pub const BUILTIN: &[(&str, &str)] = &[
     ("claude_code", include_str!("providers/claude_code.toml")),
     ("codex", include_str!("providers/codex.toml")),
@@ -17,15 +18,18 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("kiro_cli", include_str!("providers/kiro_cli.toml")),
     ("opencode", include_str!("providers/opencode.toml")),
     ("shell", include_str!("providers/shell.toml")),
+    ("common", include_str!("providers/common.toml")),
 ];
 
 /// The provider that stands for a plain shell.
 pub const SHELL: &str = "shell";
 
-/// Compiled providers. Cheap to clone.
+/// Compiled providers, each with the layers' rules inherited. Cheap to clone.
 #[derive(Debug, Clone, Default)]
 pub struct ProviderSet {
     providers: Vec<Arc<Provider>>,
+    /// The layers (`kind = "layer"`), as read: kept so `explain` and the API can list them.
+    layers: Vec<Arc<Provider>>,
     /// Where user overrides were read from.
     pub user_dir: Option<PathBuf>,
 }
@@ -39,45 +43,73 @@ pub fn user_dir() -> Option<PathBuf> {
     Some(config.join("panectl").join("providers"))
 }
 
+/// Puts `file` in `files`, in place of the one with its id if there is one.
+fn replace_or_push(files: &mut Vec<Provider>, file: Provider) {
+    match files.iter_mut().find(|p| p.id == file.id) {
+        Some(slot) => *slot = file,
+        None => files.push(file),
+    }
+}
+
 impl ProviderSet {
     /// The built-in providers only.
     pub fn builtin() -> Result<ProviderSet, RuleError> {
-        let providers = BUILTIN
-            .iter()
-            .map(|(name, text)| Provider::parse(text, &format!("<builtin {name}>")).map(Arc::new))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(ProviderSet {
-            providers,
-            user_dir: None,
-        })
+        let files = Self::builtin_files()?;
+        Ok(Self::assemble(files, None))
     }
 
-    /// The built-in providers with the user's files from `dir` on top. Every broken file is
-    /// reported; nothing is loaded if one is broken (the caller keeps what it had).
+    fn builtin_files() -> Result<Vec<Provider>, RuleError> {
+        BUILTIN
+            .iter()
+            .map(|(name, text)| Provider::parse(text, &format!("<builtin {name}>")))
+            .collect()
+    }
+
+    /// Splits rule files into layers and providers and gives every provider the layers' rules.
+    fn assemble(files: Vec<Provider>, user_dir: Option<PathBuf>) -> ProviderSet {
+        let (layers, providers): (Vec<Provider>, Vec<Provider>) =
+            files.into_iter().partition(|file| file.is_layer);
+        let providers = providers
+            .into_iter()
+            .map(|provider| {
+                let inherited = layers
+                    .iter()
+                    .fold(provider, |provider, layer| provider.inherit(layer));
+                Arc::new(inherited)
+            })
+            .collect();
+        ProviderSet {
+            providers,
+            layers: layers.into_iter().map(Arc::new).collect(),
+            user_dir,
+        }
+    }
+
+    /// The built-in providers with the user's files from `dir` on top (a file with a built-in
+    /// id, provider or layer, replaces it). Every broken file is reported; nothing is loaded if
+    /// one is broken (the caller keeps what it had).
     pub fn load(dir: Option<&Path>) -> Result<ProviderSet, Vec<RuleError>> {
-        let mut set = ProviderSet::builtin().map_err(|e| vec![e])?;
+        let mut files = Self::builtin_files().map_err(|e| vec![e])?;
         let Some(dir) = dir else {
-            return Ok(set);
+            return Ok(Self::assemble(files, None));
         };
-        set.user_dir = Some(dir.to_path_buf());
         let mut errors = Vec::new();
         for file in rule_files(dir) {
             match Provider::load(&file) {
-                Ok(provider) => {
-                    let provider = Arc::new(provider);
-                    match set.providers.iter_mut().find(|p| p.id == provider.id) {
-                        Some(slot) => *slot = provider,
-                        None => set.providers.push(provider),
-                    }
-                }
+                Ok(provider) => replace_or_push(&mut files, provider),
                 Err(error) => errors.push(error),
             }
         }
         if errors.is_empty() {
-            Ok(set)
+            Ok(Self::assemble(files, Some(dir.to_path_buf())))
         } else {
             Err(errors)
         }
+    }
+
+    /// The layers every provider inherits.
+    pub fn layers(&self) -> impl Iterator<Item = &Arc<Provider>> {
+        self.layers.iter()
     }
 
     /// A provider by id.
@@ -163,15 +195,35 @@ mod tests {
         for provider in set.iter() {
             assert!(!provider.rules.is_empty(), "{} has no rules", provider.id);
             for rule in &provider.rules {
+                let owner = rule.layer.as_deref().unwrap_or(&provider.id);
                 assert!(
-                    rule.id.starts_with(&*provider.id),
+                    rule.id.starts_with(&format!("{owner}.")),
                     "rule {} of {}",
                     rule.id,
                     provider.id
                 );
-                assert!(rule.seen_on.is_some(), "rule {} says no version", rule.id);
+                // The provider's own rules were written from screens of a version.
+                assert!(
+                    rule.layer.is_some() || rule.seen_on.is_some(),
+                    "rule {} says no version",
+                    rule.id
+                );
             }
         }
+        let layers: Vec<&str> = set.layers().map(|l| &*l.id).collect();
+        assert_eq!(layers, ["common"]);
+        // Every agent inherits the whole layer; the shell only its dialog rules.
+        let inherited = |id: &str| {
+            set.get(id)
+                .unwrap()
+                .rules
+                .iter()
+                .filter(|r| r.layer.is_some())
+                .count()
+        };
+        let layer_rules = set.layers().next().unwrap().rules.len();
+        assert_eq!(inherited("codex"), layer_rules);
+        assert_eq!(inherited("shell"), layer_rules - 2);
     }
 
     #[test]
@@ -188,12 +240,35 @@ mod tests {
         )
         .unwrap();
         let set = ProviderSet::load(Some(dir.path())).unwrap();
-        assert_eq!(&*set.get("claude_code").unwrap().rules[0].id, "mine");
+        let own = |set: &ProviderSet, id: &str| -> Vec<String> {
+            let provider = set.get(id).unwrap();
+            let rules = provider.rules.iter().filter(|r| r.layer.is_none());
+            rules.map(|r| r.id.to_string()).collect()
+        };
+        assert_eq!(own(&set, "claude_code"), ["mine"]);
         assert!(set.get("newcli").is_some());
         assert_eq!(
             set.detect_by_process("newcli", &[]).map(|p| &*p.id),
             Some("newcli")
         );
+
+        // A user's layer with the built-in layer's id replaces it for every provider.
+        std::fs::write(
+            dir.path().join("common.toml"),
+            "id = \"common\"\nkind = \"layer\"\n[[rules]]\nid = \"common.mine\"\nstatus = \"waiting_user_answer\"\npriority = 90\ncontains = [\"Pick one:\"]\n",
+        )
+        .unwrap();
+        let set = ProviderSet::load(Some(dir.path())).unwrap();
+        let inherited: Vec<&str> = set
+            .get("codex")
+            .unwrap()
+            .rules
+            .iter()
+            .filter(|r| r.layer.is_some())
+            .map(|r| &*r.id)
+            .collect();
+        assert_eq!(inherited, ["common.mine"]);
+        assert!(set.get("common").is_none(), "a layer is no provider");
 
         std::fs::write(dir.path().join("broken.toml"), "id = \"b\"\n[[rules]\n").unwrap();
         let errors = ProviderSet::load(Some(dir.path())).unwrap_err();

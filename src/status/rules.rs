@@ -9,6 +9,12 @@
 //! arguments = ["@anthropic-ai/claude-code"]   # substrings of a descendant's command line
 //! banner = ["Claude Code v"]         # text on the screen
 //!
+//! [layer]                            # how it inherits the dialog layer (optional)
+//! use = true                         # false: none of the layer's rules
+//! skip = ["common.prompt"]           # layer rules it does without
+//! pointers = "❯›"                    # the glyphs that point at a menu option, here
+//! not = ["Press enter to continue…"] # texts that rule out every layer rule here
+//!
 //! [screen]
 //! rule = '^\s*[─━]{8,}\s*$'          # a horizontal rule row (input box borders)
 //!
@@ -44,6 +50,8 @@
 //! commands = []                      # the pane's foreground command must be one of these
 //! not_commands = []                  # ... and none of these
 //! strong = true                      # a real working marker: may end a "ready" latch
+//! menu = { numbered = true, min_options = 2, pointers = "❯>" }   # a list of options with a
+//!                                    # pointer on one (see `menu.rs`); all fields optional
 //! [[rules.and]]                      # further conditions on other regions, all required
 //! region = "above_input"
 //! regex = ['(?m)^● ']
@@ -53,6 +61,11 @@
 //!
 //! A `ready` verdict becomes `idle` or `completed` by turn tracking (see the tracker); `idle` and
 //! `completed` say so outright (a welcome screen, an answer on screen).
+//!
+//! A file with `kind = "layer"` (the built-in `common.toml`) is no provider: its rules are
+//! added to every provider's (see [`Provider::inherit`]), so a dialog drawn the way CLIs draw
+//! dialogs is recognised in a CLI, or a version, that no rule was written for. A provider's own
+//! rule with the same id replaces the layer's.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -879,6 +892,81 @@ lines = 2
 regex = ['(?m)^working']
 strong = true
 "#;
+
+    const LAYER: &str = r#"
+id = "common"
+kind = "layer"
+
+[[rules]]
+id = "common.choice"
+status = "waiting_user_answer"
+priority = 85
+menu = { numbered = true }
+
+[[rules]]
+id = "common.prompt"
+status = "ready"
+priority = 5
+regex = ['(?m)^> ']
+"#;
+
+    #[test]
+    fn a_provider_inherits_the_layer_as_its_layer_table_says() {
+        let layer = Provider::parse(LAYER, "common.toml").unwrap();
+        assert!(layer.is_layer);
+        let plain = Provider::parse(GOOD, "demo.toml").unwrap().inherit(&layer);
+        let ids: Vec<&str> = plain.rules.iter().map(|r| &*r.id).collect();
+        assert_eq!(
+            ids,
+            ["common.choice", "demo.high", "common.prompt", "demo.low"]
+        );
+        assert_eq!(plain.rules[0].layer.as_deref(), Some("common"));
+        assert_eq!(plain.rules[1].layer, None);
+
+        let narrowed = GOOD.replace(
+            "id = \"demo\"\n",
+            "id = \"demo\"\n[layer]\nskip = [\"common.prompt\"]\npointers = \"❯\"\nnot = [\"Quit?\"]\n",
+        );
+        let narrowed = Provider::parse(&narrowed, "demo.toml")
+            .unwrap()
+            .inherit(&layer);
+        let ids: Vec<&str> = narrowed.rules.iter().map(|r| &*r.id).collect();
+        assert_eq!(ids, ["common.choice", "demo.high", "demo.low"]);
+        let choice = &narrowed.rules[0];
+        assert_eq!(choice.conditions[0].menu.as_ref().unwrap().pointers, "❯");
+        assert_eq!(choice.conditions.last().unwrap().not, ["Quit?"]);
+
+        let off = GOOD.replace("id = \"demo\"\n", "id = \"demo\"\n[layer]\nuse = false\n");
+        let off = Provider::parse(&off, "demo.toml").unwrap().inherit(&layer);
+        assert_eq!(off.rules.len(), 2);
+    }
+
+    #[test]
+    fn a_providers_own_rule_replaces_the_layer_rule_of_its_id() {
+        let layer = Provider::parse(LAYER, "common.toml").unwrap();
+        let own = format!(
+            "{GOOD}\n[[rules]]\nid = \"common.prompt\"\nstatus = \"idle\"\npriority = 7\ncontains = [\"%\"]\n"
+        );
+        let provider = Provider::parse(&own, "demo.toml").unwrap().inherit(&layer);
+        let prompt: Vec<&Rule> = provider
+            .rules
+            .iter()
+            .filter(|r| &*r.id == "common.prompt")
+            .collect();
+        assert_eq!(prompt.len(), 1);
+        assert_eq!(prompt[0].verdict, Verdict::Idle);
+        assert_eq!(prompt[0].layer, None);
+    }
+
+    #[test]
+    fn layer_and_menu_mistakes_are_refused_with_their_line() {
+        let bad_kind = LAYER.replace("kind = \"layer\"", "kind = \"overlay\"");
+        let error = Provider::parse(&bad_kind, "common.toml").unwrap_err();
+        assert!(error.to_string().contains("kind must be"), "{error}");
+        let bad_menu = LAYER.replace("menu = { numbered = true }", "menu = { numbred = true }");
+        let error = Provider::parse(&bad_menu, "common.toml").unwrap_err();
+        assert!(error.to_string().contains("numbred"), "{error}");
+    }
 
     #[test]
     fn rules_compile_sorted_by_priority() {

@@ -78,3 +78,55 @@ fn every_recorded_screen_is_classified_as_recorded() {
         );
     }
 }
+
+/// The dialog layer (`providers/common.toml`) on its own, without a rule of the CLI's: it must
+/// say `waiting_user_answer` for every recorded screen that waits for the user, and for no
+/// other. This is what catches a dialog of a CLI version nobody wrote a rule for.
+#[test]
+fn the_dialog_layer_alone_tells_every_recorded_dialog_from_every_other_screen() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/screens");
+    let mut metas = Vec::new();
+    fixture_files(&root, &mut metas);
+    metas.sort();
+    let set = ProviderSet::builtin().unwrap();
+    let (mut dialogs, mut others, mut failures) = (0, 0, Vec::new());
+    for meta_path in &metas {
+        let meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(meta_path).unwrap()).expect("fixture metadata");
+        let provider_id = meta["provider"].as_str().expect("provider");
+        let waits = meta["status"] == "waiting_user_answer";
+        let mut layer_only = (**set.get(provider_id).expect("provider")).clone();
+        layer_only.rules.retain(|rule| rule.layer.is_some());
+        assert!(
+            !layer_only.rules.is_empty(),
+            "{provider_id} inherits no layer rule"
+        );
+        let capture = meta_path.with_extension("txt");
+        let view = view_of_capture(&std::fs::read(&capture).unwrap(), "", "");
+        let (status, detection) = classify(&layer_only, &view);
+        if waits {
+            dialogs += 1;
+        } else {
+            others += 1;
+        }
+        if (status == Status::WaitingUserAnswer) != waits {
+            failures.push(format!(
+                "{}: recorded {}, the layer alone says {status} (rule {:?})",
+                capture.strip_prefix(&root).unwrap_or(&capture).display(),
+                meta["status"],
+                detection.rule
+            ));
+        }
+    }
+    assert!(
+        dialogs >= 10 && others >= 50,
+        "{dialogs} dialogs, {others} others"
+    );
+    assert!(
+        failures.is_empty(),
+        "the dialog layer is wrong on {} of {} screens:\n{}",
+        failures.len(),
+        dialogs + others,
+        failures.join("\n")
+    );
+}
