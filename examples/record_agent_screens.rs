@@ -205,7 +205,11 @@ impl Cli {
         match self {
             Cli::Claude | Cli::Codex => s.has("esc to interrupt"),
             Cli::Gemini => s.has("esc to cancel"),
-            Cli::Aider => s.has("Waiting for ") || s.last_line().starts_with("Running "),
+            // After Ctrl-C the spinner's last frame stays above the `>` prompt.
+            Cli::Aider => {
+                (s.has("Waiting for ") && s.last_line() != ">")
+                    || s.last_line().starts_with("Running ")
+            }
             Cli::OpenCode => s.has("esc interrupt"),
         }
     }
@@ -233,7 +237,8 @@ impl Cli {
                     .windows(2)
                     .any(|w| w[0].starts_with('─') && w[1].starts_with('❯'))
             }
-            Cli::Codex => s.has("for shortcuts"),
+            // 0.145.0 has no `? for shortcuts` footer: its status line names the model.
+            Cli::Codex => s.has("for shortcuts") || s.lines().any(|l| l.starts_with("  gpt-5 ")),
             Cli::Gemini => s.has("Type your message"),
             Cli::Aider => s.last_line() == ">",
             Cli::OpenCode => s.has("ctrl+p commands"),
@@ -1654,7 +1659,8 @@ impl Cli {
 }
 
 const WARM_UP: &str = "reply:Warm-up answer.";
-const ASK_QUESTION: &str = "Which colour should the banner use?";
+/// No `?`: typed into an empty input it opens the shortcuts help of Codex and Gemini CLI.
+const ASK_QUESTION: &str = "Which colour should the banner use";
 
 impl Recorder<'_> {
     fn keys(&self, run: &Run, keys: &[&str]) -> Result<()> {
@@ -1739,7 +1745,8 @@ impl Recorder<'_> {
         }
         let cli = self.cli;
         let run = self.launch_ready(size, suffix)?;
-        self.submit(&run, &format!("ask:{ASK_QUESTION}|Crimson|Teal"))?;
+        let question = ASK_QUESTION;
+        self.submit(&run, &format!("ask:{question}|Crimson|Teal"))?;
         let asking = |s: &Screen| {
             !cli.working(s)
                 && !s.has("no tool for")
@@ -1750,7 +1757,7 @@ impl Recorder<'_> {
             "waiting_user_answer",
             "ask-user-question",
             &format!(
-                "The model called the CLI's ask-the-user tool with the question '{ASK_QUESTION}' and the choices Crimson and Teal; the CLI shows the question and waits for a choice."
+                "The model called the CLI's ask-the-user tool with the question '{question}' and the choices Crimson and Teal; the CLI shows the question and waits for a choice."
             ),
             Duration::from_secs(40),
             asking,
@@ -1788,6 +1795,10 @@ impl Recorder<'_> {
     /// Writing a file and fetching a web page, each behind a permission dialog.
     fn write_and_fetch(&mut self, size: (u16, u16), suffix: &str) -> Result<()> {
         let cli = self.cli;
+        // Codex offers no `apply_patch` for a model it has no metadata for (the fake `gpt-5`).
+        if cli == Cli::Codex {
+            return Ok(());
+        }
         let run = self.launch_ready(size, suffix)?;
         let name = "notes.txt";
         let file = run.work.join(name);
@@ -1824,7 +1835,14 @@ impl Recorder<'_> {
             Duration::from_secs(40),
             move |s| cli.idle_ready(s) && written.exists(),
         )?;
-        if matches!(cli, Cli::Claude | Cli::Gemini | Cli::OpenCode) {
+        // Claude Code 2.1.332 offers WebFetch only through ToolSearch (deferred), so it is not
+        // called directly.
+        let fetches = match cli {
+            Cli::Claude => self.version != "2.1.332",
+            Cli::Gemini | Cli::OpenCode => true,
+            Cli::Codex | Cli::Aider => false,
+        };
+        if fetches {
             self.submit(&run, "fetch:https://example.com/fake-page")?;
             self.snap(
                 &run,
