@@ -143,6 +143,8 @@ impl Cli {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Start {
     Ready,
+    /// Nothing pre-configured beyond what keeps it offline: first-run onboarding and sign-in.
+    Fresh,
     Untrusted,
     UnapprovedKey,
     NoGit,
@@ -203,7 +205,11 @@ impl Cli {
         match self {
             Cli::Claude | Cli::Codex => s.has("esc to interrupt"),
             Cli::Gemini => s.has("esc to cancel"),
-            Cli::Aider => s.has("Waiting for ") || s.last_line().starts_with("Running "),
+            // After Ctrl-C the spinner's last frame stays above the `>` prompt.
+            Cli::Aider => {
+                (s.has("Waiting for ") && s.last_line() != ">")
+                    || s.last_line().starts_with("Running ")
+            }
             Cli::OpenCode => s.has("esc interrupt"),
         }
     }
@@ -231,7 +237,8 @@ impl Cli {
                     .windows(2)
                     .any(|w| w[0].starts_with('─') && w[1].starts_with('❯'))
             }
-            Cli::Codex => s.has("for shortcuts"),
+            // 0.145.0 has no `? for shortcuts` footer: its status line names the model.
+            Cli::Codex => s.has("for shortcuts") || s.lines().any(|l| l.starts_with("  gpt-5 ")),
             Cli::Gemini => s.has("Type your message"),
             Cli::Aider => s.last_line() == ">",
             Cli::OpenCode => s.has("ctrl+p commands"),
@@ -251,7 +258,7 @@ impl Cli {
     /// Shows that it retries a failed request (Gemini CLI shows only its spinner).
     fn retry_shown(self, s: &Screen) -> bool {
         match self {
-            Cli::Claude | Cli::OpenCode => s.has("retrying in"),
+            Cli::Claude | Cli::OpenCode => s.has_any(&["retrying in", "Retrying in"]),
             Cli::Codex => s.has("Reconnecting"),
             Cli::Aider => s.has("Retrying in"),
             Cli::Gemini => true,
@@ -656,10 +663,16 @@ struct Run {
 }
 
 impl<'a> Recorder<'a> {
-    fn new(cli: Cli, binary: PathBuf, out_root: &Path, fake: &'a FakeModel) -> Result<Self> {
+    fn new(
+        cli: Cli,
+        binary: PathBuf,
+        out_root: &Path,
+        fake: &'a FakeModel,
+        clear: bool,
+    ) -> Result<Self> {
         let version = cli_version(&binary)?;
         let out = out_root.join(cli.provider()).join(&version);
-        if out.exists() {
+        if clear && out.exists() {
             std::fs::remove_dir_all(&out).with_context(|| format!("clear {}", out.display()))?;
         }
         std::fs::create_dir_all(&out).with_context(|| format!("create {}", out.display()))?;
@@ -673,6 +686,67 @@ impl<'a> Recorder<'a> {
             saved: Vec::new(),
             next_session: 0,
         })
+    }
+
+    /// `--extra`: first-run onboarding, questions to the user, file-write and web-fetch
+    /// permissions, interrupts, a rejected command, HTTP 429, a long tool run and `/compact`.
+    /// A scenario that fails is reported and skipped; the others still run.
+    fn record_extra(&mut self) -> Result<()> {
+        let mut failed = Vec::new();
+        let mut attempt = |name: &str, result: Result<()>| {
+            if let Err(error) = result {
+                println!("  !! {name} failed: {error:#}");
+                failed.push(name.to_string());
+            }
+        };
+        for &size in &[(120, 40), (80, 24)] {
+            let suffix = if size == (120, 40) {
+                String::new()
+            } else {
+                format!("-{}x{}", size.0, size.1)
+            };
+            let small = size != (120, 40);
+            if small && matches!(self.cli, Cli::Aider | Cli::OpenCode) {
+                continue;
+            }
+            let only = std::env::var("PANECTL_EXTRA_ONLY").unwrap_or_default();
+            let wanted = |name: &str| only.is_empty() || only.split(',').any(|o| o == name);
+            if wanted("onboarding") {
+                let result = self.onboarding(size, &suffix);
+                attempt("onboarding", result);
+            }
+            if wanted("ask") {
+                let result = self.ask_user(size, &suffix);
+                attempt("ask", result);
+            }
+            if wanted("write") {
+                let result = self.write_and_fetch(size, &suffix);
+                attempt("write", result);
+            }
+            if small {
+                continue;
+            }
+            if wanted("interrupt") {
+                let result = self.interrupts(size, &suffix);
+                attempt("interrupt", result);
+            }
+            if wanted("429") {
+                let result = self.http_429(size, &suffix);
+                attempt("429", result);
+            }
+            if wanted("long") {
+                let result = self.long_tool_and_compact(size, &suffix);
+                attempt("long", result);
+            }
+        }
+        if !failed.is_empty() {
+            println!(
+                "  {} {}: failed scenarios: {failed:?}",
+                self.cli.name(),
+                self.version
+            );
+        }
+        Ok(())
     }
 
     fn record(&mut self) -> Result<()> {
@@ -943,7 +1017,7 @@ impl<'a> Recorder<'a> {
                 "the API key in the environment was not approved before: the CLI asks whether to use it"
             }
             Start::NoGit => "the work directory is no git repository: the CLI offers to create one",
-            Start::Ready => "",
+            Start::Ready | Start::Fresh => "",
         };
         self.save(
             &run,
@@ -1025,9 +1099,10 @@ impl<'a> Recorder<'a> {
                 if start != Start::Untrusted {
                     project["hasTrustDialogAccepted"] = true.into();
                 }
+                let nudged = start != Start::Fresh;
                 let config = serde_json::json!({
-                    "hasCompletedOnboarding": true, "theme": "dark", "hasSeenAutoDefaultNudge": true,
-                    "hasResetAutoModeOptInForDefaultOffer": true,
+                    "hasCompletedOnboarding": true, "theme": "dark", "hasSeenAutoDefaultNudge": nudged,
+                    "hasResetAutoModeOptInForDefaultOffer": nudged,
                     "customApiKeyResponses": {"approved": approved, "rejected": []},
                     "projects": {work_str.clone(): project},
                 });
@@ -1035,12 +1110,12 @@ impl<'a> Recorder<'a> {
                     home.join(".claude.json"),
                     serde_json::to_string_pretty(&config)?,
                 )?;
+                env.push(var("ANTHROPIC_API_KEY", API_KEY));
                 write(
                     home.join(".claude/settings.json"),
                     r#"{"permissions":{"defaultMode":"default"}}"#.into(),
                 )?;
                 env.extend([
-                    var("ANTHROPIC_API_KEY", API_KEY),
                     var("ANTHROPIC_BASE_URL", &url),
                     var("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
                     var("DISABLE_AUTOUPDATER", "1"),
@@ -1048,7 +1123,7 @@ impl<'a> Recorder<'a> {
             }
             Cli::Codex => {
                 let mut config = format!(
-                    "model = \"gpt-5\"\nmodel_provider = \"fake\"\napproval_policy = \"on-request\"\nsandbox_mode = \"read-only\"\n\n\
+                    "model = \"gpt-5\"\nmodel_provider = \"fake\"\napproval_policy = \"on-request\"\nsandbox_mode = \"read-only\"\ncheck_for_update_on_startup = false\n\n\
                      [model_providers.fake]\nname = \"fake\"\nbase_url = \"{url}/v1\"\nenv_key = \"FAKE_KEY\"\nwire_api = \"responses\"\n"
                 );
                 if start == Start::Untrusted {
@@ -1066,25 +1141,41 @@ impl<'a> Recorder<'a> {
                         "\n[projects.\"{work_str}\"]\ntrust_level = \"trusted\"\n"
                     ));
                 }
+                if start == Start::Fresh {
+                    // Nothing but the update check off (an older version would offer to update).
+                    config = "check_for_update_on_startup = false\n".into();
+                }
                 write(home.join(".codex/config.toml"), config)?;
                 env.push(var("FAKE_KEY", API_KEY));
-                argv.push("--no-daemon".into());
+                // Older versions have no daemon and no such option.
+                let help = Command::new(&self.binary)
+                    .arg("--help")
+                    .stdin(Stdio::null())
+                    .output()
+                    .context("run codex --help")?;
+                if String::from_utf8_lossy(&help.stdout).contains("--no-daemon") {
+                    argv.push("--no-daemon".into());
+                }
             }
             Cli::Gemini => {
-                write(
-                    home.join(".gemini/settings.json"),
-                    r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"enableAutoUpdate": false}}"#.into(),
-                )?;
+                // Without `enableAutoUpdate: false` an older version installs the newest one
+                // globally with npm at start-up.
+                let settings = if start == Start::Fresh {
+                    r#"{"general": {"enableAutoUpdate": false}}"#
+                } else {
+                    r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"enableAutoUpdate": false}}"#
+                };
+                write(home.join(".gemini/settings.json"), settings.into())?;
                 if start != Start::Untrusted {
                     write(
                         home.join(".gemini/trustedFolders.json"),
                         serde_json::json!({work_str.clone(): "TRUST_FOLDER"}).to_string(),
                     )?;
                 }
-                env.extend([
-                    var("GEMINI_API_KEY", API_KEY),
-                    var("GOOGLE_GEMINI_BASE_URL", &url),
-                ]);
+                if start != Start::Fresh {
+                    env.push(var("GEMINI_API_KEY", API_KEY));
+                }
+                env.push(var("GOOGLE_GEMINI_BASE_URL", &url));
             }
             Cli::Aider => {
                 // Aider fetches LiteLLM's model table from the network unless its cache holds
@@ -1096,26 +1187,30 @@ impl<'a> Recorder<'a> {
                     home.join(".aider/caches/model_prices_and_context_window.json"),
                 )
                 .context("copy LiteLLM's model table")?;
-                write(
+                if start != Start::Fresh {
+                    write(
                     home.join(".aider/analytics.json"),
                     r#"{"uuid": "00000000-0000-4000-8000-000000000000", "permanently_disable": true, "asked_opt_in": true}"#
                         .into(),
                 )?;
-                env.extend([
-                    var("OPENAI_API_KEY", API_KEY),
-                    var("LITELLM_LOCAL_MODEL_COST_MAP", "True"),
-                ]);
-                argv.extend(
-                    [
-                        "--model",
-                        "openai/gpt-4o",
-                        "--openai-api-base",
-                        &format!("{url}/v1"),
-                        "--no-check-update",
-                        "--no-show-release-notes",
-                    ]
-                    .map(String::from),
-                );
+                }
+                env.push(var("LITELLM_LOCAL_MODEL_COST_MAP", "True"));
+                if start == Start::Fresh {
+                    argv.extend(["--no-check-update", "--no-show-release-notes"].map(String::from));
+                } else {
+                    env.push(var("OPENAI_API_KEY", API_KEY));
+                    argv.extend(
+                        [
+                            "--model",
+                            "openai/gpt-4o",
+                            "--openai-api-base",
+                            &format!("{url}/v1"),
+                            "--no-check-update",
+                            "--no-show-release-notes",
+                        ]
+                        .map(String::from),
+                    );
+                }
                 if start != Start::NoGit {
                     argv.push("--no-git".into());
                 }
@@ -1126,7 +1221,7 @@ impl<'a> Recorder<'a> {
                     "autoupdate": false,
                     "share": "disabled",
                     "model": "fake/gpt-fake",
-                    "permission": {"bash": "ask", "edit": "ask"},
+                    "permission": {"bash": "ask", "edit": "ask", "webfetch": "ask"},
                     "provider": {"fake": {
                         "npm": "@ai-sdk/openai-compatible",
                         "name": "Fake",
@@ -1134,10 +1229,12 @@ impl<'a> Recorder<'a> {
                         "models": {"gpt-fake": {"name": "GPT Fake"}},
                     }},
                 });
-                write(
-                    home.join(".config/opencode/opencode.json"),
-                    serde_json::to_string_pretty(&config)?,
-                )?;
+                if start != Start::Fresh {
+                    write(
+                        home.join(".config/opencode/opencode.json"),
+                        serde_json::to_string_pretty(&config)?,
+                    )?;
+                }
                 env.extend([
                     var("OPENCODE_DISABLE_AUTOUPDATE", "1"),
                     var("OPENCODE_DISABLE_MODELS_FETCH", "1"),
@@ -1389,7 +1486,17 @@ fn litellm_model_table(aider: &Path) -> Result<PathBuf> {
 fn main() -> Result<()> {
     let mut out = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/screens"));
     let mut chosen = Vec::new();
+    let mut extra = false;
+    let mut explore = false;
     for (index, arg) in std::env::args().skip(1).enumerate() {
+        if arg == "--extra" {
+            extra = true;
+            continue;
+        }
+        if arg == "--explore" {
+            explore = true;
+            continue;
+        }
         match Cli::parse(&arg) {
             Some(cli) => chosen.push(cli),
             None if index == 0 && !arg.starts_with('-') => out = PathBuf::from(arg),
@@ -1428,14 +1535,21 @@ fn main() -> Result<()> {
             );
             continue;
         }
-        let mut recorder = Recorder::new(cli, binary, &out, &fake)?;
+        if explore {
+            return explore_cli(cli, binary, &fake);
+        }
+        let mut recorder = Recorder::new(cli, binary, &out, &fake, !extra)?;
         println!(
             "recording {} {} into {}",
             cli.name(),
             recorder.version,
             recorder.out.display()
         );
-        recorder.record()?;
+        if extra {
+            recorder.record_extra()?;
+        } else {
+            recorder.record()?;
+        }
         recorded.push(format!(
             "{} {}: {} screens",
             cli.provider(),
@@ -1453,4 +1567,540 @@ fn main() -> Result<()> {
         println!("{line}");
     }
     Ok(())
+}
+
+/// `--explore CLI`: starts the CLI in a set-up given by `PANECTL_EXPLORE_START` (`ready`, the
+/// default, `fresh`, `untrusted`) in a private tmux server, prints how to reach its pane and keeps
+/// it for `PANECTL_EXPLORE_SECONDS` (default 600) seconds, to find out what a CLI shows.
+fn explore_cli(cli: Cli, binary: PathBuf, fake: &FakeModel) -> Result<()> {
+    let start = match std::env::var("PANECTL_EXPLORE_START").as_deref() {
+        Ok("fresh") => Start::Fresh,
+        Ok("untrusted") => Start::Untrusted,
+        Ok("nogit") => Start::NoGit,
+        _ => Start::Ready,
+    };
+    let seconds: u64 = std::env::var("PANECTL_EXPLORE_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(600);
+    let scratch = tempfile::tempdir()?;
+    let mut recorder = Recorder::new(cli, binary, scratch.path(), fake, true)?;
+    let run = recorder.launch(start, (120, 40), "")?;
+    println!(
+        "explore: TMUX_TMPDIR={} tmux -L {} -f /dev/null capture-pane -p -t {}",
+        recorder.tmux.dir.path().display(),
+        recorder.tmux.socket,
+        run.pane
+    );
+    std::thread::sleep(Duration::from_secs(seconds));
+    recorder.end(run);
+    Ok(())
+}
+
+/// What the `--extra` scenarios need to know of each CLI.
+impl Cli {
+    /// A choice, a question or a permission dialog is shown (besides `dialog`, the shell one).
+    fn pending(self, s: &Screen) -> bool {
+        self.dialog(s)
+            || match self {
+                Cli::Claude => s.has_any(&["Esc to cancel", "Enter to select", "Do you want"]),
+                Cli::Codex => s.has_any(&[
+                    "Press enter to confirm",
+                    "Would you like",
+                    "enter to submit",
+                    "esc to dismiss",
+                    "Enter to submit",
+                ]),
+                Cli::Gemini => s.has_any(&[
+                    "Allow execution",
+                    "Apply this change",
+                    "Answer Questions",
+                    "Do you want to proceed",
+                    "Allow once",
+                ]),
+                Cli::OpenCode => {
+                    s.has_any(&["Permission required", "enter confirm", "enter submit"])
+                }
+                Cli::Aider => s.last_line().contains("(Y)es/(N)o"),
+            }
+    }
+
+    /// Ready for input with nothing pending.
+    fn idle_ready(self, s: &Screen) -> bool {
+        self.ready(s) && !self.pending(s)
+    }
+
+    /// Keys that refuse a permission dialog.
+    fn reject(self) -> &'static [&'static str] {
+        match self {
+            Cli::Aider => &["n", "Enter"],
+            Cli::OpenCode => &["Right", "Right", "Enter"],
+            _ => &["Escape"],
+        }
+    }
+
+    /// Keys that interrupt a running turn.
+    fn interrupt(self) -> &'static [&'static str] {
+        match self {
+            Cli::Aider => &["C-c"],
+            Cli::OpenCode => &["Escape", "Escape"],
+            _ => &["Escape"],
+        }
+    }
+
+    /// The command that compacts the conversation, if the CLI has one.
+    fn compact_command(self) -> Option<&'static str> {
+        match self {
+            Cli::Claude | Cli::Codex | Cli::OpenCode => Some("/compact"),
+            Cli::Gemini => Some("/compress"),
+            Cli::Aider => None,
+        }
+    }
+}
+
+const WARM_UP: &str = "reply:Warm-up answer.";
+/// No `?`: typed into an empty input it opens the shortcuts help of Codex and Gemini CLI.
+const ASK_QUESTION: &str = "Which colour should the banner use";
+
+impl Recorder<'_> {
+    fn keys(&self, run: &Run, keys: &[&str]) -> Result<()> {
+        for key in keys {
+            self.tmux.run(&["send-keys", "-t", &run.pane, key])?;
+            std::thread::sleep(Duration::from_millis(150));
+        }
+        Ok(())
+    }
+
+    /// A prompt answered first, so that what follows happens in a session that has answered.
+    fn warm_up(&self, run: &Run, prompt: &str) -> Result<()> {
+        let cli = self.cli;
+        self.submit(run, prompt)?;
+        self.wait_stable(run, "the warm-up answer", Duration::from_secs(40), |s| {
+            cli.idle_ready(s) && s.has_answer("answer.")
+        })?;
+        Ok(())
+    }
+
+    /// Waits for a steady screen that `holds` and saves it.
+    fn snap(
+        &mut self,
+        run: &Run,
+        status: &str,
+        scenario: &str,
+        description: &str,
+        limit: Duration,
+        holds: impl Fn(&Screen) -> bool,
+    ) -> Result<()> {
+        self.wait_quiet(run, scenario, limit, Duration::from_millis(1200), &holds)?;
+        self.save(run, status, scenario, description, &holds)
+    }
+
+    /// The first run with nothing configured: each step's screen, then the keys to go on.
+    fn onboarding(&mut self, size: (u16, u16), suffix: &str) -> Result<()> {
+        let cli = self.cli;
+        let steps = onboarding_steps(cli, &self.version);
+        if steps.is_empty() {
+            return Ok(());
+        }
+        let run = self.launch(Start::Fresh, size, suffix)?;
+        for step in steps {
+            let markers = step.markers;
+            let unless = step.unless;
+            let holds = move |s: &Screen| {
+                markers.iter().all(|m| s.has(m)) && !unless.iter().any(|m| s.has(m))
+            };
+            let limit = Duration::from_secs(if step.optional { 15 } else { 45 });
+            let shown = self.snap(
+                &run,
+                step.status,
+                step.scenario,
+                step.description,
+                limit,
+                holds,
+            );
+            match shown {
+                Err(_) if step.optional => {
+                    println!("    ({} did not show; optional)", step.scenario);
+                    continue;
+                }
+                other => other?,
+            }
+            for key in step.keys {
+                if let Some(text) = key.strip_prefix("text:") {
+                    self.tmux.run(&["send-keys", "-t", &run.pane, "-l", text])?;
+                } else {
+                    self.tmux.run(&["send-keys", "-t", &run.pane, key])?;
+                }
+                std::thread::sleep(Duration::from_millis(400));
+            }
+        }
+        self.end(run);
+        Ok(())
+    }
+
+    /// The model asks the user a question with choices; then the first choice is taken.
+    fn ask_user(&mut self, size: (u16, u16), suffix: &str) -> Result<()> {
+        if self.cli == Cli::Aider {
+            return Ok(());
+        }
+        let cli = self.cli;
+        let run = self.launch_ready(size, suffix)?;
+        let question = ASK_QUESTION;
+        self.submit(&run, &format!("ask:{question}|Crimson|Teal"))?;
+        let asking = |s: &Screen| {
+            !cli.working(s)
+                && !s.has("no tool for")
+                && s.lines().any(|l| l.contains("Teal") && !l.contains("ask:"))
+        };
+        self.snap(
+            &run,
+            "waiting_user_answer",
+            "ask-user-question",
+            &format!(
+                "The model called the CLI's ask-the-user tool with the question '{question}' and the choices Crimson and Teal; the CLI shows the question and waits for a choice."
+            ),
+            Duration::from_secs(40),
+            asking,
+        )?;
+        self.keys(&run, &["Enter"])?;
+        // Some CLIs show a review step (submit the answers) after the last question.
+        let answered = |s: &Screen| cli.idle_ready(s) && s.has_answer(TOOL_ANSWER);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            let screen = self.tmux.look(&run.pane)?;
+            if answered(&screen) {
+                break;
+            }
+            if cli.pending(&screen) {
+                std::thread::sleep(Duration::from_millis(1500));
+                let again = self.tmux.look(&run.pane)?;
+                if cli.pending(&again) && again.text == screen.text {
+                    self.keys(&run, &["Enter"])?;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        self.snap(
+            &run,
+            "completed",
+            "ask-user-answered",
+            "The first choice (Crimson) was given to the model's question; the model answered and the CLI is ready for the next prompt.",
+            Duration::from_secs(20),
+            answered,
+        )?;
+        self.end(run);
+        Ok(())
+    }
+
+    /// Writing a file and fetching a web page, each behind a permission dialog.
+    fn write_and_fetch(&mut self, size: (u16, u16), suffix: &str) -> Result<()> {
+        let cli = self.cli;
+        // Codex offers no `apply_patch` for a model it has no metadata for (the fake `gpt-5`).
+        if cli == Cli::Codex {
+            return Ok(());
+        }
+        let run = self.launch_ready(size, suffix)?;
+        let name = "notes.txt";
+        let file = run.work.join(name);
+        // Claude Code and Gemini CLI want a full path; the others take it relative.
+        let path = if !matches!(cli, Cli::Claude | Cli::Gemini) {
+            name.to_string()
+        } else {
+            file.to_string_lossy().into_owned()
+        };
+        self.submit(&run, &format!("write:{path}|hello from the recorder"))?;
+        let file_check = file.clone();
+        let asking = move |s: &Screen| {
+            !cli.working(s) && !s.has("no tool for") && cli.pending(s) && !file_check.exists()
+        };
+        self.snap(
+            &run,
+            "waiting_user_answer",
+            "write-permission",
+            &format!(
+                "The model asked to create the file {name} with the CLI's file-writing tool; the CLI asks for permission (the file does not exist yet)."
+            ),
+            Duration::from_secs(40),
+            asking,
+        )?;
+        for key in cli.approve() {
+            self.tmux.run(&["send-keys", "-t", &run.pane, key])?;
+        }
+        let written = file.clone();
+        self.snap(
+            &run,
+            "completed",
+            "write-approved",
+            "Permission given (first answer): the file was written and the turn ended; ready for the next prompt.",
+            Duration::from_secs(40),
+            move |s| cli.idle_ready(s) && written.exists(),
+        )?;
+        // Claude Code 2.1.332 offers WebFetch only through ToolSearch (deferred), so it is not
+        // called directly.
+        let fetches = match cli {
+            Cli::Claude => self.version != "2.1.332",
+            Cli::Gemini | Cli::OpenCode => true,
+            Cli::Codex | Cli::Aider => false,
+        };
+        if fetches {
+            self.submit(&run, "fetch:https://example.com/fake-page")?;
+            self.snap(
+                &run,
+                "waiting_user_answer",
+                "fetch-permission",
+                "The model asked to fetch https://example.com/fake-page with the CLI's web-fetch tool; the CLI asks for permission.",
+                Duration::from_secs(40),
+                move |s| !cli.working(s) && !s.has("no tool for") && cli.pending(s),
+            )?;
+            self.keys(&run, cli.reject())?;
+            self.snap(
+                &run,
+                "completed",
+                "fetch-rejected",
+                "The web fetch was refused in the permission dialog; the turn ended (a file was written earlier in this session) and the CLI is ready for input: an interrupted or refused turn is a finished turn, not an error.",
+                Duration::from_secs(40),
+                move |s| cli.idle_ready(s),
+            )?;
+        }
+        self.end(run);
+        Ok(())
+    }
+
+    /// Esc (Ctrl-C for Aider) while a reply is pending, then a refused shell command.
+    fn interrupts(&mut self, size: (u16, u16), suffix: &str) -> Result<()> {
+        let cli = self.cli;
+        let run = self.launch_ready(size, suffix)?;
+        self.warm_up(&run, WARM_UP)?;
+        self.submit(&run, "slow:60000 reply:This answer never arrives.")?;
+        self.wait_for(&run, "the working state", Duration::from_secs(20), |s| {
+            cli.working(s)
+        })?;
+        std::thread::sleep(Duration::from_millis(1500));
+        self.keys(&run, cli.interrupt())?;
+        self.snap(
+            &run,
+            "completed",
+            "interrupted",
+            &format!(
+                "A first prompt was answered; a second one was interrupted with {} while the CLI waited for the model. The interrupted turn is over and the CLI is ready for input (label: completed, since the session has answered before; an interrupt is not an error).",
+                cli.interrupt().join(" ")
+            ),
+            Duration::from_secs(30),
+            move |s| cli.idle_ready(s),
+        )?;
+        self.submit(&run, "tool:touch refused.txt")?;
+        self.wait_stable(
+            &run,
+            "the permission dialog",
+            Duration::from_secs(30),
+            |s| cli.dialog(s),
+        )?;
+        self.keys(&run, cli.reject())?;
+        self.snap(
+            &run,
+            "completed",
+            "tool-rejected",
+            &format!(
+                "The model asked to run `touch refused.txt` (a CLI that puts the interrupted prompt back into its input box sent it in front of this one); the command was refused in the permission dialog ({}). The turn is over and the CLI is ready for input (label: completed, like an interrupt, since the session has answered before).",
+                cli.reject().join(" ")
+            ),
+            Duration::from_secs(30),
+            move |s| cli.idle_ready(s),
+        )?;
+        self.end(run);
+        Ok(())
+    }
+
+    /// HTTP 429 to every try.
+    fn http_429(&mut self, size: (u16, u16), suffix: &str) -> Result<()> {
+        let run = self.launch_ready(size, suffix)?;
+        self.submit(&run, "fail:429")?;
+        self.failure(&run, 429, true)?;
+        self.end(run);
+        Ok(())
+    }
+
+    /// A command that runs for a while, then `/compact` of the conversation.
+    fn long_tool_and_compact(&mut self, size: (u16, u16), suffix: &str) -> Result<()> {
+        let cli = self.cli;
+        let run = self.launch_ready(size, suffix)?;
+        self.warm_up(&run, "compactslow:8000 reply:Compaction warm-up answer.")?;
+        let file = run.work.join("long-output.txt");
+        self.submit(&run, "tool:sleep 20 && touch long-output.txt")?;
+        self.wait_stable(
+            &run,
+            "the permission dialog",
+            Duration::from_secs(30),
+            |s| cli.dialog(s),
+        )?;
+        for key in cli.approve() {
+            self.tmux.run(&["send-keys", "-t", &run.pane, key])?;
+        }
+        let started = Instant::now();
+        for (frame, at) in [(1, 4), (2, 12)] {
+            while started.elapsed() < Duration::from_secs(at) {
+                std::thread::sleep(POLL);
+            }
+            let running = file.clone();
+            self.save(
+                &run,
+                "processing",
+                &format!("long-tool-running-{frame}"),
+                &format!(
+                    "Permission given; the approved command `sleep 20 && touch long-output.txt` has been running for about {at} s (frame {frame} of 2)."
+                ),
+                move |s| !cli.dialog(s) && cli.working(s) && !running.exists(),
+            )?;
+        }
+        let done = file.clone();
+        let answer = (cli != Cli::Aider).then_some(TOOL_ANSWER);
+        self.wait_stable(
+            &run,
+            "the end of the long tool",
+            Duration::from_secs(40),
+            move |s| done.exists() && cli.idle_ready(s) && answer.is_none_or(|a| s.has_answer(a)),
+        )?;
+        let Some(command) = cli.compact_command() else {
+            self.end(run);
+            return Ok(());
+        };
+        self.type_text(&run, command)?;
+        self.press_enter(&run)?;
+        self.snap(
+            &run,
+            "processing",
+            "compacting",
+            &format!(
+                "`{command}` was entered after two answered turns; the CLI is compacting the conversation (the fake model holds the summary back for 8 s)."
+            ),
+            Duration::from_secs(20),
+            move |s| cli.working(s) || s.has_any(&["ompacting", "ompressing"]),
+        )?;
+        self.snap(
+            &run,
+            "completed",
+            "compacted",
+            &format!(
+                "`{command}` finished: the conversation was compacted and the CLI is ready for the next prompt."
+            ),
+            Duration::from_secs(40),
+            move |s| cli.idle_ready(s) && !s.has_any(&["ompacting…", "ompressing…"]),
+        )?;
+        self.end(run);
+        Ok(())
+    }
+}
+
+/// One screen of a first-run flow: it shows when every marker is on it and none of `unless`;
+/// `keys` go on to the next (`text:…` is typed literally).
+struct OnboardingStep {
+    markers: &'static [&'static str],
+    unless: &'static [&'static str],
+    status: &'static str,
+    scenario: &'static str,
+    description: &'static str,
+    keys: &'static [&'static str],
+    /// Skipped when it does not show (a question some runs ask and others do not).
+    optional: bool,
+}
+
+/// The first-run screens of each CLI, as far as they go offline.
+fn onboarding_steps(cli: Cli, version: &str) -> Vec<OnboardingStep> {
+    let step = |markers, status, scenario, description, keys| OnboardingStep {
+        markers,
+        unless: &[],
+        status,
+        scenario,
+        description,
+        keys,
+        optional: false,
+    };
+    const WAIT: &str = "waiting_user_answer";
+    match cli {
+        // Without `hasSeenAutoDefaultNudge`, 2.1.332 offers auto mode at start-up. (A first
+        // run with no configuration at all checks api.anthropic.com and exits offline.)
+        Cli::Claude if version != "2.1.219" => vec![step(
+            &["Make auto mode your default permission mode?"],
+            WAIT,
+            "startup-auto-mode-offer",
+            "Launched with onboarding done but the auto-mode offer not yet seen: Claude Code asks whether to make auto mode the default permission mode (Yes / No, keep manual mode) and waits for the answer.",
+            &[],
+        )],
+        Cli::Claude => Vec::new(),
+        Cli::Codex => {
+            let mut steps = vec![step(
+                &["Sign in with ChatGPT", "Press enter to continue"],
+                WAIT,
+                "onboarding-sign-in-menu",
+                "First run with no configuration and no credentials: Codex's welcome screen asks how to sign in (a numbered menu) and waits for a choice.",
+                &["Down", "Down", "Enter"],
+            )];
+            if version != "0.145.0" {
+                steps.push(step(
+                    &["Sign in another way", "Use an OpenAI API key"],
+                    WAIT,
+                    "onboarding-sign-in-another-way",
+                    "First run: 'Sign in another way' was chosen; Codex shows the second menu (OpenAI API key, Amazon Bedrock) and waits for a choice.",
+                    &["Enter"],
+                ));
+            }
+            steps.push(step(
+                &["Press enter to save", "Paste or type your API key"],
+                WAIT,
+                "onboarding-api-key-entry",
+                "First run: the API-key sign-in was chosen; Codex shows an empty API-key entry box ('Press enter to save') and waits for the key.",
+                &["text:sk-typed-but-not-saved"],
+            ));
+            steps.push(step(
+                &["Press enter to save", "sk-typed-but-not-saved"],
+                WAIT,
+                "onboarding-api-key-typed",
+                "First run: an API key is typed into Codex's entry box but Enter was not pressed; Codex still waits for the user.",
+                &[],
+            ));
+            steps
+        }
+        Cli::Gemini => vec![
+            step(
+                &["How would you like to authenticate"],
+                WAIT,
+                "onboarding-auth-method",
+                "First run with no settings and no API key (the folder is trusted): Gemini CLI asks how to authenticate (Sign in with Google / Use Gemini API Key / Vertex AI) and waits for a choice.",
+                &["Down", "Enter"],
+            ),
+            step(
+                &["Enter Gemini API Key"],
+                WAIT,
+                "onboarding-api-key-entry",
+                "First run: 'Use Gemini API Key' was chosen; Gemini CLI shows an empty API-key entry box and waits for the key.",
+                &[],
+            ),
+        ],
+        Cli::Aider => vec![
+            OnboardingStep {
+                optional: true,
+                ..step(
+                    &["Allow collection of anonymous analytics"],
+                    WAIT,
+                    "onboarding-analytics-question",
+                    "First run with no model, no API key and no analytics choice: Aider asks whether to allow anonymous analytics, (Y)es/(N)o, and waits for the answer.",
+                    &["n", "Enter"],
+                )
+            },
+            step(
+                &["Login to OpenRouter or create a free account?"],
+                WAIT,
+                "onboarding-openrouter-login",
+                "First run with no model and no API key: Aider offers to log in to OpenRouter, (Y)es/(N)o [Yes], and waits for the answer.",
+                &[],
+            ),
+        ],
+        Cli::OpenCode => vec![step(
+            &["ctrl+p commands"],
+            "idle",
+            "fresh-start-unconfigured",
+            "First run with no configuration at all: OpenCode starts with its default provider (OpenCode Zen) and a tip to run /connect; the prompt is ready and nothing was asked.",
+            &[],
+        )],
+    }
 }

@@ -10,7 +10,11 @@
 //! | `reply:TEXT` | the text `TEXT` |
 //! | `slow:MS reply:TEXT` | waits `MS` ms before the first token, then `TEXT` |
 //! | `tool:COMMAND` | asks to run the shell command `COMMAND` (a permission dialog in the CLI) |
-//! | `fail:STATUS` | HTTP `STATUS` (500 makes the CLIs retry) |
+//! | `fail:STATUS` | HTTP `STATUS` (500 and 429 make the CLIs retry) |
+//! | `ask:QUESTION\|OPTION1\|OPTION2` | calls the CLI's ask-the-user tool (`AskUserQuestion`, `ask_user`, `request_user_input`, `question`) |
+//! | `write:PATH\|TEXT` | calls the CLI's file-writing tool (`Write`, `write_file`, `apply_patch`, `write`; for Aider an edit block) |
+//! | `fetch:URL` | calls the CLI's web-fetch tool (`WebFetch`, `web_fetch`, `webfetch`) |
+//! | `compactslow:MS` | answered at once; a later request whose own prompt has no directive (a `/compact` summary) waits `MS` ms |
 //!
 //! After a tool ran, the request carries its result and the answer is `tool finished`.
 //!
@@ -41,6 +45,15 @@ pub enum Behaviour {
     Tool { command: String },
     /// Fail with an HTTP status.
     Fail { status: u16 },
+    /// Ask the user a question with choices.
+    Ask {
+        question: String,
+        options: Vec<String>,
+    },
+    /// Write a file.
+    Write { path: String, text: String },
+    /// Fetch a web page.
+    Fetch { url: String },
 }
 
 /// Reads the behaviour from a prompt. A request that carries a tool result and no new prompt
@@ -51,7 +64,7 @@ pub fn behaviour(prompt: &str, after_tool: bool) -> Behaviour {
             let rest = &prompt[at + key.len()..];
             let end = match key {
                 // Text and commands run to the end of their line.
-                "reply:" | "tool:" => rest.find('\n').unwrap_or(rest.len()),
+                "reply:" | "tool:" | "ask:" | "write:" => rest.find('\n').unwrap_or(rest.len()),
                 _ => rest.find(char::is_whitespace).unwrap_or(rest.len()),
             };
             rest[..end].trim().to_string()
@@ -65,12 +78,169 @@ pub fn behaviour(prompt: &str, after_tool: bool) -> Behaviour {
     if let Some(command) = directive("tool:") {
         return Behaviour::Tool { command };
     }
+    if !after_tool {
+        if let Some(ask) = directive("ask:") {
+            let mut parts = ask.split('|').map(str::to_string);
+            let question = parts.next().unwrap_or_default();
+            return Behaviour::Ask {
+                question,
+                options: parts.collect(),
+            };
+        }
+        if let Some(write) = directive("write:") {
+            let (path, text) = write.split_once('|').unwrap_or((&write, "written"));
+            return Behaviour::Write {
+                path: path.to_string(),
+                text: text.to_string(),
+            };
+        }
+        if let Some(url) = directive("fetch:") {
+            return Behaviour::Fetch { url };
+        }
+    }
     let delay_ms = directive("slow:")
         .and_then(|ms| ms.parse().ok())
         .unwrap_or(0);
     let text = directive("reply:")
         .unwrap_or_else(|| if after_tool { "tool finished" } else { "ok" }.to_string());
     Behaviour::Reply { text, delay_ms }
+}
+
+/// The tool call a behaviour that is no shell command asks for, given the names of the tools the
+/// request offers: the tool's name and its arguments. `None` for a reply or a failure, or when
+/// the CLI offers no such tool.
+fn tool_call(behaviour: &Behaviour, offered: &[String]) -> Option<(String, Value)> {
+    let pick = |wanted: &[&str]| {
+        wanted
+            .iter()
+            .find(|w| offered.iter().any(|o| o == *w))
+            .map(|w| w.to_string())
+    };
+    match behaviour {
+        Behaviour::Ask { question, options } => {
+            let name = pick(&[
+                "AskUserQuestion",
+                "ask_user",
+                "request_user_input",
+                "question",
+            ])?;
+            let choices: Vec<Value> = options
+                .iter()
+                .map(|o| json!({"label": o, "description": format!("Choose {o}")}))
+                .collect();
+            let mut entry = json!({"question": question, "header": "Choice", "options": choices});
+            match name.as_str() {
+                "AskUserQuestion" => entry["multiSelect"] = json!(false),
+                "request_user_input" => entry["id"] = json!("choice"),
+                "ask_user" => {
+                    entry["type"] = json!("choice");
+                    entry["multiSelect"] = json!(false);
+                }
+                _ => {}
+            }
+            Some((name, json!({"questions": [entry]})))
+        }
+        Behaviour::Write { path, text } => {
+            let name = pick(&["Write", "write_file", "write", "apply_patch"])?;
+            let arguments = match name.as_str() {
+                "write" => json!({"filePath": path, "content": text}),
+                // Codex calls the patch `input`, OpenCode `patchText`.
+                "apply_patch" => {
+                    json!({"input": apply_patch(path, text), "patchText": apply_patch(path, text)})
+                }
+                _ => json!({"file_path": path, "content": text}),
+            };
+            Some((name, arguments))
+        }
+        Behaviour::Fetch { url } => {
+            let name = pick(&["WebFetch", "web_fetch", "webfetch"])?;
+            let arguments = match name.as_str() {
+                "WebFetch" => json!({"url": url, "prompt": "Summarize the page"}),
+                "web_fetch" => json!({"prompt": format!("Summarize {url}")}),
+                _ => json!({"url": url, "format": "markdown"}),
+            };
+            Some((name, arguments))
+        }
+        _ => None,
+    }
+}
+
+/// A patch in Codex's `apply_patch` format that adds a file.
+fn apply_patch(path: &str, text: &str) -> String {
+    format!("*** Begin Patch\n*** Add File: {path}\n+{text}\n*** End Patch\n")
+}
+
+/// With `compactslow:MS` earlier in the conversation, a request whose own prompt carries no
+/// directive (the summary request of `/compact`) waits `MS` ms.
+fn compact_delay(request: &Value, prompt: &str, behaviour: &Behaviour) -> u64 {
+    let plain = matches!(behaviour, Behaviour::Reply { delay_ms: 0, .. })
+        && !["reply:", "slow:", "compactslow:"]
+            .iter()
+            .any(|d| prompt.contains(d));
+    if !plain {
+        return 0;
+    }
+    let body = request.to_string();
+    body.find("compactslow:")
+        .map(|at| {
+            body[at + "compactslow:".len()..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+        })
+        .and_then(|ms| ms.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Names of the tools a request offers, for any of the APIs.
+fn offered_tools(request: &Value) -> Vec<String> {
+    let mut names = Vec::new();
+    for tool in request["tools"].as_array().into_iter().flatten() {
+        for name in [&tool["name"], &tool["function"]["name"]] {
+            if let Some(name) = name.as_str() {
+                names.push(name.to_string());
+            }
+        }
+        for declaration in tool["functionDeclarations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            if let Some(name) = declaration["name"].as_str() {
+                names.push(name.to_string());
+            }
+        }
+    }
+    names
+}
+
+/// The behaviour a request asks for, the tool call it makes (other than a shell command) and
+/// the extra delay of a `/compact` summary.
+fn resolve(
+    request: &Value,
+    prompt: &str,
+    after_tool: bool,
+) -> (Behaviour, Option<(String, Value)>, u64) {
+    let wanted = behaviour(prompt, after_tool);
+    let call = tool_call(&wanted, &offered_tools(request));
+    let wanted = match wanted {
+        Behaviour::Ask { .. } | Behaviour::Write { .. } | Behaviour::Fetch { .. }
+            if call.is_none() =>
+        {
+            missing_tool(&wanted)
+        }
+        other => other,
+    };
+    let delay = compact_delay(request, prompt, &wanted);
+    (wanted, call, delay)
+}
+
+/// A request body may ask for a tool the CLI lacks: that turns into a plain reply saying so.
+fn missing_tool(behaviour: &Behaviour) -> Behaviour {
+    Behaviour::Reply {
+        text: format!("fake model: no tool for {behaviour:?}"),
+        delay_ms: 0,
+    }
 }
 
 /// One request the server received, for debugging a test.
@@ -297,11 +467,21 @@ async fn anthropic(
         .to_string();
     let number = next_id();
     let (message_id, tool_id) = (format!("msg_fake_{number}"), format!("toolu_fake_{number}"));
-    let behaviour = behaviour(&prompt, after_tool);
+    let (behaviour, call, extra_delay) = resolve(&request, &prompt, after_tool);
     let (content, stop_reason, delay) = match &behaviour {
         Behaviour::Fail { status } => return fail(*status),
-        Behaviour::Reply { text, delay_ms } => {
-            (json!({"type": "text", "text": text}), "end_turn", *delay_ms)
+        Behaviour::Reply { text, delay_ms } => (
+            json!({"type": "text", "text": text}),
+            "end_turn",
+            *delay_ms + extra_delay,
+        ),
+        Behaviour::Ask { .. } | Behaviour::Write { .. } | Behaviour::Fetch { .. } => {
+            let (name, input) = call.clone().unwrap_or_default();
+            (
+                json!({"type": "tool_use", "id": tool_id, "name": name, "input": input}),
+                "tool_use",
+                0,
+            )
         }
         Behaviour::Tool { command } => (
             json!({"type": "tool_use", "id": tool_id, "name": "Bash",
@@ -318,12 +498,12 @@ async fn anthropic(
         }))
         .into_response();
     }
-    let (start_block, delta) = match &behaviour {
-        Behaviour::Tool { .. } => (
+    let (start_block, delta) = match content["type"] == "tool_use" {
+        true => (
             json!({"type": "tool_use", "id": content["id"], "name": content["name"], "input": {}}),
             json!({"type": "input_json_delta", "partial_json": content["input"].to_string()}),
         ),
-        _ => (
+        false => (
             json!({"type": "text", "text": ""}),
             json!({"type": "text_delta", "text": content["text"]}),
         ),
@@ -365,10 +545,9 @@ fn openai_prompt(request: &Value) -> (String, bool) {
         Value::String(text) => (text.clone(), false),
         Value::Array(items) => {
             // The tool's output is the newest item: the turn goes on after the tool ran.
-            if items
-                .last()
-                .is_some_and(|i| i["type"] == "function_call_output")
-            {
+            if items.last().is_some_and(|i| {
+                i["type"] == "function_call_output" || i["type"] == "custom_tool_call_output"
+            }) {
                 return (String::new(), true);
             }
             let text = items
@@ -395,7 +574,15 @@ async fn openai(State(state): State<Shared>, axum::Json(request): axum::Json<Val
     dump(&request);
     let (prompt, after_tool) = openai_prompt(&request);
     record(&state, "/v1/responses", &prompt);
-    let behaviour = behaviour(&prompt, after_tool);
+    let (behaviour, call, extra_delay) = resolve(&request, &prompt, after_tool);
+    // `apply_patch` may be a freeform ("custom") tool, called with the patch as its input.
+    let custom = |name: &str| {
+        request["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|t| t["name"] == name && t["type"] == "custom")
+    };
     let number = next_id();
     let (message_id, call_id, response_id) = (
         format!("msg_fake_{number}"),
@@ -407,8 +594,20 @@ async fn openai(State(state): State<Shared>, axum::Json(request): axum::Json<Val
         Behaviour::Reply { text, delay_ms } => (
             json!({"id": message_id, "type": "message", "role": "assistant", "status": "completed",
                    "content": [{"type": "output_text", "text": text, "annotations": []}]}),
-            *delay_ms,
+            *delay_ms + extra_delay,
         ),
+        Behaviour::Ask { .. } | Behaviour::Write { .. } | Behaviour::Fetch { .. } => {
+            let (name, arguments) = call.clone().unwrap_or_default();
+            let item = if custom(&name) {
+                json!({"id": format!("ctc_fake_{number}"), "type": "custom_tool_call", "status": "completed",
+                       "call_id": call_id, "name": name,
+                       "input": arguments["input"].as_str().unwrap_or_default()})
+            } else {
+                json!({"id": format!("fc_fake_{number}"), "type": "function_call", "status": "completed",
+                       "call_id": call_id, "name": name, "arguments": arguments.to_string()})
+            };
+            (item, 0)
+        }
         Behaviour::Tool { command } => (
             json!({"id": format!("fc_fake_{number}"), "type": "function_call", "status": "completed", "call_id": call_id,
                    "name": "exec_command",
@@ -484,14 +683,35 @@ async fn openai_chat(
     let (prompt, after_tool) = openai_chat_prompt(&request);
     record(&state, "/v1/chat/completions", &prompt);
     let model = request["model"].as_str().unwrap_or("gpt-fake").to_string();
-    let behaviour = behaviour(&prompt, after_tool);
+    // Without tools (Aider), a file is written with an edit block in the answer.
+    let wanted = behaviour(&prompt, after_tool);
+    let aider_edit = match &wanted {
+        Behaviour::Write { path, text } if offered_tools(&request).is_empty() => Some(format!(
+            "I will create it.\n\n{path}\n```\n<<<<<<< SEARCH\n=======\n{text}\n>>>>>>> REPLACE\n```\n"
+        )),
+        _ => None,
+    };
+    let (behaviour, call, extra_delay) = resolve(&request, &prompt, after_tool);
     // A side request (a session title, a summary) must not run the test's tool a second time.
     let side =
         request["tools"].as_array().is_none_or(|t| t.is_empty()) && request["stream"] != true;
     let (message, delay) = match &behaviour {
         Behaviour::Fail { status } => return fail(*status),
-        Behaviour::Reply { text, delay_ms } => {
-            (json!({"role": "assistant", "content": text}), *delay_ms)
+        _ if aider_edit.is_some() => (json!({"role": "assistant", "content": aider_edit}), 0),
+        Behaviour::Reply { text, delay_ms } => (
+            json!({"role": "assistant", "content": text}),
+            *delay_ms + extra_delay,
+        ),
+        Behaviour::Ask { .. } | Behaviour::Write { .. } | Behaviour::Fetch { .. } if side => {
+            (json!({"role": "assistant", "content": "ok"}), 0)
+        }
+        Behaviour::Ask { .. } | Behaviour::Write { .. } | Behaviour::Fetch { .. } => {
+            let (name, arguments) = call.clone().unwrap_or_default();
+            (
+                json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("call_fake_{}", next_id()), "type": "function",
+                       "function": {"name": name, "arguments": arguments.to_string()}}]}),
+                0,
+            )
         }
         Behaviour::Tool { .. } if side => (json!({"role": "assistant", "content": "ok"}), 0),
         Behaviour::Tool { command } => match openai_chat_shell_tool(&request) {
@@ -596,10 +816,14 @@ async fn gemini(
                                                   "finishReason": "STOP", "index": 0}], "usageMetadata": usage}))
         .into_response();
     }
-    let behaviour = behaviour(&prompt, after_tool);
+    let (behaviour, call, extra_delay) = resolve(&request, &prompt, after_tool);
     let (part, delay) = match &behaviour {
         Behaviour::Fail { status } => return fail(*status),
-        Behaviour::Reply { text, delay_ms } => (json!({"text": text}), *delay_ms),
+        Behaviour::Reply { text, delay_ms } => (json!({"text": text}), *delay_ms + extra_delay),
+        Behaviour::Ask { .. } | Behaviour::Write { .. } | Behaviour::Fetch { .. } => {
+            let (name, args) = call.clone().unwrap_or_default();
+            (json!({"functionCall": {"name": name, "args": args}}), 0)
+        }
         Behaviour::Tool { command } => (
             json!({"functionCall": {"name": "run_shell_command", "args": {"command": command, "description": "The test asked for this command"}}}),
             0,
