@@ -60,6 +60,53 @@ pub struct LaunchBody {
     /// How long to wait until it is ready (default 60 s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<f64>,
+    /// Do not install panectl's hooks for the session (Claude Code: `--settings` with hooks
+    /// that run `panectl hook`; the user's settings files are never touched).
+    #[serde(default)]
+    pub no_hooks: bool,
+}
+
+/// The hook events panectl installs for a Claude Code it launches.
+pub const CLAUDE_HOOK_EVENTS: [&str; 9] = [
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PermissionRequest",
+    "Notification",
+    "Stop",
+    "StopFailure",
+    "SessionEnd",
+];
+
+/// Claude Code settings (for `--settings`, which adds to the user's settings; hooks of both
+/// run) whose hooks run `command` on every event of [`CLAUDE_HOOK_EVENTS`].
+pub fn claude_hook_settings(command: &str) -> String {
+    let entry = serde_json::json!([{
+        "matcher": "",
+        "hooks": [{"type": "command", "command": command, "timeout": 5}],
+    }]);
+    let hooks: serde_json::Map<String, serde_json::Value> = CLAUDE_HOOK_EVENTS
+        .iter()
+        .map(|event| (event.to_string(), entry.clone()))
+        .collect();
+    serde_json::json!({ "hooks": hooks }).to_string()
+}
+
+/// The arguments that install panectl's hooks for an agent it launches, if its provider has
+/// hooks panectl knows: for Claude Code, `--settings JSON` running this binary's `hook`
+/// with the daemon's API socket.
+fn hook_arguments(provider: &str, api_socket: &str) -> Option<Vec<String>> {
+    if provider != "claude_code" {
+        return None;
+    }
+    let exe = std::env::current_exe().ok()?;
+    let command = format!(
+        "{} hook --socket {}",
+        shell_quote(&exe.to_string_lossy()),
+        shell_quote(api_socket)
+    );
+    Some(vec!["--settings".into(), claude_hook_settings(&command)])
 }
 
 /// The answer of `POST /v1/agents`.
@@ -187,7 +234,14 @@ pub(crate) async fn launch_agent(
             "environment variable name {key:?} is not valid"
         )));
     }
-    let command = shell_command(&spec.command, &body.args, body.cwd.as_deref(), &body.env);
+    let mut args = Vec::new();
+    if !body.no_hooks
+        && let Some(hooks) = hook_arguments(&provider.id, &state.api_socket)
+    {
+        args.extend(hooks);
+    }
+    args.extend(body.args.iter().cloned());
+    let command = shell_command(&spec.command, &args, body.cwd.as_deref(), &body.env);
     let handles = state.handles();
     let panes = state.all_panes().await;
     const NEW_PANE: Format = Format::new("#{pane_id}");

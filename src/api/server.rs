@@ -10,6 +10,7 @@
 //! | `GET /v1/panes/{pane}/explain` | which status rule fired and why the others did not (JSON) |
 //! | `GET /v1/panes/{pane}/last-response` | the agent's last answer, without TUI chrome (text) |
 //! | `POST /v1/panes/{pane}/provider` | `{"provider": "codex"}` assigns a provider, `null` unassigns |
+//! | `POST /v1/panes/{pane}/hook` | an agent's hook event (from `panectl hook`): a status signal |
 //! | `POST /v1/sessions/{session}/transport` | the same for every pane of a session (`$N` or its name), and its new panes |
 //! | `POST /v1/panes/{pane}/transport` | `{"transport": "pipe"}` moves the pane's output to `pipe-pane`, `"control"` back |
 //! | `GET /v1/providers` | the provider rules in force |
@@ -165,6 +166,7 @@ pub(crate) fn routes() -> Vec<Route> {
         get_route("/v1/panes/{pane}/explain", get(explain)),
         get_route("/v1/panes/{pane}/last-response", get(last_response)),
         post_route("/v1/panes/{pane}/provider", post(set_provider)),
+        post_route("/v1/panes/{pane}/hook", post(hook)),
         post_route("/v1/panes/{pane}/transport", post(set_transport)),
         post_route(
             "/v1/sessions/{session}/transport",
@@ -614,6 +616,30 @@ async fn set_provider(
         .map_err(|e| ApiError(StatusCode::BAD_REQUEST, e.to_string()))?;
     let (pane, _) = state.find(&pane.pane.to_string()).await?;
     Ok(axum::Json(pane).into_response())
+}
+
+/// `POST /v1/panes/{pane}/hook`: a hook event of the agent in the pane (`panectl hook` sends
+/// it). Answers whether it decided the status, and the status now.
+async fn hook(
+    State(state): State<ApiState>,
+    UrlPath(name): UrlPath<String>,
+    axum::Json(report): axum::Json<crate::status::signal::HookReport>,
+) -> Result<Response, ApiError> {
+    // Hooks come from `$TMUX_PANE`, a pane id: asked of each connection directly, without
+    // listing every pane first (a hook waits for this answer).
+    let pane = match name.parse::<PaneId>() {
+        Ok(pane) => pane,
+        Err(_) => state.find(&name).await?.0.pane,
+    };
+    for handle in state.handles().values() {
+        if let Ok(Some(answer)) = handle.hook(pane, report.clone()).await {
+            return Ok(axum::Json(answer).into_response());
+        }
+    }
+    Err(ApiError(
+        StatusCode::NOT_FOUND,
+        format!("no pane {pane} is mirrored"),
+    ))
 }
 
 /// Body of `POST /v1/panes/{pane}/transport`.

@@ -259,13 +259,32 @@ pub fn print_explanation(explanation: &Value) -> std::io::Result<()> {
         pane if pane.is_empty() => text(explanation, "file"),
         pane => pane,
     };
+    let source = match text(explanation, "source") {
+        source if source.is_empty() => String::new(),
+        source => format!(", source {source}"),
+    };
     writeln!(
         out,
-        "{subject}: {} (provider {}, rule {})",
+        "{subject}: {} (provider {}, rule {}{source})",
         text(explanation, "status"),
         or_none(text(explanation, "provider")),
         or_none(text(explanation, "rule")),
     )?;
+    let signal = &explanation["signal"];
+    if signal.is_object() {
+        writeln!(
+            out,
+            "   signal: {} {} -> {}, {:.1}s ago; screen says {} (changed {:.1}s ago)",
+            text(signal, "source"),
+            text(signal, "detail"),
+            text(signal, "status"),
+            signal["age_seconds"].as_f64().unwrap_or_default(),
+            text(explanation, "screen_status"),
+            explanation["screen_changed_seconds"]
+                .as_f64()
+                .unwrap_or_default(),
+        )?;
+    }
     for rule in explanation["rules"].as_array().into_iter().flatten() {
         let mark = if rule["decisive"] == true {
             "=>"

@@ -7,6 +7,7 @@ mod daemon;
 mod detect;
 mod doctor;
 mod handoff;
+mod hook;
 mod inbox;
 mod jump;
 #[cfg(feature = "mcp")]
@@ -140,6 +141,10 @@ enum Command {
     },
     /// List the provider rules the daemon uses.
     Providers,
+    /// An agent CLI's hook command (Claude Code, Gemini CLI): reads the hook's JSON on stdin
+    /// and tells the daemon, as a status signal for the pane in `$TMUX_PANE`. Never fails the
+    /// agent: always exit code 0, at most one line on stderr.
+    Hook(hook::HookArgs),
     /// Serve MCP (Model Context Protocol) on stdin/stdout, so that agents can list, read,
     /// message, launch and hand work to each other through the daemon.
     #[cfg(feature = "mcp")]
@@ -318,6 +323,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             client::set_provider(&cli.server, &pane, &provider)
         }
         Command::Providers => client::providers(&cli.server),
+        Command::Hook(args) => Ok(hook::hook(&cli.server, &args)),
         Command::Transport {
             pane,
             transport,

@@ -87,6 +87,9 @@ pub struct LaunchArgs {
     /// How long to wait until it is ready.
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
     timeout: f64,
+    /// Do not install panectl's status hooks for this session (Claude Code).
+    #[arg(long)]
+    no_hooks: bool,
     /// Arguments for the CLI, after `--`.
     #[arg(last = true)]
     args: Vec<String>,
@@ -98,6 +101,7 @@ pub fn launch(server: &ServerArgs, args: LaunchArgs) -> anyhow::Result<ExitCode>
     body["args"] = json!(args.args);
     body["no_wait"] = json!(args.no_wait);
     body["timeout_seconds"] = json!(args.timeout);
+    body["no_hooks"] = json!(args.no_hooks);
     let client = client(server)?;
     let launched: Value = block_on(async { Ok(client.post_json("/v1/agents", &body).await?) })?;
     println!("{}", text(&launched, "pane"));

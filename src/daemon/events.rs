@@ -121,10 +121,13 @@ pub enum EventKind {
         status: Status,
         /// The status before.
         previous: Status,
-        /// The rule that decided it (none for unknown and exited).
+        /// The rule that decided it (none for unknown and exited); for a signal, what it was
+        /// (`hook Stop`, `osc 7501 state=done`, `title "..."`).
         rule: Option<String>,
         /// The provider whose rules decided it.
         provider: Option<String>,
+        /// Where the status came from: the screen, or the agent's own signal.
+        source: crate::status::signal::StatusSource,
     },
     /// An inbox message was queued or changed state.
     Message {

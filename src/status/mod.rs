@@ -1,4 +1,5 @@
-//! Agent status: which state each CLI coding agent is in, read from its screen.
+//! Agent status: which state each CLI coding agent is in, read from its screen and from the
+//! agent's own signals (hooks, OSC reports, titles: [`signal`]).
 //!
 //! Sans-IO. Provider rules are data ([`rules`], one TOML file per provider, embedded defaults
 //! plus user overrides), evaluated on the composited screen ([`view`], [`engine`]); a
@@ -8,10 +9,12 @@
 
 pub mod engine;
 pub mod menu;
+pub mod osc;
 pub mod pane;
 pub mod process;
 pub mod providers;
 pub mod rules;
+pub mod signal;
 pub mod tracker;
 pub mod view;
 

@@ -4,13 +4,30 @@
 //! Detection runs on the composited screen, not on the raw stream: after the output has been
 //! quiet for `quiet` (a redraw is complete), or at the latest `max_wait` after the first
 //! output not yet evaluated (a pane that never stops printing is still followed).
+//!
+//! **Two channels.** The screen is the base; the agent's own signals ([`super::signal`]:
+//! hooks, OSC reports, titles) are a second channel. When they disagree, the newest evidence
+//! wins:
+//!
+//! * a signal applies if it was produced after the screen's status last *changed* (a screen
+//!   evaluated again with the same status is not new evidence); one produced before is
+//!   dropped, so a `processing` hook sent before a dialog appeared never hides the dialog's
+//!   `waiting_user_answer`, however late it arrives;
+//! * a change of the screen's status after the signal replaces it (the screen is newer);
+//! * a signal older than the signal in force is dropped (hooks run as separate processes and
+//!   may arrive out of order);
+//! * a signal belongs to the program that sent it: a respawn, a provider change, an exit or
+//!   the end of the agent's session (`SessionEnd`) clears it, and the daemon takes a hook only
+//!   from a process running in the pane (a hook of a process that has ended is stale).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use super::osc::{AgentReport, OscScanner};
 use super::rules::Provider;
+use super::signal::{self, Effect, Reported, Signal, StatusSource};
 use super::tracker::{Change, StatusTracker};
 use super::view::ScreenView;
 use super::{Status, engine};
@@ -68,6 +85,50 @@ pub struct PaneAgent {
     /// The pane was respawned and its new program has printed nothing yet: the screen is the
     /// old program's, so it is not evaluated.
     awaiting_output: bool,
+    /// The status in force (the screen's, or a signal's that is newer).
+    status: Status,
+    /// The rule (or the signal, in words) behind `status`.
+    rule: Option<Arc<str>>,
+    /// Which channel `status` came from.
+    status_source: StatusSource,
+    /// The agent's latest own report, while it holds, with the status it was read as.
+    signal: Option<(Signal, Status)>,
+    /// When the screen's status last changed: signals produced before are older evidence.
+    screen_at: Instant,
+    /// OSC reports in the pane's output, cut anywhere.
+    osc: OscScanner,
+}
+
+/// What became of a signal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignalOutcome {
+    /// Whether it is now the pane's status (or cleared one).
+    pub applied: bool,
+    /// Why not, when not applied.
+    pub reason: Option<&'static str>,
+    /// The status change it caused.
+    pub change: Option<Change>,
+}
+
+impl SignalOutcome {
+    fn dropped(reason: &'static str) -> SignalOutcome {
+        SignalOutcome {
+            applied: false,
+            reason: Some(reason),
+            change: None,
+        }
+    }
+}
+
+/// Joins two successive changes into one (or none, if the second undid the first).
+fn chain(first: Option<Change>, second: Option<Change>) -> Option<Change> {
+    match (first, second) {
+        (Some(first), Some(mut second)) => {
+            second.previous = first.previous;
+            (second.previous != second.status).then_some(second)
+        }
+        (first, second) => second.or(first),
+    }
 }
 
 impl PaneAgent {
@@ -82,6 +143,170 @@ impl PaneAgent {
             last_output: None,
             since: now,
             awaiting_output: false,
+            status: Status::Unknown,
+            rule: None,
+            status_source: StatusSource::Screen,
+            signal: None,
+            screen_at: now,
+            osc: OscScanner::new(),
+        }
+    }
+
+    /// Which channel the current status came from.
+    pub fn status_source(&self) -> StatusSource {
+        self.status_source
+    }
+
+    /// The status the screen alone gives.
+    pub fn screen_status(&self) -> Status {
+        self.tracker.status()
+    }
+
+    /// The agent's own report in force, if any, and the status it was read as.
+    pub fn signal(&self) -> Option<&(Signal, Status)> {
+        self.signal.as_ref()
+    }
+
+    /// When the screen's status last changed.
+    pub fn screen_changed_at(&self) -> Instant {
+        self.screen_at
+    }
+
+    /// Works out the status in force after either channel moved; returns the change.
+    fn settle(&mut self, now: Instant) -> Option<Change> {
+        let (status, rule, source) = match &self.signal {
+            Some((signal, status)) => (
+                *status,
+                Some(Arc::from(signal.detail.as_str())),
+                signal.source,
+            ),
+            None => (
+                self.tracker.status(),
+                self.tracker.rule().cloned(),
+                StatusSource::Screen,
+            ),
+        };
+        let previous = self.status;
+        self.status = status;
+        self.rule = rule.clone();
+        self.status_source = source;
+        (previous != status).then(|| {
+            self.since = now;
+            Change {
+                status,
+                previous,
+                rule,
+                source,
+            }
+        })
+    }
+
+    /// The screen's status changed (`change` from the tracker): it is the newest evidence.
+    fn screen_changed(&mut self, change: Option<Change>, now: Instant) -> Option<Change> {
+        change.as_ref()?;
+        self.screen_at = now;
+        self.signal = None;
+        self.settle(now)
+    }
+
+    /// Takes a signal of the agent's (see the module documentation for when it applies). The
+    /// caller has checked that a hook's process runs in the pane.
+    pub fn signal_received(
+        &mut self,
+        signal: Signal,
+        effect: Effect,
+        now: Instant,
+    ) -> SignalOutcome {
+        if self.tracker.status() == Status::Exited {
+            return SignalOutcome::dropped("the agent has exited");
+        }
+        if signal.at < self.screen_at {
+            return SignalOutcome::dropped("older than the screen's last status change");
+        }
+        if self
+            .signal
+            .as_ref()
+            .is_some_and(|(current, _)| signal.at < current.at)
+        {
+            return SignalOutcome::dropped("older than the signal in force");
+        }
+        let status = match effect {
+            Effect::Ignore => return SignalOutcome::dropped("it says nothing about the status"),
+            Effect::Clear => {
+                self.signal = None;
+                return SignalOutcome {
+                    applied: true,
+                    reason: None,
+                    change: self.settle(now),
+                };
+            }
+            Effect::Report(Reported::Status(status)) => status,
+            Effect::Report(Reported::Ready) if self.tracker.worked() => Status::Completed,
+            Effect::Report(Reported::Ready) => Status::Idle,
+        };
+        self.tracker.note_signal(status);
+        self.signal = Some((signal, status));
+        SignalOutcome {
+            applied: true,
+            reason: None,
+            change: self.settle(now),
+        }
+    }
+
+    /// Scans output for the agent's OSC reports; returns the status change they cause. On the
+    /// `%output` path: one `memchr` over the bytes when no escape sequence is in flight.
+    pub fn scan_output(&mut self, data: &[u8], now: Instant) -> Option<Change> {
+        let mut reports: Vec<AgentReport> = Vec::new();
+        self.osc.feed(data, |report| reports.push(report));
+        let mut change = None;
+        for report in reports {
+            let effect = signal::osc_effect(&report);
+            let detail = match &report.kind {
+                Some(kind) => format!("osc 7501 state={} kind={kind}", report.state),
+                None => format!("osc 7501 state={}", report.state),
+            };
+            let signal = Signal {
+                reported: Reported::Status(Status::Unknown),
+                source: StatusSource::Osc,
+                at: now,
+                detail,
+                pid: None,
+            };
+            let outcome = self.signal_received(signal, effect, now);
+            change = chain(change, outcome.change);
+        }
+        change
+    }
+
+    /// The pane's title changed: for providers whose titles carry a status, that is a signal.
+    pub fn title_changed(&mut self, title: &str, now: Instant) -> Option<Change> {
+        let provider = self.provider.as_ref()?;
+        let effect = signal::title_effect(&provider.id, title);
+        match effect {
+            Effect::Ignore => None,
+            // A title that no longer says anything clears only what a title said.
+            Effect::Clear => {
+                if self
+                    .signal
+                    .as_ref()
+                    .is_some_and(|(s, _)| s.source == StatusSource::Title)
+                {
+                    self.signal = None;
+                    self.settle(now)
+                } else {
+                    None
+                }
+            }
+            Effect::Report(reported) => {
+                let signal = Signal {
+                    reported,
+                    source: StatusSource::Title,
+                    at: now,
+                    detail: format!("title {:?}", title.trim_end()),
+                    pid: None,
+                };
+                self.signal_received(signal, effect, now).change
+            }
         }
     }
 
@@ -97,12 +322,12 @@ impl PaneAgent {
 
     /// The current status (`unknown` without a provider).
     pub fn status(&self) -> Status {
-        self.tracker.status()
+        self.status
     }
 
-    /// The rule behind the current status.
+    /// The rule behind the current status (for a signal, what it was).
     pub fn rule(&self) -> Option<&Arc<str>> {
-        self.tracker.rule()
+        self.rule.as_ref()
     }
 
     /// When the current status began.
@@ -134,6 +359,11 @@ impl PaneAgent {
         self.tracker = StatusTracker::new(self.timing.unknown_grace);
         self.dirty_since = Some(now);
         self.since = now;
+        self.signal = None;
+        self.screen_at = now;
+        self.status = Status::Unknown;
+        self.rule = None;
+        self.status_source = StatusSource::Screen;
         true
     }
 
@@ -153,10 +383,11 @@ impl PaneAgent {
             self.dirty_since = None;
         }
         let change = self.tracker.restart();
-        if change.is_some() {
-            self.since = now;
-        }
-        change
+        self.screen_at = now;
+        self.signal = None;
+        self.osc = OscScanner::new();
+        let _ = change;
+        self.settle(now)
     }
 
     /// The pane's program printed (as opposed to a resync or a title change).
@@ -167,10 +398,10 @@ impl PaneAgent {
     /// The agent's process is gone.
     pub fn exited(&mut self, now: Instant) -> Option<Change> {
         let change = self.tracker.exited();
-        if change.is_some() {
-            self.since = now;
-        }
-        change
+        self.screen_at = now;
+        self.signal = None;
+        let _ = change;
+        self.settle(now)
     }
 
     /// Input was sent to the pane.
@@ -221,10 +452,7 @@ impl PaneAgent {
         }
         let detection = engine::evaluate(provider, view);
         let change = self.tracker.observe(&detection, now);
-        if change.is_some() {
-            self.since = now;
-        }
-        change
+        self.screen_changed(change, now)
     }
 }
 
@@ -329,5 +557,176 @@ mod tests {
         pane.touched(now);
         assert!(!pane.settled());
         assert!(pane.due(now).is_some());
+    }
+    fn spinner() -> ScreenView {
+        ScreenView::from_text(
+            "✻ Waddling…\n──────────\n❯ \n──────────\n  esc to interrupt",
+            "",
+            "claude",
+        )
+    }
+
+    fn ready() -> ScreenView {
+        ScreenView::from_text(
+            "● done\n──────────\n❯ \n──────────\n  ? for shortcuts",
+            "",
+            "claude",
+        )
+    }
+
+    fn hook(event: &str, kind: Option<&str>, at: Instant) -> (Signal, Effect) {
+        (
+            Signal {
+                reported: Reported::Status(Status::Unknown),
+                source: StatusSource::Hook,
+                at,
+                detail: format!("hook {event}"),
+                pid: Some(42),
+            },
+            signal::hook_effect(event, kind, None),
+        )
+    }
+
+    #[test]
+    fn a_waiting_hook_beats_a_spinner_until_the_screen_changes() {
+        let start = Instant::now();
+        let ms = |n| start + Duration::from_millis(n);
+        let mut pane = PaneAgent::new(Timing::default(), start);
+        pane.set_provider(Some(claude()), Some(ProviderSource::Process), start);
+        pane.evaluate(&spinner(), ms(10));
+        assert_eq!(pane.status(), Status::Processing);
+        // The permission dialog is drawn in a way no rule knows: the spinner stays.
+        let (signal, effect) = hook("Notification", Some("permission_prompt"), ms(20));
+        let outcome = pane.signal_received(signal, effect, ms(30));
+        assert!(outcome.applied);
+        let change = outcome.change.unwrap();
+        assert_eq!(
+            (change.previous, change.status, change.source),
+            (
+                Status::Processing,
+                Status::WaitingUserAnswer,
+                StatusSource::Hook
+            )
+        );
+        // The same spinner evaluated again is no new evidence.
+        assert_eq!(pane.evaluate(&spinner(), ms(40)), None);
+        assert_eq!(pane.status(), Status::WaitingUserAnswer);
+        assert_eq!(pane.status_source(), StatusSource::Hook);
+        assert_eq!(pane.screen_status(), Status::Processing);
+        // The screen changes: newer than the hook, it wins.
+        let change = pane.evaluate(&ready(), ms(50)).unwrap();
+        assert_eq!(
+            (change.previous, change.status, change.source),
+            (
+                Status::WaitingUserAnswer,
+                Status::Completed,
+                StatusSource::Screen
+            )
+        );
+        assert!(pane.signal().is_none());
+    }
+
+    #[test]
+    fn a_processing_signal_older_than_a_dialog_does_not_hide_it() {
+        let start = Instant::now();
+        let ms = |n| start + Duration::from_millis(n);
+        let mut pane = PaneAgent::new(Timing::default(), start);
+        pane.set_provider(Some(claude()), Some(ProviderSource::Process), start);
+        let dialog = ScreenView::from_text(
+            " Bash command\n   ls\n Do you want to proceed?\n ❯ 1. Yes\n   2. No\n\n Esc to cancel",
+            "",
+            "claude",
+        );
+        pane.evaluate(&dialog, ms(100));
+        assert_eq!(pane.status(), Status::WaitingUserAnswer);
+        // PreToolUse ran before the dialog was drawn and arrives after it.
+        let (signal, effect) = hook("PreToolUse", None, ms(90));
+        let outcome = pane.signal_received(signal, effect, ms(150));
+        assert!(!outcome.applied);
+        assert_eq!(pane.status(), Status::WaitingUserAnswer);
+        // Two hooks out of order: the older one is dropped.
+        let (stop, effect) = hook("Stop", None, ms(300));
+        assert!(pane.signal_received(stop, effect, ms(310)).applied);
+        let (late, effect) = hook("PostToolUse", None, ms(200));
+        assert!(!pane.signal_received(late, effect, ms(320)).applied);
+        assert_eq!(pane.status(), Status::Completed);
+    }
+
+    #[test]
+    fn signals_end_with_the_program_that_sent_them() {
+        let start = Instant::now();
+        let ms = |n| start + Duration::from_millis(n);
+        let mut pane = PaneAgent::new(Timing::default(), start);
+        pane.set_provider(Some(claude()), Some(ProviderSource::Process), start);
+        pane.evaluate(&ready(), ms(10));
+        let (signal, effect) = hook("UserPromptSubmit", None, ms(20));
+        pane.signal_received(signal, effect, ms(20));
+        assert_eq!(pane.status(), Status::Processing);
+        // Respawned: the signal goes with the old program.
+        let change = pane.respawned(ms(5000)).unwrap();
+        assert_eq!(
+            (change.status, change.source),
+            (Status::Unknown, StatusSource::Screen)
+        );
+        assert!(pane.signal().is_none());
+        // A hook the old program sent before it was replaced is older than the respawn.
+        let (stale, effect) = hook("Stop", None, ms(4000));
+        assert!(!pane.signal_received(stale, effect, ms(5100)).applied);
+        // SessionEnd clears what the session said; an exited agent takes no signal.
+        pane.output_seen();
+        pane.evaluate(&ready(), ms(6000));
+        let (signal, effect) = hook("PermissionRequest", None, ms(6100));
+        pane.signal_received(signal, effect, ms(6100));
+        assert_eq!(pane.status(), Status::WaitingUserAnswer);
+        let (end, effect) = hook("SessionEnd", None, ms(6200));
+        let change = pane.signal_received(end, effect, ms(6200)).change.unwrap();
+        // The screen decides again: ready, after a dialog (which counts as a turn).
+        assert_eq!(
+            (change.status, change.source),
+            (Status::Completed, StatusSource::Screen)
+        );
+        pane.exited(ms(7000));
+        let (late, effect) = hook("Stop", None, ms(7100));
+        assert!(!pane.signal_received(late, effect, ms(7100)).applied);
+        assert_eq!(pane.status(), Status::Exited);
+    }
+
+    #[test]
+    fn codex_osc_reports_split_across_chunks_drive_the_status() {
+        let start = Instant::now();
+        let ms = |n| start + Duration::from_millis(n);
+        let codex = ProviderSet::builtin()
+            .unwrap()
+            .get("codex")
+            .unwrap()
+            .clone();
+        let mut pane = PaneAgent::new(Timing::default(), start);
+        pane.set_provider(Some(codex), Some(ProviderSource::Process), start);
+        assert_eq!(pane.scan_output(b"\x1b]7501;state=wor", ms(10)), None);
+        let change = pane.scan_output(b"king:app=codex\x1b", ms(11));
+        assert_eq!(change, None, "not ended yet");
+        let change = pane.scan_output(b"\\\x1b[1mhi", ms(12)).unwrap();
+        assert_eq!(
+            (change.status, change.source),
+            (Status::Processing, StatusSource::Osc)
+        );
+        // done, then idle at once: the turn is over, so idle reads as completed.
+        let change = pane
+            .scan_output(
+                b"\x1b]7501;state=done:app=codex\x1b\\\x1b]7501;state=idle:app=codex\x1b\\",
+                ms(20),
+            )
+            .unwrap();
+        assert_eq!(
+            (change.previous, change.status),
+            (Status::Processing, Status::Completed)
+        );
+        assert_eq!(pane.status_source(), StatusSource::Osc);
+        // Garbage changes nothing.
+        assert_eq!(
+            pane.scan_output(b"\x1b]7501;\xff\x07\x1b]7501;state=\x07", ms(30)),
+            None
+        );
+        assert_eq!(pane.status(), Status::Completed);
     }
 }

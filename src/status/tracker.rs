@@ -17,6 +17,7 @@ use serde::Serialize;
 use super::Status;
 use super::engine::Detection;
 use super::rules::Verdict;
+use super::signal::StatusSource;
 
 /// How long a screen may stay unreadable before the status becomes `unknown`.
 pub const DEFAULT_UNKNOWN_GRACE: Duration = Duration::from_millis(1500);
@@ -28,8 +29,10 @@ pub struct Change {
     pub status: Status,
     /// The status before.
     pub previous: Status,
-    /// The rule that decided it (`None` for unknown or exited).
+    /// The rule that decided it (`None` for unknown or exited); for a signal, what it was.
     pub rule: Option<Arc<str>>,
+    /// Which channel decided it.
+    pub source: StatusSource,
 }
 
 /// The status of one pane over time. See the module documentation.
@@ -82,6 +85,37 @@ impl StatusTracker {
     /// Input was sent to the agent: the next `processing` counts even from a weak rule.
     pub fn input_sent(&mut self) {
         self.input_pending = true;
+    }
+
+    /// Whether a `ready` verdict now would mean `completed` (the agent worked since it was
+    /// last idle).
+    pub fn worked(&self) -> bool {
+        self.worked
+    }
+
+    /// The agent itself reported `status` (a hook, an OSC report): turn tracking follows it as
+    /// it follows the screen. A working agent opens the latch, so the screen's next working
+    /// marker counts even from a weak rule.
+    pub fn note_signal(&mut self, status: Status) {
+        match status {
+            Status::Processing => {
+                self.worked = true;
+                self.began = true;
+                self.input_pending = true;
+            }
+            Status::WaitingUserAnswer => self.worked |= self.began,
+            Status::Completed => {
+                self.worked = true;
+                self.began = true;
+                self.input_pending = false;
+            }
+            Status::Idle => {
+                self.worked = false;
+                self.began = true;
+                self.input_pending = false;
+            }
+            Status::Error | Status::Unknown | Status::Exited => {}
+        }
     }
 
     /// A new program replaced the pane's: nothing seen so far counts (`unknown`).
@@ -160,6 +194,7 @@ impl StatusTracker {
             status,
             previous,
             rule,
+            source: StatusSource::Screen,
         })
     }
 }
@@ -314,8 +349,8 @@ mod tests {
             .observe(&seen(None, false), start + Duration::from_millis(100))
             .unwrap();
         assert_eq!(
-            (change.previous, change.status, change.rule),
-            (Status::Idle, Status::Unknown, None)
+            (change.previous, change.status, change.rule, change.source),
+            (Status::Idle, Status::Unknown, None, StatusSource::Screen)
         );
         assert_eq!(tracker.grace_left(start + Duration::from_millis(200)), None);
     }

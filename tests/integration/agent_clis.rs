@@ -90,6 +90,12 @@ impl ClaudeHome {
         self.work.path()
     }
 
+    /// The home directory (its `.claude/settings.json` is the user's settings).
+    #[allow(dead_code)] // for the signal tests
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
     /// A shell command that runs Claude Code against `model_url`.
     pub fn command(&self, model_url: &str) -> String {
         format!(

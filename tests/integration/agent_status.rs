@@ -85,7 +85,9 @@ fn claude_code_statuses_follow_a_real_session() {
     assert_eq!(server.panectl_ok(&["status", "%0"]).trim(), "completed");
     let explained = server.panectl_ok(&["explain", "%0"]);
     assert!(
-        explained.starts_with("%0: completed (provider claude_code, rule claude_code.answered)"),
+        explained.starts_with(
+            "%0: completed (provider claude_code, rule claude_code.answered, source screen)"
+        ),
         "{explained}"
     );
 

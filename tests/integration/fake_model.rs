@@ -250,6 +250,9 @@ pub struct Logged {
     pub path: String,
     /// The last user text it carried.
     pub prompt: String,
+    /// When it arrived, in milliseconds since the Unix epoch.
+    #[allow(dead_code)] // read by the signal tests, not by the examples
+    pub at_ms: u64,
 }
 
 /// A number unique to each answer: CLIs identify messages, tool calls and responses by id, and
@@ -445,6 +448,9 @@ fn record(state: &Shared, path: &str, prompt: &str) {
         log.push(Logged {
             path: path.into(),
             prompt: prompt.chars().take(300).collect(),
+            at_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
         });
     }
 }

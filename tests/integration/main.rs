@@ -24,6 +24,8 @@ mod pipe_transport;
 mod plugin;
 mod screen_fixtures;
 mod screen_watch;
+mod signals;
+mod signals_claude;
 mod status;
 mod support;
 mod tmux_crashes;

@@ -18,6 +18,7 @@ use crate::ids::PaneId;
 use crate::status::engine::{self, RuleReport};
 use crate::status::pane::{PaneAgent, ProviderSource};
 use crate::status::providers::SHELL;
+use crate::status::signal::{HookAnswer, HookReport, Reported, Signal, StatusSource};
 use crate::status::tracker::Change;
 use crate::status::view::{Region, ScreenView};
 use crate::status::{Status, process};
@@ -42,10 +43,33 @@ pub struct Explanation {
     pub provider_source: Option<ProviderSource>,
     /// The pane's status.
     pub status: Status,
-    /// The rule behind it.
+    /// The rule behind it (for a signal, what it was).
     pub rule: Option<String>,
+    /// Where the status came from: the screen, or the agent's own signal.
+    pub source: StatusSource,
+    /// The status the screen alone gives.
+    pub screen_status: Status,
+    /// Seconds since the screen's status last changed.
+    pub screen_changed_seconds: f64,
+    /// The agent's own report in force, if any.
+    pub signal: Option<SignalReport>,
     /// Every rule on the current screen.
     pub rules: Vec<RuleReport>,
+}
+
+/// The agent's own report in force, for `explain`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SignalReport {
+    /// Where it came from.
+    pub source: StatusSource,
+    /// The status it was read as.
+    pub status: Status,
+    /// What it was.
+    pub detail: String,
+    /// Seconds since it was produced.
+    pub age_seconds: f64,
+    /// The process that sent it, if known.
+    pub pid: Option<u32>,
 }
 
 /// A provider request failed.
@@ -156,10 +180,17 @@ impl Connection {
             let Some(view) = self.view(pane) else {
                 continue;
             };
-            let change = self
-                .agents
-                .get_mut(&pane)
-                .and_then(|agent| agent.evaluate(&view, now));
+            let Some(agent) = self.agents.get_mut(&pane) else {
+                continue;
+            };
+            let screen_before = agent.screen_status();
+            let change = agent.evaluate(&view, now);
+            let screen_after = agent.screen_status();
+            if screen_after != screen_before {
+                // Also when a signal already said so (no status event then): the screen's own
+                // timing, for comparing the channels (BENCHMARKS.md).
+                debug!(session = %self.session, %pane, screen = %screen_after, previous = %screen_before, "screen status");
+            }
             if let Some(change) = change {
                 self.status_changed(pane, change);
             }
@@ -174,19 +205,88 @@ impl Connection {
         }
     }
 
-    /// The pane's program printed. Answers whether the pane may yet turn out to run an agent
-    /// (no provider or the shell's, none assigned): then `programs` asks for its process.
-    /// On the `%output` path: one lookup.
-    pub(super) fn status_output(&mut self, pane: PaneId, now: Instant) -> bool {
+    /// The pane's program printed `data`. Answers whether the pane may yet turn out to run an
+    /// agent (no provider or the shell's, none assigned): then `programs` asks for its process.
+    /// On the `%output` path: one lookup, and one scan for the agent's OSC reports.
+    pub(super) fn status_output(&mut self, pane: PaneId, data: &[u8], now: Instant) -> bool {
         match self.agents.get_mut(&pane) {
             Some(agent) => {
                 agent.output_seen();
                 agent.touched(now);
-                agent.source() != Some(ProviderSource::Assigned)
-                    && agent.provider().is_none_or(|p| &*p.id == SHELL)
+                let maybe_agent = agent.source() != Some(ProviderSource::Assigned)
+                    && agent.provider().is_none_or(|p| &*p.id == SHELL);
+                if let Some(change) = agent.scan_output(data, now) {
+                    self.status_changed(pane, change);
+                }
+                maybe_agent
             }
             None => true,
         }
+    }
+
+    /// The pane's title changed: a signal for providers whose titles say their state.
+    pub(super) fn status_title(&mut self, pane: PaneId, now: Instant) {
+        let Some(title) = self.panes.get(&pane).map(|m| m.row.title.to_string()) else {
+            return;
+        };
+        if let Some(agent) = self.agents.get_mut(&pane) {
+            agent.touched(now);
+            if let Some(change) = agent.title_changed(&title, now) {
+                self.status_changed(pane, change);
+            }
+        }
+    }
+
+    /// A hook of the agent in `pane` (from `panectl hook`). It counts only if the process that
+    /// sent it runs in the pane: a hook of a program that has ended (the pane was respawned,
+    /// the agent restarted) is stale.
+    pub(super) fn hook(&mut self, pane: PaneId, report: HookReport) -> Option<HookAnswer> {
+        let now = Instant::now();
+        let mirror = self.panes.get(&pane)?;
+        let pane_pid = mirror.row.pid;
+        let answer = |agent: &PaneAgent, applied: bool, reason: Option<String>| HookAnswer {
+            pane: pane.to_string(),
+            applied,
+            reason,
+            status: agent.status(),
+            status_source: agent.status_source(),
+        };
+        if let Some(pid) = report.pid
+            && pid != pane_pid
+            && !(pane_pid > 0
+                && process::tree(pane_pid, PROCESS_LIMIT)
+                    .iter()
+                    .any(|p| p.pid == pid))
+        {
+            let agent = self.agents.get(&pane)?;
+            debug!(session = %self.session, %pane, pid, event = %report.event, "stale hook");
+            return Some(answer(
+                agent,
+                false,
+                Some(format!(
+                    "process {pid} does not run in the pane (a stale hook of an ended program)"
+                )),
+            ));
+        }
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let signal = Signal {
+            reported: Reported::Status(Status::Unknown),
+            source: StatusSource::Hook,
+            at: report.produced_at(now, now_ms),
+            detail: report.detail(),
+            pid: report.pid,
+        };
+        let effect = report.effect();
+        let agent = self.agents.get_mut(&pane)?;
+        let outcome = agent.signal_received(signal, effect, now);
+        debug!(session = %self.session, %pane, event = %report.event, applied = outcome.applied, reason = ?outcome.reason, "hook");
+        let reply = answer(agent, outcome.applied, outcome.reason.map(str::to_string));
+        if let Some(change) = outcome.change {
+            self.status_changed(pane, change);
+        }
+        Some(reply)
     }
 
     pub(super) fn status_touch(&mut self, pane: PaneId, now: Instant) {
@@ -201,13 +301,14 @@ impl Connection {
             .get(&pane)
             .and_then(|a| a.provider())
             .map(|p| p.id.to_string());
-        debug!(session = %self.session, %pane, status = %change.status, previous = %change.previous, rule = ?change.rule, "status");
+        debug!(session = %self.session, %pane, status = %change.status, previous = %change.previous, rule = ?change.rule, source = %change.source, "status");
         self.bus.publish(EventKind::Status {
             pane,
             status: change.status,
             previous: change.previous,
             rule: change.rule.map(|r| r.to_string()),
             provider,
+            source: change.source,
         });
         self.publish_options(pane);
     }
@@ -301,12 +402,25 @@ impl Connection {
             .provider()
             .map(|provider| engine::explain(provider, &view))
             .unwrap_or_default();
+        let now = Instant::now();
         Some(Explanation {
             pane,
             provider: agent.provider().map(|p| p.id.to_string()),
             provider_source: agent.source(),
             status: agent.status(),
             rule: agent.rule().map(|r| r.to_string()),
+            source: agent.status_source(),
+            screen_status: agent.screen_status(),
+            screen_changed_seconds: now
+                .saturating_duration_since(agent.screen_changed_at())
+                .as_secs_f64(),
+            signal: agent.signal().map(|(signal, status)| SignalReport {
+                source: signal.source,
+                status: *status,
+                detail: signal.detail.clone(),
+                age_seconds: now.saturating_duration_since(signal.at).as_secs_f64(),
+                pid: signal.pid,
+            }),
             rules,
         })
     }

@@ -16,7 +16,7 @@ mod batch;
 mod pipes;
 mod programs;
 
-pub use agents::{Explanation, PROVIDER_OPTION, ProviderError, STATUS_OPTION};
+pub use agents::{Explanation, PROVIDER_OPTION, ProviderError, STATUS_OPTION, SignalReport};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -187,8 +187,10 @@ pub struct PaneSummary {
     pub provider_source: Option<crate::status::pane::ProviderSource>,
     /// The agent's status (`unknown` for panes without a provider).
     pub status: crate::status::Status,
-    /// The rule behind the status.
+    /// The rule behind the status (for a signal, what it was).
     pub status_rule: Option<String>,
+    /// Where the status came from: `screen`, `hook`, `osc` or `title`.
+    pub status_source: crate::status::signal::StatusSource,
     /// Whether the status reflects the latest output (no evaluation pending).
     pub status_settled: bool,
     /// Seconds the status has lasted.
@@ -295,6 +297,11 @@ enum Request {
     },
     InputSent {
         pane: PaneId,
+    },
+    Hook {
+        pane: PaneId,
+        report: crate::status::signal::HookReport,
+        reply: oneshot::Sender<Option<crate::status::signal::HookAnswer>>,
     },
     SetTransport {
         pane: PaneId,
@@ -431,6 +438,21 @@ impl ConnectionHandle {
             .send(Request::InputSent { pane })
             .await
             .map_err(|_| ConnectionError::Closed(self.session))
+    }
+
+    /// Hands a hook of the agent in `pane` to its status side (`None` if the pane is not in
+    /// this session).
+    pub async fn hook(
+        &self,
+        pane: PaneId,
+        report: crate::status::signal::HookReport,
+    ) -> Result<Option<crate::status::signal::HookAnswer>, ConnectionError> {
+        self.ask(|reply| Request::Hook {
+            pane,
+            report,
+            reply,
+        })
+        .await
     }
 
     /// Hands over what the daemon's pane poll found of this session's panes (titles,
@@ -1308,7 +1330,7 @@ impl Connection {
                     len: data.len() as u64,
                 });
                 let now = Instant::now();
-                if self.status_output(pane, now) {
+                if self.status_output(pane, data, now) {
                     self.program_output(pane, now);
                 }
             }
@@ -1408,7 +1430,7 @@ impl Connection {
         if change.command || change.dead || change.provider || change.respawned {
             self.detect_provider(pane, now);
         } else if change.title {
-            self.status_touch(pane, now);
+            self.status_title(pane, now);
         }
     }
 
@@ -1446,6 +1468,13 @@ impl Connection {
                 for (pane, update) in updates {
                     self.pane_update(pane, update);
                 }
+            }
+            Request::Hook {
+                pane,
+                report,
+                reply,
+            } => {
+                let _ = reply.send(self.hook(pane, report));
             }
             Request::InputSent { pane } => {
                 if let Some(agent) = self.agents.get_mut(&pane) {
@@ -1539,6 +1568,7 @@ impl Connection {
                     provider_source: agent.and_then(PaneAgent::source),
                     status: agent.map_or(Status::Unknown, PaneAgent::status),
                     status_rule: agent.and_then(|a| a.rule()).map(|r| r.to_string()),
+                    status_source: agent.map(PaneAgent::status_source).unwrap_or_default(),
                     status_settled: agent.is_none_or(PaneAgent::settled),
                     status_seconds: agent
                         .map_or(0.0, |a| now.duration_since(a.since()).as_secs_f64()),

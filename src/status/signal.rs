@@ -1,0 +1,283 @@
+//! The agents' own signals: a second status channel next to the screen.
+//!
+//! Screens work for every CLI with nothing installed, so they stay the base. Where an agent
+//! reports its state itself, the report is evidence too: Claude Code's and Gemini CLI's hooks
+//! (through `panectl hook`), Codex's OSC 7501 sequences (read from `%output`, see
+//! [`super::osc`]), and pane titles a CLI sets with a status in them (Gemini CLI). This module
+//! maps each report to a status; [`super::pane::PaneAgent`] decides which channel wins (newest
+//! evidence, see there).
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::Status;
+use super::osc::AgentReport;
+
+/// Where a status came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum StatusSource {
+    /// The status rules on the pane's screen.
+    #[default]
+    Screen,
+    /// A hook of the agent (`panectl hook`).
+    Hook,
+    /// An OSC sequence the agent printed (Codex's OSC 7501).
+    Osc,
+    /// The pane title the agent set.
+    Title,
+}
+
+impl StatusSource {
+    /// The source's word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StatusSource::Screen => "screen",
+            StatusSource::Hook => "hook",
+            StatusSource::Osc => "osc",
+            StatusSource::Title => "title",
+        }
+    }
+}
+
+impl std::fmt::Display for StatusSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a signal says about the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reported {
+    /// A status outright.
+    Status(Status),
+    /// Ready for input: `completed` if a turn ran since the agent was last idle, else `idle`
+    /// (as a `ready` screen rule).
+    Ready,
+}
+
+/// What a signal does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// It reports a state.
+    Report(Reported),
+    /// The session it belonged to is over: whatever it said no longer holds.
+    Clear,
+    /// It says nothing about the state.
+    Ignore,
+}
+
+/// One signal, as the pane's status side keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Signal {
+    /// What it reports.
+    pub reported: Reported,
+    /// Where it came from.
+    pub source: StatusSource,
+    /// When the agent produced it (a hook: when `panectl hook` started; output and titles:
+    /// when the daemon read them).
+    pub at: Instant,
+    /// What it was, in words: `Notification(permission_prompt)`, `state=done`, a title.
+    pub detail: String,
+    /// The process that sent it, when known (hooks): the signal holds only while that process
+    /// runs in the pane.
+    pub pid: Option<u32>,
+}
+
+/// What a hook event says. Claude Code 2.1.332 event names (and Gemini CLI 0.61's, which
+/// differ) with the fields that matter: `notification_type` of `Notification`, `source` of
+/// `SessionStart`.
+pub fn hook_effect(event: &str, notification_type: Option<&str>, source: Option<&str>) -> Effect {
+    use Effect::{Clear, Ignore, Report};
+    use Reported::Ready;
+    let status = |s| Report(Reported::Status(s));
+    match event {
+        // A prompt was submitted, a tool runs, the context is being compacted.
+        "UserPromptSubmit" | "PreToolUse" | "PostToolUse" | "PostToolUseFailure"
+        | "PostToolBatch" | "SubagentStart" | "PreCompact" | "BeforeAgent" | "BeforeTool"
+        | "AfterTool" | "BeforeModel" | "PreCompress" => status(Status::Processing),
+        // A permission dialog opened.
+        "PermissionRequest" => status(Status::WaitingUserAnswer),
+        "Notification" => match notification_type {
+            // Claude Code: a permission dialog or an MCP elicitation; Gemini CLI: a tool's.
+            Some("permission_prompt" | "elicitation_dialog" | "ToolPermission") => {
+                status(Status::WaitingUserAnswer)
+            }
+            // "Claude is waiting for your input": sent long after the turn ended.
+            Some("idle_prompt") => Report(Ready),
+            _ => Ignore,
+        },
+        // The turn is over.
+        "Stop" | "AfterAgent" => status(Status::Completed),
+        "StopFailure" => status(Status::Error),
+        "SessionStart" => match source {
+            Some("compact") => Ignore,
+            // startup, resume, clear: a fresh prompt.
+            _ => status(Status::Idle),
+        },
+        "SessionEnd" => Clear,
+        _ => Ignore,
+    }
+}
+
+/// What a Codex OSC 7501 report says. Seen on Codex 0.171: `working` when a turn starts,
+/// `blocked` (`kind=permission`) as an approval dialog opens, `done` when the turn ends,
+/// followed at once by `idle`; `idle` alone at start-up.
+pub fn osc_effect(report: &AgentReport) -> Effect {
+    let status = |s| Effect::Report(Reported::Status(s));
+    match report.state.as_str() {
+        "working" => status(Status::Processing),
+        "blocked" => status(Status::WaitingUserAnswer),
+        "done" => status(Status::Completed),
+        "idle" => Effect::Report(Reported::Ready),
+        "error" => status(Status::Error),
+        _ => Effect::Ignore,
+    }
+}
+
+/// What a pane title says, for the providers whose titles are reliable enough. Gemini CLI
+/// 0.61: `✦  Working… (DIR)` while a turn runs and `✋  Action Required (DIR)` in a tool
+/// dialog; its `◇  Ready` is not used (it shows during start-up dialogs and after errors).
+/// Codex's titles say the same as its OSC reports, which come first; Claude Code's say less
+/// than its hooks.
+pub fn title_effect(provider: &str, title: &str) -> Effect {
+    if provider != "gemini_cli" {
+        return Effect::Ignore;
+    }
+    let title = title.trim_start();
+    let status = |s| Effect::Report(Reported::Status(s));
+    if title.starts_with("✦") && title.contains("Working") {
+        status(Status::Processing)
+    } else if title.starts_with("✋") && title.contains("Action Required") {
+        status(Status::WaitingUserAnswer)
+    } else {
+        // Whatever a title said before no longer holds.
+        Effect::Clear
+    }
+}
+
+/// A hook event as `panectl hook` sends it to the daemon (`POST /v1/panes/{pane}/hook`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookReport {
+    /// The hook's `hook_event_name` (`Stop`, `Notification`, ...).
+    pub event: String,
+    /// `Notification`'s `notification_type`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notification_type: Option<String>,
+    /// `SessionStart`'s `source` (`startup`, `resume`, `clear`, `compact`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// The agent's process (`CLAUDE_PID`, else the hook's parent): the hook counts only while
+    /// it runs in the pane.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// The agent's session id, for the record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// When the hook ran, in milliseconds since the Unix epoch (default: when it arrived).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_ms: Option<u64>,
+}
+
+impl HookReport {
+    /// What it does to the status.
+    pub fn effect(&self) -> Effect {
+        hook_effect(
+            &self.event,
+            self.notification_type.as_deref(),
+            self.source.as_deref(),
+        )
+    }
+
+    /// The event in words: `Notification(permission_prompt)`, `Stop`.
+    pub fn detail(&self) -> String {
+        match (&self.notification_type, &self.source) {
+            (Some(kind), _) => format!("hook {}({kind})", self.event),
+            (None, Some(source)) => format!("hook {}({source})", self.event),
+            (None, None) => format!("hook {}", self.event),
+        }
+    }
+
+    /// When it was produced, on the daemon's clock (`now` if it does not say, or says a time
+    /// to come).
+    pub fn produced_at(&self, now: Instant, now_ms: u64) -> Instant {
+        let age = self.time_ms.map_or(0, |t| now_ms.saturating_sub(t));
+        now.checked_sub(std::time::Duration::from_millis(age))
+            .unwrap_or(now)
+    }
+}
+
+/// What the daemon did with a hook.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookAnswer {
+    /// The pane.
+    pub pane: String,
+    /// Whether the hook decided the status (or cleared an earlier signal).
+    pub applied: bool,
+    /// Why not, when not.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The pane's status now.
+    pub status: Status,
+    /// Where that status came from.
+    pub status_source: StatusSource,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_code_hooks_map_to_statuses() {
+        let report = |s| Effect::Report(Reported::Status(s));
+        assert_eq!(
+            hook_effect("UserPromptSubmit", None, None),
+            report(Status::Processing)
+        );
+        assert_eq!(
+            hook_effect("Notification", Some("permission_prompt"), None),
+            report(Status::WaitingUserAnswer)
+        );
+        assert_eq!(
+            hook_effect("Notification", Some("idle_prompt"), None),
+            Effect::Report(Reported::Ready)
+        );
+        assert_eq!(hook_effect("Stop", None, None), report(Status::Completed));
+        assert_eq!(
+            hook_effect("SessionStart", None, Some("startup")),
+            report(Status::Idle)
+        );
+        assert_eq!(
+            hook_effect("SessionStart", None, Some("compact")),
+            Effect::Ignore
+        );
+        assert_eq!(hook_effect("SessionEnd", None, None), Effect::Clear);
+        assert_eq!(hook_effect("MessageDisplay", None, None), Effect::Ignore);
+    }
+
+    #[test]
+    fn codex_reports_and_gemini_titles_map_to_statuses() {
+        let report = |state: &str| AgentReport {
+            state: state.into(),
+            app: Some("codex".into()),
+            kind: None,
+        };
+        assert_eq!(
+            osc_effect(&report("blocked")),
+            Effect::Report(Reported::Status(Status::WaitingUserAnswer))
+        );
+        assert_eq!(osc_effect(&report("idle")), Effect::Report(Reported::Ready));
+        assert_eq!(osc_effect(&report("bogus")), Effect::Ignore);
+        assert_eq!(
+            title_effect("gemini_cli", "✦  Working… (work)   "),
+            Effect::Report(Reported::Status(Status::Processing))
+        );
+        assert_eq!(
+            title_effect("gemini_cli", "✋  Action Required (work)"),
+            Effect::Report(Reported::Status(Status::WaitingUserAnswer))
+        );
+        assert_eq!(title_effect("gemini_cli", "◇  Ready (work)"), Effect::Clear);
+        assert_eq!(title_effect("codex", "✦  Working…"), Effect::Ignore);
+    }
+}
