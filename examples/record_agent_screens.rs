@@ -114,6 +114,13 @@ impl Cli {
     /// How long to wait for the CLI to give up retrying a failing request, where it does so
     /// in reasonable time.
     fn gives_up_after(self) -> Option<Duration> {
+        // `PANECTL_GIVE_UP_SECONDS` waits longer (or at all, for Gemini CLI).
+        if let Some(seconds) = std::env::var("PANECTL_GIVE_UP_SECONDS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+        {
+            return Some(Duration::from_secs(seconds));
+        }
         match self {
             Cli::Claude => Some(Duration::from_secs(300)),
             Cli::Codex => Some(Duration::from_secs(90)),
