@@ -114,6 +114,13 @@ impl Cli {
     /// How long to wait for the CLI to give up retrying a failing request, where it does so
     /// in reasonable time.
     fn gives_up_after(self) -> Option<Duration> {
+        // `PANECTL_GIVE_UP_SECONDS` waits longer (or at all, for Gemini CLI).
+        if let Some(seconds) = std::env::var("PANECTL_GIVE_UP_SECONDS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+        {
+            return Some(Duration::from_secs(seconds));
+        }
         match self {
             Cli::Claude => Some(Duration::from_secs(300)),
             Cli::Codex => Some(Duration::from_secs(90)),
@@ -738,6 +745,11 @@ impl<'a> Recorder<'a> {
                 let result = self.long_tool_and_compact(size, &suffix);
                 attempt("long", result);
             }
+            // Only when picked by name: Esc (Ctrl-C for Aider) while an approved command runs.
+            if only.split(',').any(|o| o == "interrupttool") {
+                let result = self.interrupt_tool(size, &suffix);
+                attempt("interrupttool", result);
+            }
         }
         if !failed.is_empty() {
             println!(
@@ -1141,6 +1153,12 @@ impl<'a> Recorder<'a> {
                         "\n[projects.\"{work_str}\"]\ntrust_level = \"trusted\"\n"
                     ));
                 }
+                if start != Start::Fresh {
+                    // Codex answers `request_user_input` with "request_user_input is unavailable
+                    // in Default mode" unless this (under-development) feature is on.
+                    config.insert_str(0, "suppress_unstable_features_warning = true\n");
+                    config.push_str("\n[features]\ndefault_mode_request_user_input = true\n");
+                }
                 if start == Start::Fresh {
                     // Nothing but the update check off (an older version would offer to update).
                     config = "check_for_update_on_startup = false\n".into();
@@ -1254,7 +1272,8 @@ impl<'a> Recorder<'a> {
             run,
             &format!("the typed text {text:?}"),
             Duration::from_secs(10),
-            |s| s.has(text),
+            // Also when the input wraps it over several lines (a long prompt at 80 columns).
+            |s| s.has(text) || flat(&s.text).contains(&flat(text)),
         )?;
         Ok(())
     }
@@ -1437,6 +1456,11 @@ impl<'a> Recorder<'a> {
         self.saved.push(format!("{status}--{scenario}"));
         Ok(())
     }
+}
+
+/// The text without any whitespace, line breaks included.
+fn flat(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 /// The version a CLI reports, such as `2.1.332` from `2.1.332 (Claude Code)`.
@@ -1747,10 +1771,12 @@ impl Recorder<'_> {
         let run = self.launch_ready(size, suffix)?;
         let question = ASK_QUESTION;
         self.submit(&run, &format!("ask:{question}|Crimson|Teal"))?;
+        // Codex 0.145.0 lists `esc to interrupt` among the question's keys.
         let asking = |s: &Screen| {
-            !cli.working(s)
+            (!cli.working(s) || s.has("enter to submit answer"))
                 && !s.has("no tool for")
-                && s.lines().any(|l| l.contains("Teal") && !l.contains("ask:"))
+                // Not the prompt itself, even where a status line shows it wrapped.
+                && s.lines().any(|l| l.contains("Teal") && !l.contains("ask:") && !l.contains("|Teal"))
         };
         self.snap(
             &run,
@@ -1906,6 +1932,45 @@ impl Recorder<'_> {
             ),
             Duration::from_secs(30),
             move |s| cli.idle_ready(s),
+        )?;
+        self.end(run);
+        Ok(())
+    }
+
+    /// Esc (Ctrl-C for Aider) while an approved command runs, after an answered prompt.
+    fn interrupt_tool(&mut self, size: (u16, u16), suffix: &str) -> Result<()> {
+        let cli = self.cli;
+        let run = self.launch_ready(size, suffix)?;
+        self.warm_up(&run, WARM_UP)?;
+        let file = run.work.join("interrupted-output.txt");
+        self.submit(&run, "tool:sleep 20 && touch interrupted-output.txt")?;
+        self.wait_stable(
+            &run,
+            "the permission dialog",
+            Duration::from_secs(30),
+            |s| cli.dialog(s),
+        )?;
+        for key in cli.approve() {
+            self.tmux.run(&["send-keys", "-t", &run.pane, key])?;
+        }
+        self.wait_for(
+            &run,
+            "the approved command running",
+            Duration::from_secs(10),
+            |s| !cli.dialog(s) && cli.working(s),
+        )?;
+        std::thread::sleep(Duration::from_secs(3));
+        self.keys(&run, cli.interrupt())?;
+        self.snap(
+            &run,
+            "completed",
+            "interrupted-tool-run",
+            &format!(
+                "A first prompt was answered; then the approved command `sleep 20 && touch interrupted-output.txt` was interrupted with {} about 3 s into its run. The interrupted turn is over and the CLI is ready for input (label: completed, since the session has answered before; an interrupt is not an error).",
+                cli.interrupt().join(" ")
+            ),
+            Duration::from_secs(30),
+            move |s| cli.idle_ready(s) && !file.exists(),
         )?;
         self.end(run);
         Ok(())
