@@ -1,4 +1,5 @@
-//! The screens recorded from real agent CLIs (`fixtures/screens/`, see its README): every one
+//! The screens recorded from real agent CLIs (`fixtures/screens/`, `fixtures/incoming/`,
+//! `fixtures/holdout/`; see `fixtures/screens/README.md`): every one
 //! must be classified as the status it was recorded in, by the built-in rules, from its plain
 //! and its ANSI capture alike.
 
@@ -18,10 +19,11 @@ fn fixture_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Where recorded screens are: `fixtures/screens/` (the first recordings) and
-/// `fixtures/incoming/` (flows and versions recorded later, the part the rules were written from;
-/// see `fixtures/holdout/README.md` for the part set aside).
-const FIXTURE_ROOTS: &[&str] = &["fixtures/screens", "fixtures/incoming"];
+/// Where recorded screens are: `fixtures/screens/` (the first recordings),
+/// `fixtures/incoming/` (flows and versions recorded later, the part the rules were written from)
+/// and `fixtures/holdout/` (recorded with them and set aside: the rules were scored on it, never
+/// written from it; see its README).
+const FIXTURE_ROOTS: &[&str] = &["fixtures/screens", "fixtures/incoming", "fixtures/holdout"];
 
 /// Every recorded screen's `.json`, sorted.
 fn recorded_screens() -> Vec<PathBuf> {
