@@ -189,6 +189,42 @@ mod tests {
         assert_eq!(last_response(claude, &lines[..1]), None);
     }
 
+    /// A layout no rule of the provider knows still says what it shows: a spinner is
+    /// `processing`, a prompt row is ready, an unanswered `[Y/n]` waits; only a screen that
+    /// shows none of these is `unknown`.
+    #[test]
+    fn a_screen_is_unknown_only_when_nothing_on_it_says_anything() {
+        let set = providers::ProviderSet::builtin().unwrap();
+        for id in [
+            "claude_code",
+            "codex",
+            "gemini_cli",
+            "aider",
+            "kiro_cli",
+            "opencode",
+        ] {
+            let provider = set.get(id).unwrap();
+            let status =
+                |text: &str| classify(provider, &view::ScreenView::from_text(text, "", "")).0;
+            let cases = [
+                (
+                    "some output\n\n⠹ Reticulating the splines\n",
+                    Status::Processing,
+                ),
+                ("an answer\n\n│ > \n", Status::Idle),
+                ("Overwrite settings.json? [Y/n] ", Status::WaitingUserAnswer),
+                (
+                    "Pick a plan\n ❯ 1. Free\n   2. Pro\n",
+                    Status::WaitingUserAnswer,
+                ),
+                ("Loading the workspace\n", Status::Unknown),
+            ];
+            for (screen, wanted) in cases {
+                assert_eq!(status(screen), wanted, "{id} on {screen:?}");
+            }
+        }
+    }
+
     #[test]
     fn status_words_round_trip() {
         for status in Status::ALL {

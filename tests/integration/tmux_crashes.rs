@@ -49,10 +49,19 @@ impl PaneFlipper {
                 std::thread::sleep(Duration::from_millis(2));
             }
         });
+        let (first_output, attached) = std::sync::mpsc::channel();
         let reader = std::thread::spawn(move || {
             let mut buffer = vec![0u8; 64 * 1024];
-            while stdout.read(&mut buffer).is_ok_and(|n| n > 0) {}
+            while stdout.read(&mut buffer).is_ok_and(|n| n > 0) {
+                let _ = first_output.send(());
+            }
         });
+        // This client is a plain `tmux -C`: until tmux has taken it in (its first output), a
+        // session created meanwhile crashes tmux 3.2-3.6a (docs/tmux-crashes.md), which is
+        // the very race the daemon's relay avoids. So the test lets it attach first.
+        attached
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the flipping control client attached");
         PaneFlipper {
             child,
             stop,
@@ -136,7 +145,18 @@ fn sessions_created_while_the_active_pane_keeps_changing_leave_tmux_running() {
     for round in 0..5 {
         for index in 0..4 {
             let name = format!("s{round}{index}");
-            server.tmux(&["new-session", "-d", "-s", &name, "-x", "160", "-y", "48"]);
+            let created = server
+                .command()
+                .args(["new-session", "-d", "-s", &name, "-x", "160", "-y", "48"])
+                .output()
+                .expect("run tmux");
+            if !created.status.success() {
+                let ended = server.exit_status(Duration::from_secs(2));
+                panic!(
+                    "new-session {name} failed: {created:?}; the server: {ended:?} (signal {:?})",
+                    ended.and_then(|status| status.signal())
+                );
+            }
             sessions += 1;
             for _ in 0..3 {
                 // A split can fail for lack of room; the notifications are what matter.
