@@ -19,6 +19,7 @@ use crate::control::command::{Command, Line, Target};
 use crate::ids::PaneId;
 use crate::inbox::{Assignment, AssignmentState, NewAssignment, NewMessage};
 use crate::status::Status;
+use crate::status::signal::StatusSource;
 
 /// The body of `POST /v1/handoff` and `POST /v1/assign`.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -140,9 +141,28 @@ async fn tear_down(state: &ApiState, pane: PaneId) -> Result<(), ApiError> {
     first_reply_line(&handle, Line::new(kill)).await.map(|_| ())
 }
 
-/// The worker's last answer.
+/// How long the screen may take to show an answer after the agent's own signal (a hook, an OSC
+/// report) said the turn ended.
+const SCREEN_CATCH_UP: Duration = Duration::from_secs(5);
+
+/// The worker's last answer. The answer is read from the screen, so when the agent's own
+/// signal ended the turn (Claude Code's `Stop` hook comes before the final frame), it is read
+/// once the screen agrees the turn is over: before that the screen shows no answer yet, or the
+/// previous one.
 async fn last_answer(state: &ApiState, pane: PaneId) -> Result<Option<String>, ApiError> {
     let (_, handle) = state.find(&pane.to_string()).await?;
+    let deadline = tokio::time::Instant::now() + SCREEN_CATCH_UP;
+    while tokio::time::Instant::now() < deadline {
+        match handle.explain(pane).await {
+            Ok(Some(explained))
+                if explained.source != StatusSource::Screen
+                    && !explained.screen_status.is_ready() =>
+            {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            _ => break,
+        }
+    }
     handle
         .last_response(pane)
         .await
