@@ -43,8 +43,8 @@ progress() {
 
 # Shows the build's state: in @panectl-build and in the status line's #{panectl_summary}.
 set_state() {
-    tmux set-option -gq @panectl-build "panectl: $1"
     tmux set-option -gq @panectl_summary "panectl: $1"
+    tmux set-option -gq @panectl-build "panectl: $1"
 }
 
 set_state building

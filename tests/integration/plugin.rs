@@ -16,6 +16,7 @@ pub struct Home {
 }
 
 impl Home {
+    /// A home whose tmux.conf lists the plugin, sets `status-right` and adds `extra_config`.
     pub fn new(extra_config: &str) -> Home {
         assert!(
             Path::new(TPM).join("tpm").exists(),
@@ -65,10 +66,12 @@ impl Home {
         Home { dir }
     }
 
+    /// The home directory.
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
 
+    /// Its tmux.conf.
     pub fn config(&self) -> PathBuf {
         self.path().join(".tmux.conf")
     }
