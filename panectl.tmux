@@ -93,6 +93,15 @@ daemon_args() {
     read -ra DAEMON_ARGS <<<"$(get_tmux_option @panectl-daemon-args "")"
 }
 
+# The command line of process PID (from /proc where there is one, else from ps).
+process_args() {
+    if [ -r "/proc/$1/cmdline" ]; then
+        tr '\0' ' ' <"/proc/$1/cmdline"
+    else
+        ps -o args= -p "$1" 2>/dev/null
+    fi
+}
+
 # Stops the daemon that serves the server (its health answer is $3): `panectl daemon stop`
 # where panectl has it, else SIGTERM to its pid (from its health, else the one this plugin
 # started), checked to be a panectl daemon. Returns 1 when it could not, or it did not stop.
@@ -101,7 +110,7 @@ stop_daemon() {
     pid="$(json_number pid "$health")"
     pid="${pid:-$(tmux show-option -gqv @panectl-daemon-pid)}"
     if [ -n "$pid" ]; then
-        args="$(ps -o args= -p "$pid" 2>/dev/null)"
+        args="$(process_args "$pid")"
         [[ "$args" == *panectl* && "$args" == *daemon* ]] || pid=""
     fi
     if "$bin" daemon stop --help >/dev/null 2>&1; then

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Shows a pane's last agent answer in a popup (paged with less when it is there; q closes).
+# Shows a pane's last agent answer in a popup (paged with less when it is there; q closes;
+# without less, any key).
 # Without an answer the popup closes and the reason is shown on the client's status line.
 # Usage: last.sh PANECTL SOCKET CLIENT PANE
 set -u
@@ -17,6 +18,6 @@ if command -v less >/dev/null 2>&1; then
     printf '%s\n' "$answer" | less -R -X -P 'last answer (q closes)'
     exit 0
 fi
-printf '%s\n\n[Enter closes]' "$answer"
-read -r _
+printf '%s\n\n[last answer (q closes)]' "$answer"
+read -rsn 1 _
 exit 0

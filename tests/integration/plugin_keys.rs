@@ -265,6 +265,13 @@ fn every_key_works_when_a_person_presses_it() {
             .tmux(&["show-hooks", "-g", "client-attached"])
             .contains("keys.sh")
     });
+    // Once per server: a reload with the client attached does not say it again.
+    inner.home.reload(server);
+    let ready_messages = messages(server)
+        .lines()
+        .filter(|l| l.contains(" message: panectl ready"))
+        .count();
+    assert_eq!(ready_messages, 1, "{}", messages(server));
     terminal.wait_for_pane(server, "%1");
 
     // prefix A: the board lists the agent; 1 jumps to it and closes the popup.
