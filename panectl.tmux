@@ -12,45 +12,47 @@ source "$PLUGIN_DIR/plugin/helpers.sh"
 GLYPHS='#{P:#{?#{==:#{@panectl_status},waiting_user_answer},!,#{?#{==:#{@panectl_status},processing},⚙,#{?#{==:#{@panectl_status},completed},✔,#{?#{==:#{@panectl_status},error},✖,}}}}}'
 GLYPHS_MARK='#{P:#{?#{==:#{@panectl_status},waiting_user_answer}'
 
-# Binds KEY (prefix table) to COMMAND... unless the user bound it to something else.
+# Binds KEY (prefix table) to COMMAND... unless the user bound it to something else; returns
+# 1 when the key stays the user's.
 bind_if_free() {
     local key="$1"
     shift
     local existing
     existing="$(tmux list-keys -T prefix -- "$key" 2>/dev/null)"
     if [ -n "$existing" ] && [[ "$existing" != *panectl* ]]; then
-        return 0 # the user's own binding (or tmux's default) stays
+        return 1 # the user's own binding (or tmux's default) stays
     fi
     tmux bind-key -T prefix -- "$key" "$@"
 }
 
+# Binds the keys. Each runs plugin/keys.sh through run-shell, which expands the client and the
+# pane of the key press (#{q:...} quotes them for sh); keys.sh opens the popups itself, since
+# display-popup expands no format in its command. Sets READY_KEYS to the keys bound, for the
+# "ready" message.
 bind_keys() {
-    local bin="$1" socket="$2" key
-    local run
-    run="$(shell_word "$bin") -S $(shell_word "$socket")"
+    local bin="$1" socket="$2" key run
+    run="$(shell_word "$PLUGIN_DIR/plugin/keys.sh")"
+    local args
+    args="$(shell_word "$bin") $(shell_word "$socket") #{q:client_name} #{q:pane_id}"
+    READY_KEYS=""
 
     key="$(get_tmux_option @panectl-board-key A)"
-    if ! is_off "$key"; then
-        bind_if_free "$key" display-popup -E -w 90% -h 60% -T ' panectl agents ' \
-            "$run board --client '#{client_name}'"
+    if ! is_off "$key" && bind_if_free "$key" run-shell -b "$run board $args"; then
+        READY_KEYS="prefix $key: agents"
     fi
     key="$(get_tmux_option @panectl-jump-key J)"
-    if ! is_off "$key"; then
-        # run-shell shows a command's output in the pane: jump's (the pane it chose) is dropped.
-        bind_if_free "$key" run-shell -b \
-            "$run jump --client '#{client_name}' --from '#{pane_id}' >/dev/null"
+    if ! is_off "$key" && bind_if_free "$key" run-shell -b "$run jump $args"; then
+        READY_KEYS="${READY_KEYS:+$READY_KEYS, }prefix $key: next waiting"
     fi
     key="$(get_tmux_option @panectl-send-key S)"
     if ! is_off "$key"; then
         # A popup, not command-prompt: its %%% escaping adds a backslash before every ';', and
         # plain %% would let the text run tmux commands. The text reaches panectl on stdin.
-        bind_if_free "$key" display-popup -E -w 70% -h 12 -T ' panectl: message to #{pane_id} ' \
-            "$(shell_word "$PLUGIN_DIR/plugin/send.sh") $(shell_word "$bin") $(shell_word "$socket") '#{pane_id}'"
+        bind_if_free "$key" run-shell -b "$run send $args"
     fi
     key="$(get_tmux_option @panectl-last-key V)"
     if ! is_off "$key"; then
-        bind_if_free "$key" display-popup -E -w 80% -h 70% -T ' panectl: last answer ' \
-            "$(shell_word "$PLUGIN_DIR/plugin/last.sh") $(shell_word "$bin") $(shell_word "$socket") '#{pane_id}'"
+        bind_if_free "$key" run-shell -b "$run last $args"
     fi
 }
 
@@ -84,20 +86,105 @@ window_status() {
     done
 }
 
+# The extra `panectl daemon` flags of @panectl-daemon-args, split at whitespace (no quoting:
+# the words are taken as they are, never run through a shell), into DAEMON_ARGS.
+daemon_args() {
+    DAEMON_ARGS=()
+    read -ra DAEMON_ARGS <<<"$(get_tmux_option @panectl-daemon-args "")"
+}
+
+# The command line of process PID (from /proc where there is one, else from ps).
+process_args() {
+    if [ -r "/proc/$1/cmdline" ]; then
+        tr '\0' ' ' <"/proc/$1/cmdline"
+    else
+        ps -o args= -p "$1" 2>/dev/null
+    fi
+}
+
+# Stops the daemon that serves the server (its health answer is $3): `panectl daemon stop`
+# where panectl has it, else SIGTERM to its pid (from its health, else the one this plugin
+# started), checked to be a panectl daemon. Returns 1 when it could not, or it did not stop.
+stop_daemon() {
+    local bin="$1" socket="$2" health="$3" pid args
+    pid="$(json_number pid "$health")"
+    pid="${pid:-$(tmux show-option -gqv @panectl-daemon-pid)}"
+    if [ -n "$pid" ]; then
+        args="$(process_args "$pid")"
+        [[ "$args" == *panectl* && "$args" == *daemon* ]] || pid=""
+    fi
+    if "$bin" daemon stop --help >/dev/null 2>&1; then
+        "$bin" -S "$socket" daemon stop >/dev/null 2>&1 || return 1
+    else
+        [ -n "$pid" ] || return 1
+        kill -TERM "$pid" 2>/dev/null || return 1
+    fi
+    # Gone when its process has ended (and with it its lock), not only its API.
+    local tries=0
+    while { [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; } ||
+        "$bin" -S "$socket" health --json >/dev/null 2>&1; do
+        tries=$((tries + 1))
+        [ "$tries" -lt 100 ] || return 1
+        sleep 0.1
+    done
+}
+
 # Starts the daemon unless one (the plugin's, or one started by hand) already serves this
-# server; the daemon's lock makes a race between two reloads end with one daemon.
+# server; the daemon's lock makes a race between two reloads end with one daemon. A daemon older
+# than the binary (panectl was updated) is restarted.
 start_daemon() {
-    local bin="$1" socket="$2"
-    if "$bin" -S "$socket" health --json >/dev/null 2>&1; then
-        return 0
+    local bin="$1" socket="$2" health running mine
+    if health="$("$bin" -S "$socket" health --json 2>/dev/null)"; then
+        running="$(json_string version "$health")"
+        mine="$("$bin" --version 2>/dev/null)"
+        mine="${mine##* }"
+        if ! version_older "$running" "$mine"; then
+            return 0
+        fi
+        if ! stop_daemon "$bin" "$socket" "$health"; then
+            report_error "panectl: the running daemon is version $running, older than panectl $mine, and could not be stopped; stop it (or kill-server) and reload"
+            return 1
+        fi
     fi
     local dir
     dir="$(state_dir)"
     mkdir -p "$dir"
-    if ! "$bin" -S "$socket" daemon --detach --exit-with-server >"$dir/plugin-start.log" 2>&1; then
+    daemon_args
+    if ! "$bin" -S "$socket" daemon --detach --exit-with-server \
+        ${DAEMON_ARGS[@]+"${DAEMON_ARGS[@]}"} >"$dir/plugin-start.log" 2>&1; then
         if ! grep -q 'already running' "$dir/plugin-start.log"; then
-            report_error "panectl: the daemon did not start: $(tail -n 1 "$dir/plugin-start.log")"
+            report_error "$(tail -n 1 "$dir/plugin-start.log")"
+            return 1
         fi
+        return 0
+    fi
+    # "panectl daemon started (pid N) ...": kept to stop this daemon after an update.
+    local pid
+    pid="$(sed -n 's/.*(pid \([0-9][0-9]*\)).*/\1/p' "$dir/plugin-start.log" | head -n 1)"
+    [ -z "$pid" ] || tmux set-option -gq @panectl-daemon-pid "$pid"
+}
+
+# Says once per server that panectl is ready, with its keys: now on the attached clients, or
+# on the first client that attaches (through a client-attached hook that removes itself).
+announce_ready() {
+    local message="panectl ready${READY_KEYS:+ — $READY_KEYS}" clients client shown=""
+    [ -z "$(tmux show-option -gqv @panectl-ready-shown)" ] || return 0
+    tmux set-option -gq @panectl-ready-message "$message"
+    clients="$(tmux list-clients -F '#{client_control_mode} #{client_name}' 2>/dev/null)"
+    while IFS= read -r client; do
+        case "$client" in
+            '0 '*)
+                tell "${client#0 }" "$message"
+                shown=on
+                ;;
+        esac
+    done <<<"$clients"
+    if [ -n "$shown" ]; then
+        tmux set-option -gq @panectl-ready-shown on
+        remove_ready_hook
+    elif [ -z "$(ready_hooks)" ]; then
+        tmux set-hook -ga client-attached "run-shell -b \"$(tmux_dquoted "$(shell_word \
+            "$PLUGIN_DIR/plugin/keys.sh")") ready #{q:client_name}\""
     fi
 }
 
@@ -108,6 +195,7 @@ main() {
     if [ -z "$(tmux show-option -gqv @panectl-notify)" ]; then
         tmux set-option -gq @panectl-notify on
     fi
+    interpolate_status
     bin="$("$PLUGIN_DIR/plugin/binary.sh")"
     case $? in
         0) ;;
@@ -119,10 +207,11 @@ main() {
         *) return 0 ;; # @panectl-bin is wrong; binary.sh said so
     esac
     tmux set-option -gqu @panectl-error
-    interpolate_status
     window_status
     bind_keys "$bin" "$socket"
-    start_daemon "$bin" "$socket"
+    if start_daemon "$bin" "$socket"; then
+        announce_ready
+    fi
 }
 
 main

@@ -1,7 +1,9 @@
 //! `panectl board`: a line-based board of the agents for a `display-popup -E` window. It lists
 //! them numbered, those waiting for the user first, and reads commands one per line: `N` jumps
 //! to agent N, `s N` sends it a message, `r` redraws, `q` quits. No raw mode: it works the same
-//! with piped stdin, and ends at end of input.
+//! with piped stdin, and ends at end of input. A jump ends the board (so its popup closes); a
+//! jump that fails ends it too, with the reason as the error (the plugin shows it on the
+//! client's status line), so that later keys do not land in a forgotten prompt.
 
 use std::collections::HashMap;
 use std::io::{BufRead, IsTerminal, Write};
@@ -83,13 +85,16 @@ pub fn board(server: &ServerArgs, args: &BoardArgs) -> anyhow::Result<ExitCode> 
         client: args.client.clone(),
     };
     let clear = std::io::stdout().is_terminal();
-    run(
+    let failed = run(
         &backend,
         &mut std::io::stdin().lock(),
         &mut std::io::stdout().lock(),
         clear,
     )?;
-    Ok(ExitCode::SUCCESS)
+    match failed {
+        Some(reason) => anyhow::bail!(reason),
+        None => Ok(ExitCode::SUCCESS),
+    }
 }
 
 /// Where a status goes on the board: waiting first, then completed, error, processing, idle,
@@ -253,24 +258,27 @@ fn write_table(out: &mut impl Write, rows: &[Row]) -> std::io::Result<()> {
 enum Step {
     /// The board is done (a jump, `q`, the end of input).
     Done,
+    /// The board ends because an action failed, for this reason.
+    Failed(String),
     /// Draw the board again, with this notice under it.
     Redraw(Option<String>),
 }
 
-/// Runs the board on `input` and `out` until `q`, a jump or the end of input. `clear` clears
-/// the screen before each drawing (for a terminal).
+/// Runs the board on `input` and `out` until `q`, a jump or the end of input (`None`), or a
+/// jump that failed (`Some` reason). `clear` clears the screen before each drawing (for a
+/// terminal).
 pub(super) fn run(
     backend: &impl Backend,
     input: &mut impl BufRead,
     out: &mut impl Write,
     clear: bool,
-) -> std::io::Result<()> {
+) -> std::io::Result<Option<String>> {
     let mut rows = draw(backend, out, clear, None)?;
     loop {
         write!(out, "> ")?;
         out.flush()?;
         let Some(line) = read_line(input)? else {
-            return Ok(());
+            return Ok(None);
         };
         let step = match parse(&String::from_utf8_lossy(&line)) {
             Input::Quit => Step::Done,
@@ -287,7 +295,12 @@ pub(super) fn run(
             ))),
         };
         match step {
-            Step::Done => return Ok(()),
+            Step::Done => return Ok(None),
+            Step::Failed(reason) => {
+                writeln!(out, "{reason}")?;
+                out.flush()?;
+                return Ok(Some(reason));
+            }
             Step::Redraw(notice) => rows = draw(backend, out, clear, notice)?,
         }
     }
@@ -298,17 +311,14 @@ fn pick(rows: &[Row], n: usize) -> Option<&Row> {
     n.checked_sub(1).and_then(|at| rows.get(at))
 }
 
-/// Switches to agent `n`'s pane; the board stays, with the reason, if that fails.
+/// Switches to agent `n`'s pane; the board ends, with the reason, if that fails.
 fn jump(backend: &impl Backend, rows: &[Row], n: usize) -> Step {
     let Some(row) = pick(rows, n) else {
         return Step::Redraw(Some(format!("There is no agent {n}.")));
     };
     match backend.jump(&row.pane.pane) {
         Ok(()) => Step::Done,
-        Err(error) => Step::Redraw(Some(format!(
-            "Cannot switch to {}: {error:#}",
-            row.pane.pane
-        ))),
+        Err(error) => Step::Failed(format!("cannot switch to {}: {error:#}", row.pane.pane)),
     }
 }
 
@@ -353,6 +363,7 @@ mod tests {
         jumped: RefCell<Vec<String>>,
         sent: RefCell<Vec<(String, Vec<u8>)>>,
         fail: bool,
+        fail_jump: bool,
     }
 
     impl Backend for Fake {
@@ -364,6 +375,9 @@ mod tests {
         }
         fn jump(&self, pane: &str) -> anyhow::Result<()> {
             self.jumped.borrow_mut().push(pane.to_string());
+            if self.fail_jump {
+                anyhow::bail!("tmux switch-client: can't find pane: {pane}");
+            }
             Ok(())
         }
         fn send(&self, pane: &str, body: &[u8]) -> anyhow::Result<String> {
@@ -436,6 +450,25 @@ mod tests {
         assert_eq!(*fake.jumped.borrow(), ["%2"]);
         let shown = board(&fake, b"0\n");
         assert!(shown.contains("There is no agent 0."), "{shown}");
+    }
+
+    #[test]
+    fn a_failed_jump_ends_the_board_with_the_reason() {
+        let fake = Fake {
+            fail_jump: true,
+            ..fake()
+        };
+        let mut out = Vec::new();
+        let failed = run(&fake, &mut &b"1\n2\nq\n"[..], &mut out, false).expect("runs");
+        assert_eq!(
+            failed.as_deref(),
+            Some("cannot switch to %4: tmux switch-client: can't find pane: %4")
+        );
+        // The lines after the failure are not read as board commands.
+        assert_eq!(*fake.jumped.borrow(), ["%4"]);
+        let shown = String::from_utf8(out).expect("text");
+        assert!(shown.ends_with("can't find pane: %4\n"), "{shown}");
+        assert_eq!(shown.matches("> ").count(), 1, "{shown}");
     }
 
     #[test]

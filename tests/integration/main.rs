@@ -22,6 +22,7 @@ mod orchestrate;
 mod pipe;
 mod pipe_transport;
 mod plugin;
+mod plugin_keys;
 mod screen_fixtures;
 mod screen_watch;
 mod signals;

@@ -11,12 +11,13 @@ use crate::support::{TmuxServer, daemon_test_lock};
 const TPM: &str = "/usr/share/tmux-plugin-manager";
 
 /// A home with a tmux.conf listing the plugin (a git repository of the plugin files).
-struct Home {
+pub struct Home {
     dir: tempfile::TempDir,
 }
 
 impl Home {
-    fn new(extra_config: &str) -> Home {
+    /// A home whose tmux.conf lists the plugin, sets `status-right` and adds `extra_config`.
+    pub fn new(extra_config: &str) -> Home {
         assert!(
             Path::new(TPM).join("tpm").exists(),
             "TPM is not installed: apt-get install tmux-plugin-manager (.ci/run does)"
@@ -65,16 +66,18 @@ impl Home {
         Home { dir }
     }
 
-    fn path(&self) -> &Path {
+    /// The home directory.
+    pub fn path(&self) -> &Path {
         self.dir.path()
     }
 
-    fn config(&self) -> PathBuf {
+    /// Its tmux.conf.
+    pub fn config(&self) -> PathBuf {
         self.path().join(".tmux.conf")
     }
 
     /// The server's environment: everything of panectl's under this home.
-    fn env(&self, path: &str) -> Vec<(&'static str, String)> {
+    pub fn env(&self, path: &str) -> Vec<(&'static str, String)> {
         let home = self.path().display().to_string();
         vec![
             ("HOME", home.clone()),
@@ -86,7 +89,7 @@ impl Home {
     }
 
     /// Installs the plugins with TPM's own script, then reloads the config (as prefix+I does).
-    fn install(&self, server: &TmuxServer) {
+    pub fn install(&self, server: &TmuxServer) {
         server.tmux(&["run-shell", &format!("{TPM}/bin/install_plugins")]);
         assert!(
             self.path()
@@ -97,13 +100,14 @@ impl Home {
         self.reload(server);
     }
 
-    fn reload(&self, server: &TmuxServer) {
+    /// Reads the config again (as `tmux source-file` or prefix+I does).
+    pub fn reload(&self, server: &TmuxServer) {
         server.tmux(&["source-file", &self.config().display().to_string()]);
     }
 }
 
 /// Pids of the panectl daemons serving `socket`.
-fn daemons(socket: &str) -> Vec<u32> {
+pub fn daemons(socket: &str) -> Vec<u32> {
     let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -125,7 +129,7 @@ fn daemons(socket: &str) -> Vec<u32> {
 
 /// Ends, on drop, the detached daemons serving a socket: a test that fails before the
 /// daemon has ended with its server leaves none behind.
-struct DetachedDaemons<'a>(&'a str);
+pub struct DetachedDaemons<'a>(pub &'a str);
 
 impl Drop for DetachedDaemons<'_> {
     fn drop(&mut self) {
@@ -160,7 +164,8 @@ fn daemon_log(home: &Home) -> String {
         .collect()
 }
 
-fn wait_until(what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
+/// Waits until `condition` holds, polling; panics with `what` after `timeout`.
+pub fn wait_until(what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;
     while !condition() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
