@@ -95,7 +95,7 @@ start_daemon() {
     dir="$(state_dir)"
     mkdir -p "$dir"
     if ! "$bin" -S "$socket" daemon --detach --exit-with-server >"$dir/plugin-start.log" 2>&1; then
-        if ! grep -q 'already running' "$dir/plugin-start.log"; then
+        if ! grep -q -e 'already running' -e 'already serves' "$dir/plugin-start.log"; then
             report_error "panectl: the daemon did not start: $(tail -n 1 "$dir/plugin-start.log")"
         fi
     fi
