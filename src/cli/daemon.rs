@@ -636,3 +636,66 @@ fn status(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
         ExitCode::FAILURE
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, FromArgMatches};
+
+    use super::*;
+    use crate::cli::Cli;
+
+    fn daemon_matches(args: &[&str]) -> Result<ArgMatches, clap::Error> {
+        let matches = Cli::command().try_get_matches_from(args)?;
+        Ok(matches
+            .subcommand_matches("daemon")
+            .expect("the daemon subcommand")
+            .clone())
+    }
+
+    #[test]
+    fn the_plugin_command_line_and_the_subcommands_parse() {
+        let matches = daemon_matches(&["panectl", "daemon", "--detach", "--exit-with-server"])
+            .expect("the plugin's command line");
+        let given: Vec<String> = given_args(&matches)
+            .unwrap()
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(given, ["detach", "exit_with_server"]);
+        for args in [
+            &["panectl", "daemon", "stop"][..],
+            &["panectl", "-L", "x", "daemon", "restart", "--timeout", "3"],
+            &["panectl", "daemon", "status", "--json"],
+        ] {
+            let matches = Cli::command().try_get_matches_from(args).expect("parses");
+            Cli::from_arg_matches(&matches).expect("converts");
+        }
+        assert!(daemon_matches(&["panectl", "daemon", "--detach", "stop"]).is_err());
+    }
+
+    #[test]
+    fn only_flags_given_are_passed_on_with_their_values_as_given() {
+        let matches = daemon_matches(&[
+            "panectl",
+            "daemon",
+            "--status-quiet-ms",
+            "33",
+            "--rules-dir=-odd dir",
+            "--detach",
+        ])
+        .unwrap();
+        let words: Vec<String> = given_args(&matches)
+            .unwrap()
+            .into_iter()
+            .filter(|(id, _)| id != "detach")
+            .flat_map(|(_, words)| words)
+            .map(|w| w.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(words, ["--rules-dir=-odd dir", "--status-quiet-ms=33"]);
+        // They parse back to the same settings.
+        let words: Vec<OsString> = words.into_iter().map(OsString::from).collect();
+        let args = parse_flags(&words).unwrap();
+        assert_eq!(args.status_quiet_ms, 33);
+        assert_eq!(args.rules_dir, Some(PathBuf::from("-odd dir")));
+    }
+}

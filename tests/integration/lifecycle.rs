@@ -245,6 +245,39 @@ fn detach_fails_at_once_without_a_server() {
 }
 
 #[test]
+fn with_wait_for_server_a_detached_daemon_waits_and_says_why_it_is_degraded() {
+    let _lock = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let missing = format!("{}-later", server.socket_name());
+    let command = || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_panectl"));
+        command
+            .args(["-L", &missing])
+            .env_remove("TMUX")
+            .env("TMUX_TMPDIR", server.dir())
+            .env("XDG_RUNTIME_DIR", server.dir().join("run"))
+            .env("XDG_STATE_HOME", server.dir().join("state"))
+            .env("XDG_CONFIG_HOME", server.dir().join("config"));
+        command
+    };
+    let daemon = detach(command(), &["--wait-for-server"]);
+    let output = run(command(), &["health", "--json"]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let health: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(health["status"], "degraded");
+    assert_eq!(health["pid"], daemon.0);
+    assert!(
+        health["reasons"][0]
+            .as_str()
+            .is_some_and(|r| r.contains("does not answer")),
+        "{health}"
+    );
+    let output = run(command(), &["daemon", "stop"]);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(!alive(daemon.0));
+}
+
+#[test]
 fn health_explains_degraded_and_exits_1() {
     let _lock = daemon_test_lock();
     let server = TmuxServer::start(80, 24);
