@@ -141,7 +141,8 @@ pub fn find_api(address: &ServerAddress) -> Found {
             published: false,
         };
     }
-    if let Some(api) = published(address).api
+    if address.is_alive()
+        && let Some(api) = server_option(address, API_OPTION).map(PathBuf::from)
         && is_own_socket(&api)
         && answers(&api)
     {
