@@ -102,6 +102,14 @@ process_args() {
     fi
 }
 
+# The health answer (JSON) of the daemon serving the server, degraded or not (`health` exits 1
+# when degraded, so its output, not its exit code, says whether a daemon answered).
+daemon_health() {
+    local answer
+    answer="$("$1" -S "$2" health --json 2>/dev/null)"
+    [ -n "$answer" ] && printf '%s\n' "$answer"
+}
+
 # Stops the daemon that serves the server (its health answer is $3): `panectl daemon stop`
 # where panectl has it, else SIGTERM to its pid (from its health, else the one this plugin
 # started), checked to be a panectl daemon. Returns 1 when it could not, or it did not stop.
@@ -122,7 +130,7 @@ stop_daemon() {
     # Gone when its process has ended (and with it its lock), not only its API.
     local tries=0
     while { [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; } ||
-        "$bin" -S "$socket" health --json >/dev/null 2>&1; do
+        daemon_health "$bin" "$socket" >/dev/null; do
         tries=$((tries + 1))
         [ "$tries" -lt 100 ] || return 1
         sleep 0.1
@@ -134,7 +142,7 @@ stop_daemon() {
 # than the binary (panectl was updated) is restarted.
 start_daemon() {
     local bin="$1" socket="$2" health running mine
-    if health="$("$bin" -S "$socket" health --json 2>/dev/null)"; then
+    if health="$(daemon_health "$bin" "$socket")"; then
         running="$(json_string version "$health")"
         mine="$("$bin" --version 2>/dev/null)"
         mine="${mine##* }"
@@ -152,7 +160,7 @@ start_daemon() {
     daemon_args
     if ! "$bin" -S "$socket" daemon --detach --exit-with-server \
         ${DAEMON_ARGS[@]+"${DAEMON_ARGS[@]}"} >"$dir/plugin-start.log" 2>&1; then
-        if ! grep -q 'already running' "$dir/plugin-start.log"; then
+        if ! grep -q -e 'already running' -e 'already serves' "$dir/plugin-start.log"; then
             report_error "$(tail -n 1 "$dir/plugin-start.log")"
             return 1
         fi

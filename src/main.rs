@@ -4,7 +4,7 @@ mod cli;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 /// The subcommand word of the command line (after `-L NAME` / `-S PATH`), if any.
 fn subcommand() -> Option<String> {
@@ -22,8 +22,11 @@ fn subcommand() -> Option<String> {
 }
 
 fn main() -> ExitCode {
-    let args = match cli::Cli::try_parse() {
-        Ok(args) => args,
+    let parsed = cli::Cli::command()
+        .try_get_matches()
+        .and_then(|matches| cli::Cli::from_arg_matches(&matches).map(|cli| (cli, matches)));
+    let (args, matches) = match parsed {
+        Ok(parsed) => parsed,
         // `panectl hook` runs inside agent CLIs: whatever its command line, it must not fail.
         Err(error) if subcommand().as_deref() == Some("hook") => {
             let text = error.to_string();
@@ -32,7 +35,7 @@ fn main() -> ExitCode {
         }
         Err(error) => error.exit(),
     };
-    match cli::run(args) {
+    match cli::run(args, &matches) {
         Ok(code) => code,
         Err(error) => {
             if cli::is_broken_pipe(&error) {

@@ -67,6 +67,10 @@ pub struct ApiState {
     pub shutdown: CancellationToken,
     /// The provider rules in force and the errors of the last reload.
     pub rules: crate::daemon::rules::RulesState,
+    /// The daemon's log file, if it logs to one.
+    pub log_file: Option<String>,
+    /// The daemon's command line.
+    pub command_line: Vec<String>,
 }
 
 /// A Unix listener that only hands out connections from the daemon's own user.
@@ -301,10 +305,23 @@ impl ApiState {
 /// The health report.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Health {
-    /// `ok`, or `degraded` while the tmux server is unreachable.
+    /// `ok`, or `degraded` while the tmux server is unreachable or the user's provider rules
+    /// have errors (`reasons` says which).
     pub status: String,
+    /// Why the status is `degraded`, one sentence each (empty when `ok`).
+    #[serde(default)]
+    pub reasons: Vec<String>,
+    /// The daemon's process id.
+    #[serde(default)]
+    pub pid: u32,
     /// The daemon's version.
     pub version: String,
+    /// The daemon's log file (`None`: it logs to its stderr).
+    #[serde(default)]
+    pub log_file: Option<String>,
+    /// The command line the daemon was started with.
+    #[serde(default)]
+    pub command_line: Vec<String>,
     /// The tmux server's socket.
     pub tmux_socket: String,
     /// The API's Unix socket.
@@ -316,8 +333,11 @@ pub struct Health {
     pub server_alive: bool,
     /// Seconds since the daemon started.
     pub uptime_seconds: u64,
-    /// Sessions with a live control connection.
+    /// Sessions with a control connection (started, possibly still attaching).
     pub sessions: usize,
+    /// Sessions whose control client has attached and answers.
+    #[serde(default)]
+    pub attached: usize,
     /// Panes mirrored.
     pub panes: usize,
     /// Control connections restarted after ending unexpectedly.
@@ -382,7 +402,11 @@ async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
     let (mut pipe_panes, mut pipe_bytes) = (0, 0);
     let (mut cross_check_matched, mut cross_check_findings) = (0, 0);
     let mut tmux_version = String::new();
+    let mut attached = 0;
     for stat in stats.into_iter().flatten() {
+        if stat.attached {
+            attached += 1;
+        }
         totals.bytes += stat.totals.bytes;
         totals.resyncs += stat.totals.resyncs;
         totals.pauses += stat.totals.pauses;
@@ -399,13 +423,27 @@ async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
             tmux_version = stat.tmux_version;
         }
     }
+    let mut reasons = Vec::new();
+    if !status.server_alive {
+        reasons.push(format!(
+            "the tmux server at {} does not answer; the daemon waits for it",
+            state.address
+        ));
+    }
+    if !rules_errors.is_empty() {
+        reasons.push(format!(
+            "{} error(s) in the provider rule files (the last good rules stay in force): {}",
+            rules_errors.len(),
+            rules_errors.join("; ")
+        ));
+    }
     axum::Json(Health {
-        status: if status.server_alive {
-            "ok"
-        } else {
-            "degraded"
-        }
-        .into(),
+        status: if reasons.is_empty() { "ok" } else { "degraded" }.into(),
+        reasons,
+        pid: std::process::id(),
+        log_file: state.log_file.clone(),
+        command_line: state.command_line.clone(),
+        attached,
         version: env!("CARGO_PKG_VERSION").into(),
         tmux_socket: state.address.to_string(),
         api_socket: state.api_socket.clone(),

@@ -5,16 +5,18 @@ use std::process::ExitCode;
 
 use panectl::api::client::{ApiClient, encode_segment};
 use panectl::api::server::Health;
-use panectl::daemon::paths::RuntimePaths;
+use panectl::daemon::discovery;
 use serde_json::Value;
 
 use super::ServerArgs;
 
+/// A client of the server's daemon: at the caller's own runtime path, else where the server's
+/// `@panectl_api` says (a daemon started from another environment).
 pub(super) fn client(server: &ServerArgs) -> anyhow::Result<ApiClient> {
     let address = server.address()?;
-    let paths = RuntimePaths::for_server(&address);
+    let found = discovery::find_api(&address);
     Ok(ApiClient::new(
-        paths.socket(),
+        found.socket,
         address.to_string(),
         server.start_command(),
     ))
@@ -136,28 +138,44 @@ pub fn output(server: &ServerArgs, pane: &str, from: Option<u64>) -> anyhow::Res
     Ok(ExitCode::SUCCESS)
 }
 
+/// `panectl health`: exit code 0 when the daemon is `ok`, 1 when `degraded`.
 pub fn health(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let health: Health = block_on(async { Ok(client.get_json("/v1/health").await?) })?;
+    let code = if health.status == "ok" {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    };
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer_pretty(&mut out, &health)?;
         writeln!(out)?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(code);
     }
     writeln!(out, "status        {}", health.status)?;
+    for reason in &health.reasons {
+        writeln!(out, "              - {reason}")?;
+    }
     writeln!(
         out,
-        "daemon        panectl {}, up {} s",
-        health.version, health.uptime_seconds
+        "daemon        panectl {}, pid {}, up {} s",
+        health.version, health.pid, health.uptime_seconds
     )?;
+    if let Some(log) = &health.log_file {
+        writeln!(out, "log           {log}")?;
+    }
     writeln!(
         out,
         "tmux          {} at {}",
         health.tmux_version, health.tmux_socket
     )?;
     writeln!(out, "api           {}", health.api_socket)?;
-    writeln!(out, "sessions      {}", health.sessions)?;
+    writeln!(
+        out,
+        "sessions      {} ({} attached)",
+        health.sessions, health.attached
+    )?;
     writeln!(out, "panes         {}", health.panes)?;
     writeln!(out, "output        {} bytes", health.output_bytes)?;
     if health.pipe_panes > 0 {
@@ -174,7 +192,7 @@ pub fn health(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     writeln!(out, "parse errors  {}", health.parse_errors)?;
     writeln!(out, "timeouts      {}", health.timeouts)?;
     writeln!(out, "processes     {} started", health.processes_started)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }
 
 /// Prints one event: its JSON line, or a short human form.

@@ -1,12 +1,19 @@
-//! `panectl daemon`: runs the daemon in the foreground, or starts it in the background.
+//! `panectl daemon`: runs the daemon in the foreground, or starts it in the background;
+//! `panectl daemon stop|restart|status` manage the one that runs. Settings come from the
+//! command line and from the `[daemon]` table of the config file ([`super::config`]).
 
+use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use clap::{Args, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, FromArgMatches, Subcommand};
+use panectl::api::client::ClientError;
+use panectl::api::server::Health;
+use panectl::daemon::discovery;
 use panectl::daemon::paths::RuntimePaths;
 use panectl::daemon::{self, DaemonOptions};
 use panectl::pipe::Transport;
@@ -14,6 +21,43 @@ use panectl::tmux::{AutoFailover, ConnectionConfig};
 use tokio_util::sync::CancellationToken;
 
 use super::ServerArgs;
+use super::client::{block_on, client};
+
+/// `panectl daemon`: with no subcommand, runs the daemon.
+#[derive(Debug, Clone, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct DaemonCommand {
+    #[command(subcommand)]
+    action: Option<DaemonAction>,
+    #[command(flatten)]
+    args: DaemonArgs,
+}
+
+/// What to do with the running daemon.
+#[derive(Debug, Clone, Subcommand)]
+enum DaemonAction {
+    /// Stop the daemon of the tmux server (SIGTERM) and wait until it is gone. Exit code 0
+    /// when it stopped or none was running, 1 if it did not stop in time.
+    Stop {
+        /// Seconds to wait for it to end.
+        #[arg(long, default_value_t = 10, value_name = "SECONDS")]
+        timeout: u64,
+    },
+    /// Stop the daemon and start it again, detached, with the command line and environment
+    /// it had (after an upgrade: the new binary runs). Starts one if none was running.
+    Restart {
+        /// Seconds to wait for the old one to end.
+        #[arg(long, default_value_t = 10, value_name = "SECONDS")]
+        timeout: u64,
+    },
+    /// Whether a daemon serves the tmux server: pid, version, uptime, API socket, log.
+    /// Exit code 0 when one runs, 1 when none does.
+    Status {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
 
 /// `--transport`: a pane transport, or `auto`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -25,12 +69,21 @@ enum TransportMode {
     Auto,
 }
 
-/// Options of `panectl daemon`.
+/// Options of `panectl daemon`. Every one but `--detach` and `--config` can also be set in
+/// the `[daemon]` table of the config file (key: the flag without `--`, `-` or `_`).
 #[derive(Debug, Clone, Args)]
 pub struct DaemonArgs {
-    /// Start in the background and return once the API is up.
+    /// Start in the background and return once the API is up. Fails at once when no tmux
+    /// server runs (see `--wait-for-server`).
     #[arg(long)]
     detach: bool,
+    /// The config file (default `$XDG_CONFIG_HOME/panectl/config.toml`, else
+    /// `~/.config/panectl/config.toml`); its `[daemon]` table sets defaults for these flags.
+    #[arg(long, value_name = "PATH")]
+    config: Option<PathBuf>,
+    /// With `--detach`: start even when no tmux server runs yet, and wait for one.
+    #[arg(long)]
+    wait_for_server: bool,
     /// Stop when the tmux server stops (what the tmux plugin uses); by default the daemon waits
     /// for the server to come back.
     #[arg(long)]
@@ -121,7 +174,74 @@ fn init_logging(log_file: Option<&PathBuf>) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn run(server: &ServerArgs, args: DaemonArgs) -> anyhow::Result<ExitCode> {
+/// `panectl daemon [stop|restart|status]`; `matches` are the `daemon` subcommand's.
+pub fn command(
+    server: &ServerArgs,
+    command: DaemonCommand,
+    matches: Option<&ArgMatches>,
+) -> anyhow::Result<ExitCode> {
+    match command.action {
+        Some(DaemonAction::Stop { timeout }) => stop(server, Duration::from_secs(timeout)),
+        Some(DaemonAction::Restart { timeout }) => restart(server, Duration::from_secs(timeout)),
+        Some(DaemonAction::Status { json }) => status(server, json),
+        None => {
+            let given = match matches {
+                Some(matches) => given_args(matches)?,
+                None => Vec::new(),
+            };
+            let args = super::config::daemon_args(&given, command.args.config.as_deref())?;
+            run(server, args, &given)
+        }
+    }
+}
+
+/// The `daemon` flags as a standalone command, to parse them again with the config file's.
+pub(super) fn daemon_flags() -> clap::Command {
+    DaemonArgs::augment_args(clap::Command::new("daemon")).no_binary_name(true)
+}
+
+/// Parses `args` (`--flag=value` words) as the daemon's flags.
+pub(super) fn parse_flags(args: &[OsString]) -> Result<DaemonArgs, clap::Error> {
+    let matches = daemon_flags().try_get_matches_from(args)?;
+    DaemonArgs::from_arg_matches(&matches)
+}
+
+/// The flags given on the command line (not defaults), each as `--long` or `--long=VALUE`
+/// words, with the id of the argument they set.
+fn given_args(matches: &ArgMatches) -> anyhow::Result<Vec<(String, Vec<OsString>)>> {
+    let mut given = Vec::new();
+    for arg in daemon_flags().get_arguments() {
+        let id = arg.get_id().as_str();
+        let Some(long) = arg.get_long() else { continue };
+        if matches.value_source(id) != Some(ValueSource::CommandLine) {
+            continue;
+        }
+        let mut words = Vec::new();
+        if arg.get_action().takes_values() {
+            let raw = matches
+                .get_raw(id)
+                .with_context(|| format!("cannot read --{long}"))?;
+            for value in raw {
+                let mut word = OsString::from(format!("--{long}="));
+                word.push(value);
+                words.push(word);
+            }
+        } else if matches.get_flag(id) {
+            words.push(OsString::from(format!("--{long}")));
+        }
+        if !words.is_empty() {
+            given.push((id.to_string(), words));
+        }
+    }
+    Ok(given)
+}
+
+/// Runs the daemon (or, with `--detach`, starts it in the background).
+fn run(
+    server: &ServerArgs,
+    args: DaemonArgs,
+    given: &[(String, Vec<OsString>)],
+) -> anyhow::Result<ExitCode> {
     let address = server.address()?;
     let paths = RuntimePaths::for_server(&address);
     let pipe_dir = paths.pipes();
@@ -177,12 +297,14 @@ pub fn run(server: &ServerArgs, args: DaemonArgs) -> anyhow::Result<ExitCode> {
             .rules_dir
             .clone()
             .or_else(panectl::status::providers::user_dir),
+        log_file: args.log_file.clone(),
+        command_line: std::env::args().collect(),
     };
     if args.detach {
-        return detach(server, &args, &options);
+        return detach(&args, given, &options);
     }
     init_logging(args.log_file.as_ref())?;
-    let lock = daemon::lock(&options)?;
+    let mut lock = daemon::lock(&options)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -190,7 +312,7 @@ pub fn run(server: &ServerArgs, args: DaemonArgs) -> anyhow::Result<ExitCode> {
     runtime.block_on(async move {
         let cancel = CancellationToken::new();
         spawn_signal_handler(cancel.clone())?;
-        daemon::run(options, &lock, cancel, || {}).await?;
+        daemon::run(options, &mut lock, cancel, || {}).await?;
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
@@ -213,71 +335,43 @@ fn spawn_signal_handler(cancel: CancellationToken) -> anyhow::Result<()> {
 }
 
 /// Starts `panectl daemon` in a new session with its log in the runtime directory, and returns
-/// once its API answers.
+/// once its API answers. The child gets every flag given here but `--detach` (and reads the
+/// same config file).
 fn detach(
-    server: &ServerArgs,
     args: &DaemonArgs,
+    given: &[(String, Vec<OsString>)],
     options: &DaemonOptions,
 ) -> anyhow::Result<ExitCode> {
+    if !args.wait_for_server && !options.address.is_alive() {
+        bail!(
+            "no tmux server at {}; start tmux first, or pass --wait-for-server",
+            options.address
+        );
+    }
     // Fail here, with a clear message, if a daemon already runs.
     drop(daemon::lock(options)?);
     let log = args.log_file.clone().unwrap_or_else(|| options.paths.log());
     let exe = std::env::current_exe().context("cannot find the panectl executable")?;
     let mut command = std::process::Command::new(exe);
-    if let Some(name) = &server.socket_name {
-        command.arg("-L").arg(name);
-    }
-    if let Some(path) = &server.socket_path {
-        command.arg("-S").arg(path);
+    command
+        .arg("-S")
+        .arg(options.address.socket())
+        .arg("daemon")
+        .args(
+            given
+                .iter()
+                .filter(|(id, _)| id != "detach")
+                .flat_map(|(_, words)| words),
+        );
+    if args.log_file.is_none() {
+        let mut word = OsString::from("--log-file=");
+        word.push(&log);
+        command.arg(word);
     }
     command
-        .arg("daemon")
-        .arg("--pause-after")
-        .arg(args.pause_after.to_string())
-        .arg("--ring-bytes")
-        .arg(args.ring_bytes.to_string())
-        .arg("--watchdog-ms")
-        .arg(args.watchdog_ms.to_string())
-        .arg("--command-timeout-ms")
-        .arg(args.command_timeout_ms.to_string())
-        .arg("--status-quiet-ms")
-        .arg(args.status_quiet_ms.to_string())
-        .arg("--status-max-wait-ms")
-        .arg(args.status_max_wait_ms.to_string())
-        .arg("--submit-delay-ms")
-        .arg(args.submit_delay_ms.to_string())
-        .arg("--transport")
-        .arg(
-            args.transport
-                .to_possible_value()
-                .map_or_else(|| "control".to_string(), |v| v.get_name().to_string()),
-        )
-        .arg("--auto-failures")
-        .arg(args.auto_failures.to_string())
-        .arg("--auto-window-s")
-        .arg(args.auto_window_s.to_string())
-        .arg("--auto-recover-ms")
-        .arg(args.auto_recover_ms.to_string())
-        .arg("--inbox")
-        .arg(&options.inbox)
-        .arg("--log-file")
-        .arg(&log)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    if args.exit_with_server {
-        command.arg("--exit-with-server");
-    }
-    if let Some(dir) = &args.rules_dir {
-        command.arg("--rules-dir").arg(dir);
-    }
-    if let Some(tcp) = &options.tcp {
-        command.arg("--listen").arg(tcp.address.to_string());
-        command.arg("--token-file").arg(&tcp.token_file);
-        if tcp.allow_remote {
-            command.arg("--allow-remote");
-        }
-    }
     // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
     unsafe {
         command.pre_exec(|| {
@@ -290,6 +384,7 @@ fn detach(
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         if std::os::unix::net::UnixStream::connect(&socket).is_ok() {
+            wait_for_publication(options, child.id());
             println!(
                 "panectl daemon started (pid {}) for the tmux server {}; API {}; log {}",
                 child.id(),
@@ -312,5 +407,295 @@ fn detach(
             );
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits (a few seconds at most) until the server's `@panectl_pid` names the daemon started, so
+/// that clients in other environments find it once `--detach` returns.
+fn wait_for_publication(options: &DaemonOptions, pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while options.address.is_alive() && Instant::now() < deadline {
+        let published = discovery::server_option(&options.address, discovery::PID_OPTION);
+        if published.is_some_and(|p| p.trim() == pid.to_string()) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The health of the daemon serving the server, found as any client finds it; `None` when
+/// none answers.
+fn running(server: &ServerArgs) -> anyhow::Result<Option<Health>> {
+    let client = client(server)?;
+    let answer = block_on(async { Ok(client.get_json::<Health>("/v1/health").await) })?;
+    match answer {
+        Ok(health) => Ok(Some(health)),
+        Err(ClientError::NoDaemon { .. }) => Ok(None),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// Whether the process looks like a panectl daemon (when its command line can be read).
+fn looks_like_daemon(pid: u32) -> bool {
+    match std::fs::read(format!("/proc/{pid}/cmdline")) {
+        Ok(cmdline) => cmdline.split(|&b| b == 0).any(|word| word == b"daemon"),
+        Err(_) => true,
+    }
+}
+
+/// The daemon's pid: from its health, else from the server's `@panectl_pid` when that
+/// process lives and looks like a daemon (one whose API no longer answers).
+fn daemon_pid(server: &ServerArgs, health: Option<&Health>) -> anyhow::Result<Option<u32>> {
+    if let Some(pid) = health.map(|h| h.pid).filter(|pid| *pid != 0) {
+        return Ok(Some(pid));
+    }
+    let address = server.address()?;
+    Ok(discovery::published(&address)
+        .pid
+        .filter(|pid| *pid != std::process::id())
+        .filter(|pid| discovery::process_alive(*pid) && looks_like_daemon(*pid)))
+}
+
+/// Sends SIGTERM and waits up to `timeout` for the process to end.
+fn terminate(pid: u32, timeout: Duration) -> anyhow::Result<bool> {
+    let raw = i32::try_from(pid).context("pid out of range")?;
+    match nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(raw),
+        nix::sys::signal::Signal::SIGTERM,
+    ) {
+        Ok(()) => {}
+        Err(nix::errno::Errno::ESRCH) => return Ok(true),
+        Err(error) => bail!("cannot signal the daemon (pid {pid}): {error}"),
+    }
+    let deadline = Instant::now() + timeout;
+    while discovery::process_alive(pid) {
+        if Instant::now() > deadline {
+            return Ok(false);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(true)
+}
+
+/// Stops the daemon; `Ok(None)` when none was running, `Ok(Some(pid))` once it has ended.
+fn stop_daemon(
+    server: &ServerArgs,
+    health: Option<&Health>,
+    timeout: Duration,
+) -> anyhow::Result<Option<u32>> {
+    let Some(pid) = daemon_pid(server, health)? else {
+        if let Some(health) = health {
+            bail!(
+                "the daemon (panectl {}) does not report its pid; stop it by hand",
+                health.version
+            );
+        }
+        return Ok(None);
+    };
+    if !terminate(pid, timeout)? {
+        bail!(
+            "the daemon (pid {pid}) did not stop within {} s",
+            timeout.as_secs()
+        );
+    }
+    Ok(Some(pid))
+}
+
+fn stop(server: &ServerArgs, timeout: Duration) -> anyhow::Result<ExitCode> {
+    let address = server.address()?;
+    let health = running(server)?;
+    match stop_daemon(server, health.as_ref(), timeout)? {
+        Some(pid) => {
+            println!("stopped the panectl daemon (pid {pid}) of the tmux server {address}")
+        }
+        None => println!("no daemon was running for the tmux server {address}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The NUL-separated words of a /proc file.
+fn proc_words(pid: u32, file: &str) -> Option<Vec<OsString>> {
+    use std::os::unix::ffi::OsStringExt;
+    let bytes = std::fs::read(format!("/proc/{pid}/{file}")).ok()?;
+    Some(
+        bytes
+            .split(|&b| b == 0)
+            .filter(|w| !w.is_empty())
+            .map(|w| OsString::from_vec(w.to_vec()))
+            .collect(),
+    )
+}
+
+fn restart(server: &ServerArgs, timeout: Duration) -> anyhow::Result<ExitCode> {
+    let address = server.address()?;
+    let exe = std::env::current_exe().context("cannot find the panectl executable")?;
+    let health = running(server)?;
+    let pid = daemon_pid(server, health.as_ref())?;
+    // The old daemon's arguments (after the program name) and environment.
+    let old_args: Option<Vec<OsString>> = health
+        .as_ref()
+        .map(|h| {
+            h.command_line
+                .iter()
+                .map(OsString::from)
+                .collect::<Vec<_>>()
+        })
+        .filter(|words| !words.is_empty())
+        .or_else(|| pid.and_then(|pid| proc_words(pid, "cmdline")))
+        .map(|words| words.into_iter().skip(1).collect());
+    let environment = pid.and_then(|pid| proc_words(pid, "environ"));
+    let mut command = std::process::Command::new(exe);
+    match &old_args {
+        Some(words) => {
+            command.args(
+                words
+                    .iter()
+                    .filter(|w| *w != "--detach" && !w.to_string_lossy().starts_with("--detach=")),
+            );
+        }
+        None if pid.is_some() => bail!(
+            "cannot read the command line of the daemon (pid {}); stop it with `panectl daemon \
+             stop` and start it again by hand",
+            pid.unwrap_or_default()
+        ),
+        None => {
+            command.arg("-S").arg(address.socket()).arg("daemon");
+        }
+    }
+    command.arg("--detach");
+    if let Some(environment) = environment {
+        command.env_clear();
+        for entry in environment {
+            let entry = entry.to_string_lossy().into_owned();
+            if let Some((key, value)) = entry.split_once('=')
+                && key != "TMUX"
+            {
+                command.env(key, value);
+            }
+        }
+    }
+    match stop_daemon(server, health.as_ref(), timeout)? {
+        Some(pid) => println!("stopped the panectl daemon (pid {pid})"),
+        None => println!("no daemon was running for the tmux server {address}; starting one"),
+    }
+    let status = command
+        .stdin(Stdio::null())
+        .status()
+        .context("cannot start the daemon again")?;
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn status(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let address = server.address()?;
+    let health = running(server)?;
+    if json {
+        let value = match &health {
+            Some(health) => serde_json::json!({
+                "running": true,
+                "tmux_socket": address.to_string(),
+                "pid": health.pid,
+                "version": health.version,
+                "uptime_seconds": health.uptime_seconds,
+                "api_socket": health.api_socket,
+                "log_file": health.log_file,
+                "status": health.status,
+                "command_line": health.command_line,
+            }),
+            None => serde_json::json!({
+                "running": false,
+                "tmux_socket": address.to_string(),
+            }),
+        };
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        match &health {
+            Some(health) => {
+                println!(
+                    "running       pid {}, panectl {}",
+                    health.pid, health.version
+                );
+                println!("uptime        {} s", health.uptime_seconds);
+                println!("status        {}", health.status);
+                println!("tmux          {}", health.tmux_socket);
+                println!("api           {}", health.api_socket);
+                println!(
+                    "log           {}",
+                    health.log_file.as_deref().unwrap_or("(its stderr)")
+                );
+            }
+            None => println!("not running   no daemon serves the tmux server {address}"),
+        }
+    }
+    Ok(if health.is_some() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, FromArgMatches};
+
+    use super::*;
+    use crate::cli::Cli;
+
+    fn daemon_matches(args: &[&str]) -> Result<ArgMatches, clap::Error> {
+        let matches = Cli::command().try_get_matches_from(args)?;
+        Ok(matches
+            .subcommand_matches("daemon")
+            .expect("the daemon subcommand")
+            .clone())
+    }
+
+    #[test]
+    fn the_plugin_command_line_and_the_subcommands_parse() {
+        let matches = daemon_matches(&["panectl", "daemon", "--detach", "--exit-with-server"])
+            .expect("the plugin's command line");
+        let given: Vec<String> = given_args(&matches)
+            .unwrap()
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(given, ["detach", "exit_with_server"]);
+        for args in [
+            &["panectl", "daemon", "stop"][..],
+            &["panectl", "-L", "x", "daemon", "restart", "--timeout", "3"],
+            &["panectl", "daemon", "status", "--json"],
+        ] {
+            let matches = Cli::command().try_get_matches_from(args).expect("parses");
+            Cli::from_arg_matches(&matches).expect("converts");
+        }
+        assert!(daemon_matches(&["panectl", "daemon", "--detach", "stop"]).is_err());
+    }
+
+    #[test]
+    fn only_flags_given_are_passed_on_with_their_values_as_given() {
+        let matches = daemon_matches(&[
+            "panectl",
+            "daemon",
+            "--status-quiet-ms",
+            "33",
+            "--rules-dir=-odd dir",
+            "--detach",
+        ])
+        .unwrap();
+        let words: Vec<String> = given_args(&matches)
+            .unwrap()
+            .into_iter()
+            .filter(|(id, _)| id != "detach")
+            .flat_map(|(_, words)| words)
+            .map(|w| w.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(words, ["--rules-dir=-odd dir", "--status-quiet-ms=33"]);
+        // They parse back to the same settings.
+        let words: Vec<OsString> = words.into_iter().map(OsString::from).collect();
+        let args = parse_flags(&words).unwrap();
+        assert_eq!(args.status_quiet_ms, 33);
+        assert_eq!(args.rules_dir, Some(PathBuf::from("-odd dir")));
     }
 }

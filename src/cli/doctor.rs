@@ -6,6 +6,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use panectl::api::server::Health;
+use panectl::daemon::discovery;
+use panectl::tmux::ServerAddress;
 use panectl::tmux::versions::{self, TmuxVersion};
 use serde::Serialize;
 
@@ -147,26 +149,208 @@ fn checks(server: &ServerArgs) -> anyhow::Result<Vec<Check>> {
             checks.push(check("crashes", Level::Note, message));
         }
     }
+    let found = discovery::find_api(&address);
     let daemon = client(server)?;
-    match block_on(async { Ok(daemon.get_json::<Health>("/v1/health").await?) }) {
-        Ok(health) => {
-            let level = if health.status == "ok" {
-                Level::Ok
+    let health = match block_on(async { Ok(daemon.get_json::<Health>("/v1/health").await) }) {
+        Ok(Ok(health)) => Some(health),
+        Ok(Err(error)) => {
+            checks.push(check("daemon", Level::Warn, format!("{error}")));
+            None
+        }
+        Err(error) => {
+            checks.push(check("daemon", Level::Warn, format!("{error:#}")));
+            None
+        }
+    };
+    if let Some(health) = &health {
+        daemon_checks(&mut checks, health, found.published);
+    }
+    runtime_check(&mut checks, &address, found.published);
+    plugin_checks(&mut checks, &address);
+    Ok(checks)
+}
+
+/// Checks of a running daemon: its version against this binary's, its health, its API socket,
+/// its log and its provider rules.
+fn daemon_checks(checks: &mut Vec<Check>, health: &Health, published: bool) {
+    let ours = env!("CARGO_PKG_VERSION");
+    let found = if published {
+        " (found through the server's @panectl_api)"
+    } else {
+        ""
+    };
+    if health.version != ours {
+        checks.push(check(
+            "daemon",
+            Level::Warn,
+            format!(
+                "the daemon (pid {}) runs {}, this panectl is {ours}: panectl daemon restart",
+                health.pid, health.version
+            ),
+        ));
+    } else if health.status != "ok" {
+        let mut message = format!(
+            "panectl {} (pid {}) is {}{found}:",
+            health.version, health.pid, health.status
+        );
+        for reason in &health.reasons {
+            message.push_str(&format!("\n- {reason}"));
+        }
+        checks.push(check("daemon", Level::Warn, message));
+    } else {
+        checks.push(check(
+            "daemon",
+            Level::Ok,
+            format!(
+                "panectl {} is running (pid {}, up {} s, {} of {} sessions attached){found}",
+                health.version, health.pid, health.uptime_seconds, health.attached, health.sessions
+            ),
+        ));
+    }
+    let api = std::path::Path::new(&health.api_socket);
+    if discovery::is_own_socket(api) {
+        checks.push(check(
+            "api",
+            Level::Ok,
+            format!("{} (a socket of yours)", api.display()),
+        ));
+    } else {
+        checks.push(check(
+            "api",
+            Level::Warn,
+            format!(
+                "{} is missing or not a socket of yours: panectl daemon restart",
+                api.display()
+            ),
+        ));
+    }
+    match &health.log_file {
+        None => checks.push(check(
+            "log",
+            Level::Note,
+            "the daemon logs to its stderr (started in the foreground without --log-file)",
+        )),
+        Some(log) => {
+            let text = std::fs::read_to_string(log).unwrap_or_default();
+            let errors: Vec<&str> = text
+                .lines()
+                .filter(|line| line.contains(" ERROR ") || line.contains(" WARN "))
+                .collect();
+            if errors.is_empty() {
+                checks.push(check("log", Level::Ok, format!("{log} (no warnings)")));
             } else {
-                Level::Warn
-            };
+                let mut message = format!(
+                    "{log} has {} warnings or errors; the last ones:",
+                    errors.len()
+                );
+                for line in &errors[errors.len().saturating_sub(3)..] {
+                    message.push_str(&format!("\n{}", line.trim()));
+                }
+                checks.push(check("log", Level::Note, message));
+            }
+        }
+    }
+    if health.rules_errors.is_empty() {
+        checks.push(check("rules", Level::Ok, "the provider rule files load"));
+    } else {
+        let mut message = String::from(
+            "errors in the provider rule files (the last good rules stay in force; fix the \
+             file and the daemon reloads it within 2 s):",
+        );
+        for error in &health.rules_errors {
+            message.push_str(&format!("\n- {error}"));
+        }
+        checks.push(check("rules", Level::Warn, message));
+    }
+}
+
+/// This shell's `XDG_RUNTIME_DIR` against the tmux server's global environment's.
+fn runtime_check(checks: &mut Vec<Check>, address: &ServerAddress, published: bool) {
+    if !address.is_alive() {
+        return;
+    }
+    let ours = std::env::var("XDG_RUNTIME_DIR").unwrap_or_default();
+    let theirs = discovery::tmux_output(address, &["show-environment", "-g", "XDG_RUNTIME_DIR"])
+        .and_then(|line| {
+            line.trim_end()
+                .strip_prefix("XDG_RUNTIME_DIR=")
+                .map(str::to_string)
+        })
+        .unwrap_or_default();
+    let shown = |dir: &str| {
+        if dir.is_empty() {
+            "unset".to_string()
+        } else {
+            dir.to_string()
+        }
+    };
+    if ours == theirs {
+        checks.push(check(
+            "runtime",
+            Level::Ok,
+            format!(
+                "XDG_RUNTIME_DIR {} here and in the tmux server",
+                shown(&ours)
+            ),
+        ));
+    } else {
+        let mut message = format!(
+            "XDG_RUNTIME_DIR is {} here but {} in the tmux server: a daemon started from one \
+             keeps its API socket where the other does not look; clients find it through the \
+             server's @panectl_api, and a second daemon is refused",
+            shown(&ours),
+            shown(&theirs)
+        );
+        if published {
+            message.push_str(" (as now)");
+        }
+        checks.push(check("runtime", Level::Note, message));
+    }
+}
+
+/// The tmux plugin's options: `@panectl-bin` and `@panectl-error`.
+fn plugin_checks(checks: &mut Vec<Check>, address: &ServerAddress) {
+    if !address.is_alive() {
+        return;
+    }
+    let option = |name: &str| {
+        discovery::tmux_output(address, &["show-options", "-gqv", name])
+            .map(|v| v.trim_end_matches('\n').to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let bin = option("@panectl-bin");
+    let error = option("@panectl-error");
+    if let Some(bin) = &bin {
+        let executable = std::fs::metadata(bin).is_ok_and(|m| {
+            use std::os::unix::fs::PermissionsExt;
+            m.is_file() && m.permissions().mode() & 0o111 != 0
+        });
+        if executable {
+            checks.push(check("plugin", Level::Ok, format!("@panectl-bin is {bin}")));
+        } else {
             checks.push(check(
-                "daemon",
-                level,
+                "plugin",
+                Level::Warn,
                 format!(
-                    "panectl {} is running ({}, {} sessions, api {})",
-                    health.version, health.status, health.sessions, health.api_socket
+                    "@panectl-bin is {bin}, which is not an executable file: set it to the \
+                     panectl binary (or unset it to use the one on PATH) and reload the plugin"
                 ),
             ));
         }
-        Err(error) => checks.push(check("daemon", Level::Warn, format!("{error:#}"))),
     }
-    Ok(checks)
+    match error {
+        Some(error) => checks.push(check(
+            "plugin",
+            Level::Warn,
+            format!("the plugin reported: {error} (fix it, then reload: tmux source ~/.tmux.conf)"),
+        )),
+        None if bin.is_none() => checks.push(check(
+            "plugin",
+            Level::Ok,
+            "no plugin error reported (@panectl-error unset)",
+        )),
+        None => {}
+    }
 }
 
 /// Runs the checks; exit 1 if one failed.

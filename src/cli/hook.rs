@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use panectl::api::client::{ApiClient, encode_segment};
-use panectl::daemon::paths::RuntimePaths;
+use panectl::daemon::discovery;
 use panectl::status::signal::HookReport;
 use serde_json::Value;
 
@@ -86,7 +86,7 @@ fn send(server: &ServerArgs, args: &HookArgs, time_ms: u64) -> anyhow::Result<()
         .or_else(|| std::env::var_os("PANECTL_SOCKET").map(PathBuf::from))
     {
         Some(socket) => socket,
-        None => RuntimePaths::for_server(&server.address()?).socket(),
+        None => discovery::find_api(&server.address()?).socket,
     };
     let client = ApiClient::new(
         socket.clone(),

@@ -3,6 +3,7 @@
 mod agents;
 mod board;
 mod client;
+mod config;
 mod daemon;
 mod detect;
 mod doctor;
@@ -74,7 +75,8 @@ impl ServerArgs {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the daemon: mirror every pane of the tmux server and serve the local API.
-    Daemon(daemon::DaemonArgs),
+    /// `daemon stop|restart|status` manage the one that runs.
+    Daemon(daemon::DaemonCommand),
     /// List the panes.
     Ls {
         /// Print JSON.
@@ -291,10 +293,13 @@ enum InboxAction {
     },
 }
 
-/// Runs a parsed command line.
-pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+/// Runs a parsed command line; `matches` are what it was parsed from (the daemon tells the
+/// flags given from defaults with them).
+pub fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Daemon(args) => daemon::run(&cli.server, args),
+        Command::Daemon(command) => {
+            daemon::command(&cli.server, command, matches.subcommand_matches("daemon"))
+        }
         Command::Replay {
             transcript,
             json,
@@ -333,8 +338,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             _ => client::transport(&cli.server, &pane, transport),
         },
         Command::Socket { token } => {
-            let paths = panectl::daemon::paths::RuntimePaths::for_server(&cli.server.address()?);
-            let path = if token { paths.token() } else { paths.socket() };
+            let address = cli.server.address()?;
+            let found = panectl::daemon::discovery::find_api(&address);
+            let path = match (token, found.published) {
+                (false, _) => found.socket,
+                // The token lies next to the socket of a daemon found through tmux.
+                (true, true) => found.socket.with_extension("token"),
+                (true, false) => panectl::daemon::paths::RuntimePaths::for_server(&address).token(),
+            };
             println!("{}", path.display());
             Ok(ExitCode::SUCCESS)
         }

@@ -2,10 +2,12 @@
 //! and shut down through one cancellation token.
 
 pub mod clients;
+pub mod discovery;
 pub mod events;
 pub mod notify;
 pub mod pane_poll;
 pub mod paths;
+pub mod publish;
 pub mod rules;
 pub mod summary;
 pub mod supervisor;
@@ -43,6 +45,10 @@ pub struct DaemonOptions {
     pub delivery: crate::inbox::delivery::DeliveryOptions,
     /// The optional TCP listener.
     pub tcp: Option<crate::api::tcp::TcpOptions>,
+    /// The log file, if the log goes to one (reported in health).
+    pub log_file: Option<std::path::PathBuf>,
+    /// The command line the daemon was started with (reported in health, for a restart).
+    pub command_line: Vec<String>,
 }
 
 /// Why the daemon could not start.
@@ -58,6 +64,16 @@ pub enum DaemonError {
         server: String,
         /// The lock file.
         lock: String,
+    },
+    /// Another daemon serves the same tmux server, and says where.
+    #[error("a daemon (pid {pid}) already serves this tmux server ({server}); its API is at {api}")]
+    AlreadyServed {
+        /// The server.
+        server: String,
+        /// The other daemon's pid.
+        pid: u32,
+        /// Its API socket.
+        api: String,
     },
     /// The inbox database cannot be opened.
     #[error(transparent)]
@@ -77,39 +93,98 @@ pub enum DaemonError {
     },
 }
 
-/// Holds the single-instance lock for as long as the daemon runs.
+/// Holds the single-instance locks for as long as the daemon runs.
 pub struct InstanceLock {
-    _lock: Flock<File>,
+    runtime: (std::path::PathBuf, Flock<File>),
+    server: Option<(std::path::PathBuf, Flock<File>)>,
 }
 
-/// Takes the lock that allows one daemon per tmux server.
-pub fn lock(options: &DaemonOptions) -> Result<InstanceLock, DaemonError> {
-    options.paths.ensure_dir()?;
-    let path = options.paths.lock();
-    let file = File::options()
+impl InstanceLock {
+    /// Writes the daemon's pid and API socket into the locks, so that a daemon refused can
+    /// say which one holds them.
+    pub fn record_owner(&mut self, pid: u32, api: &std::path::Path) {
+        for (path, lock) in std::iter::once(&mut self.runtime).chain(self.server.as_mut()) {
+            if let Err(error) = discovery::write_lock_owner(lock, pid, api) {
+                warn!(lock = %path.display(), %error, "cannot write the lock's owner");
+            }
+        }
+    }
+}
+
+fn open_lock(path: &std::path::Path) -> Result<File, DaemonError> {
+    File::options()
         .create(true)
         .truncate(false)
+        .read(true)
         .write(true)
-        .open(&path)
+        .open(path)
         .map_err(|source| DaemonError::Io {
             what: "lock file",
             path: path.display().to_string(),
             source,
-        })?;
-    let lock = Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|_| {
-        DaemonError::AlreadyRunning {
+        })
+}
+
+/// The error for a lock another daemon holds: which daemon, if its lock file says.
+fn held(options: &DaemonOptions, path: &std::path::Path) -> DaemonError {
+    let owner = discovery::read_lock_owner(path).filter(|(pid, _)| discovery::process_alive(*pid));
+    let published = discovery::published(&options.address);
+    match owner.or_else(|| published.pid.zip(published.api)) {
+        Some((pid, api)) => DaemonError::AlreadyServed {
+            server: options.address.to_string(),
+            pid,
+            api: api.display().to_string(),
+        },
+        None => DaemonError::AlreadyRunning {
             server: options.address.to_string(),
             lock: path.display().to_string(),
+        },
+    }
+}
+
+/// Takes the locks that allow one daemon per tmux server: one in the runtime directory (which
+/// guards the API socket there), one next to the tmux socket when its directory is private
+/// ([`discovery::server_lock_path`], the same from every environment), and refuses when the
+/// server's published daemon (`@panectl_pid`, `@panectl_api`) is another process that is alive
+/// and answers.
+pub fn lock(options: &DaemonOptions) -> Result<InstanceLock, DaemonError> {
+    options.paths.ensure_dir()?;
+    let server = match discovery::server_lock_path(&options.address) {
+        Some(path) => {
+            let file = open_lock(&path)?;
+            match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+                Ok(lock) => Some((path, lock)),
+                Err(_) => return Err(held(options, &path)),
+            }
         }
-    })?;
-    Ok(InstanceLock { _lock: lock })
+        None => None,
+    };
+    let path = options.paths.lock();
+    let runtime = Flock::lock(open_lock(&path)?, FlockArg::LockExclusiveNonblock)
+        .map_err(|_| held(options, &path))?;
+    let published = discovery::published(&options.address);
+    if let (Some(pid), Some(api)) = (published.pid, published.api)
+        && pid != std::process::id()
+        && discovery::process_alive(pid)
+        && discovery::answers(&api)
+    {
+        return Err(DaemonError::AlreadyServed {
+            server: options.address.to_string(),
+            pid,
+            api: api.display().to_string(),
+        });
+    }
+    Ok(InstanceLock {
+        runtime: (path, runtime),
+        server,
+    })
 }
 
 /// Runs the daemon until `cancel` fires (or the server ends with `exit_with_server`).
 /// `ready` is called once the API socket accepts connections.
 pub async fn run(
     options: DaemonOptions,
-    _lock: &InstanceLock,
+    lock: &mut InstanceLock,
     cancel: CancellationToken,
     ready: impl FnOnce(),
 ) -> Result<(), DaemonError> {
@@ -128,6 +203,7 @@ pub async fn run(
         path: socket.display().to_string(),
         source,
     })?;
+    lock.record_owner(std::process::id(), &socket);
     let tcp = match &options.tcp {
         Some(tcp) => {
             let token = crate::api::tcp::load_or_create_token(&tcp.token_file)?;
@@ -171,6 +247,7 @@ pub async fn run(
         options.delivery.clone(),
         cancel.clone(),
     ));
+    let status_for_publish = status.clone();
     let api_state = ApiState {
         inbox,
         connections,
@@ -181,6 +258,8 @@ pub async fn run(
         started,
         shutdown: cancel.clone(),
         rules,
+        log_file: options.log_file.as_ref().map(|p| p.display().to_string()),
+        command_line: options.command_line.clone(),
     };
     tracker.spawn(crate::api::handoff::resume(api_state.clone()));
     if let Some((listener, token)) = tcp {
@@ -202,6 +281,12 @@ pub async fn run(
         }
     });
     info!(server = %options.address, api = %socket.display(), "panectl daemon started");
+    tracker.spawn(publish::run(
+        options.address.clone(),
+        socket.clone(),
+        status_for_publish,
+        cancel.clone(),
+    ));
     ready();
     supervisor.run().await;
     cancel.cancel();
@@ -213,6 +298,7 @@ pub async fn run(
         warn!("some tasks did not finish within 5 s of shutdown");
     }
     drop(api);
+    publish::withdraw(&options.address).await;
     // The inbox thread ends when the last handle is dropped. It is not waited for: every job is
     // one SQLite transaction, so the process may end at any point without a torn state.
     drop(inbox_thread);

@@ -84,3 +84,85 @@ fn doctor_checks_tmux_the_server_its_known_crashes_and_the_daemon() {
     assert!(output.status.success(), "{text}");
     assert!(text.contains("warn  server   no tmux server at "), "{text}");
 }
+
+fn message<'a>(checks: &'a [serde_json::Value], name: &str) -> Vec<&'a str> {
+    checks
+        .iter()
+        .filter(|check| check["check"] == name)
+        .filter_map(|check| check["message"].as_str())
+        .collect()
+}
+
+#[test]
+fn doctor_checks_the_api_log_rules_runtime_directory_and_plugin() {
+    let _lock = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let rules = tempfile::tempdir().unwrap();
+    std::fs::write(
+        rules.path().join("broken.toml"),
+        "id = \"broken\"\n[[rules]]\nid = \"b\"\nstatus = \"maybe\"\n",
+    )
+    .unwrap();
+    let daemon = server.start_daemon(&["--rules-dir", rules.path().to_str().unwrap()]);
+    // The server's environment has the same runtime directory as the shell.
+    let runtime = server.dir().join("run");
+    server.tmux(&[
+        "set-environment",
+        "-g",
+        "XDG_RUNTIME_DIR",
+        runtime.to_str().unwrap(),
+    ]);
+    let (ok, json) = doctor(&server, &["--json"]);
+    assert!(ok, "{json}");
+    let checks: Vec<serde_json::Value> = serde_json::from_str(&json).expect("doctor --json");
+    // Degraded by the broken rule file: the daemon check says why, the rules check what to do.
+    assert_eq!(level(&checks, "daemon"), "warn");
+    assert!(
+        message(&checks, "daemon")[0].contains(&format!("(pid {}) is degraded", daemon.pid())),
+        "{checks:#?}"
+    );
+    assert_eq!(level(&checks, "rules"), "warn");
+    assert!(
+        message(&checks, "rules")[0].contains("broken.toml"),
+        "{checks:#?}"
+    );
+    assert_eq!(level(&checks, "api"), "ok");
+    assert!(
+        message(&checks, "log")[0].contains("daemon-"),
+        "{checks:#?}"
+    );
+    assert_eq!(level(&checks, "runtime"), "ok");
+    assert_eq!(level(&checks, "plugin"), "ok");
+
+    // Another runtime directory in the server, a wrong @panectl-bin, a plugin error.
+    server.tmux(&["set-environment", "-g", "XDG_RUNTIME_DIR", "/elsewhere"]);
+    server.tmux(&["set-option", "-g", "@panectl-bin", "/nonexistent/panectl"]);
+    server.tmux(&[
+        "set-option",
+        "-g",
+        "@panectl-error",
+        "panectl: the build failed",
+    ]);
+    std::fs::remove_file(rules.path().join("broken.toml")).unwrap();
+    server.wait_for("the rules to load", Duration::from_secs(8), || {
+        server.health()["status"] == "ok"
+    });
+    let (ok, text) = doctor(&server, &[]);
+    assert!(ok, "{text}");
+    assert!(text.contains("ok    daemon   panectl "), "{text}");
+    assert!(text.contains("ok    rules "), "{text}");
+    assert!(
+        text.contains("note  runtime  XDG_RUNTIME_DIR is ")
+            && text.contains("but /elsewhere in the tmux server")
+            && text.contains("@panectl_api"),
+        "{text}"
+    );
+    assert!(
+        text.contains("warn  plugin   @panectl-bin is /nonexistent/panectl, which is not"),
+        "{text}"
+    );
+    assert!(
+        text.contains("warn  plugin   the plugin reported: panectl: the build failed"),
+        "{text}"
+    );
+}

@@ -16,6 +16,7 @@ mod handoff;
 mod handoff_claude;
 mod inbox;
 mod inbox_claude;
+mod lifecycle;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod orchestrate;

@@ -375,6 +375,7 @@ impl TmuxServer {
             .env("TMUX_TMPDIR", self.dir.path())
             .env("XDG_RUNTIME_DIR", self.dir.path().join("run"))
             .env("XDG_STATE_HOME", self.dir.path().join("state"))
+            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
             .env("LC_ALL", "C.UTF-8");
         command
     }
@@ -425,9 +426,19 @@ impl TmuxServer {
         serde_json::from_str(rest.trim()).expect("a JSON answer")
     }
 
-    /// Runs `panectl health --json`.
+    /// Runs `panectl health --json` (which exits with 1 when the daemon is degraded).
     pub fn health(&self) -> serde_json::Value {
-        serde_json::from_str(&self.panectl_ok(&["health", "--json"])).expect("health --json")
+        let output = self
+            .panectl()
+            .args(["health", "--json"])
+            .output()
+            .expect("run panectl");
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|_| {
+            panic!(
+                "panectl health --json: {}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        })
     }
 
     /// The daemon's mirrored screen of a pane.
@@ -511,11 +522,12 @@ impl TmuxServer {
             .expect("start the daemon");
         let daemon = Daemon { child, log };
         let deadline = Instant::now() + Duration::from_secs(10);
+        // Up once health answers (exit code 1, degraded, counts: it answered).
         while self
             .panectl()
             .args(["health", "--json"])
             .output()
-            .is_ok_and(|o| !o.status.success())
+            .is_ok_and(|o| serde_json::from_slice::<serde_json::Value>(&o.stdout).is_err())
         {
             assert!(
                 Instant::now() < deadline,

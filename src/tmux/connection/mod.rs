@@ -221,6 +221,8 @@ pub struct ScreenDump {
 pub struct ConnectionStats {
     /// The session.
     pub session: Option<SessionId>,
+    /// Whether the control client has attached (tmux answered its first commands).
+    pub attached: bool,
     /// tmux's version as it reports it.
     pub tmux_version: String,
     /// Lines the decoder could not read.
@@ -1521,6 +1523,7 @@ impl Connection {
             }
             Request::Stats { reply } => {
                 let mut stats = self.stats.clone();
+                stats.attached = self.attached;
                 stats.panes = self.panes.len();
                 stats.pipe_panes = self.pipes.len();
                 for mirror in self.panes.values() {

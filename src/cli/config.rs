@@ -1,0 +1,207 @@
+//! The config file: `$XDG_CONFIG_HOME/panectl/config.toml` (else
+//! `~/.config/panectl/config.toml`, or `--config PATH`). Its `[daemon]` table holds the
+//! daemon's flags by their long names (`status_quiet_ms = 30`, `transport = "auto"`,
+//! `exit_with_server = true`); a flag given on the command line wins over the file. Any other
+//! key is an error that names it and the file.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+
+use super::daemon::{DaemonArgs, daemon_flags, parse_flags};
+
+/// Keys the file may not set: they only make sense on a command line.
+const COMMAND_LINE_ONLY: [&str; 2] = ["detach", "config"];
+
+/// The default config file.
+pub fn default_path() -> Option<PathBuf> {
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
+    Some(config.join("panectl").join("config.toml"))
+}
+
+/// The file's `[daemon]` table as flag words, by argument id.
+fn file_args(path: &Path, text: &str) -> anyhow::Result<Vec<(String, Vec<OsString>)>> {
+    let table: toml::Table =
+        toml::from_str(text).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut args = Vec::new();
+    for (key, value) in &table {
+        if key != "daemon" {
+            bail!(
+                "unknown key `{key}` in {} (the file has a [daemon] table only)",
+                path.display()
+            );
+        }
+        let Some(daemon) = value.as_table() else {
+            bail!("`daemon` in {} must be a table ([daemon])", path.display());
+        };
+        let flags = daemon_flags();
+        for (key, value) in daemon {
+            let long = key.replace('_', "-");
+            let arg = flags
+                .get_arguments()
+                .find(|arg| arg.get_long() == Some(long.as_str()))
+                .filter(|_| !COMMAND_LINE_ONLY.contains(&long.as_str()));
+            let Some(arg) = arg else {
+                bail!(
+                    "unknown key `{key}` in the [daemon] table of {} (`panectl daemon --help` \
+                     lists the flags; a key is a flag without `--`)",
+                    path.display()
+                );
+            };
+            let id = arg.get_id().as_str().to_string();
+            let takes_value = arg.get_action().takes_values();
+            let words = match value {
+                toml::Value::Boolean(on) if !takes_value => {
+                    if *on {
+                        vec![OsString::from(format!("--{long}"))]
+                    } else {
+                        Vec::new()
+                    }
+                }
+                toml::Value::String(text) if takes_value => {
+                    vec![OsString::from(format!("--{long}={text}"))]
+                }
+                toml::Value::Integer(number) if takes_value => {
+                    vec![OsString::from(format!("--{long}={number}"))]
+                }
+                toml::Value::Float(number) if takes_value => {
+                    vec![OsString::from(format!("--{long}={number}"))]
+                }
+                _ if takes_value => {
+                    bail!("`{key}` in {} must be a string or a number", path.display())
+                }
+                _ => bail!("`{key}` in {} must be true or false", path.display()),
+            };
+            if !words.is_empty() {
+                args.push((id, words));
+            }
+        }
+    }
+    let all: Vec<OsString> = args.iter().flat_map(|(_, w)| w.clone()).collect();
+    if let Err(error) = parse_flags(&all) {
+        let text = error.to_string();
+        bail!(
+            "{}: {}",
+            path.display(),
+            text.lines()
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches("error: ")
+        );
+    }
+    Ok(args)
+}
+
+/// The daemon's settings: the flags `given` on the command line over the config file's (the
+/// one at `config`, else the default one if it exists).
+pub fn daemon_args(
+    given: &[(String, Vec<OsString>)],
+    config: Option<&Path>,
+) -> anyhow::Result<DaemonArgs> {
+    let from_file = match config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the config file {}", path.display()))?;
+            file_args(path, &text)?
+        }
+        None => match default_path() {
+            Some(path) => match std::fs::read_to_string(&path) {
+                Ok(text) => file_args(&path, &text)?,
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+                Err(error) => {
+                    return Err(error).with_context(|| {
+                        format!("cannot read the config file {}", path.display())
+                    });
+                }
+            },
+            None => Vec::new(),
+        },
+    };
+    let mut words: Vec<OsString> = from_file
+        .into_iter()
+        .filter(|(id, _)| !given.iter().any(|(given, _)| given == id))
+        .flat_map(|(_, words)| words)
+        .collect();
+    words.extend(given.iter().flat_map(|(_, w)| w.iter().cloned()));
+    Ok(parse_flags(&words)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args_of(text: &str) -> anyhow::Result<Vec<(String, Vec<OsString>)>> {
+        file_args(Path::new("config.toml"), text)
+    }
+
+    #[test]
+    fn keys_become_flags() {
+        let args = args_of(
+            "[daemon]\nstatus_quiet_ms = 30\ntransport = \"auto\"\nexit-with-server = true\n\
+             allow_remote = false\n",
+        )
+        .unwrap();
+        let words: Vec<String> = args
+            .iter()
+            .flat_map(|(_, w)| w.iter().map(|w| w.to_string_lossy().into_owned()))
+            .collect();
+        assert_eq!(
+            words,
+            [
+                "--exit-with-server",
+                "--status-quiet-ms=30",
+                "--transport=auto"
+            ]
+        );
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_the_key_and_the_file() {
+        let error = args_of("[daemon]\nstatus_quiet = 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("`status_quiet`") && error.contains("config.toml"),
+            "{error}"
+        );
+        let error = args_of("[deamon]\n").unwrap_err().to_string();
+        assert!(error.contains("`deamon`"), "{error}");
+        let error = args_of("[daemon]\ndetach = true\n")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("`detach`"), "{error}");
+        let error = args_of("[daemon]\ntransport = \"carrier-pigeon\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("config.toml") && error.contains("carrier-pigeon"),
+            "{error}"
+        );
+        let error = args_of("[daemon]\nexit_with_server = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("true or false"), "{error}");
+    }
+
+    #[test]
+    fn the_command_line_wins() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(
+            file.path(),
+            "[daemon]\nstatus_quiet_ms = 30\nsubmit_delay_ms = 400\n",
+        )
+        .unwrap();
+        let given = vec![(
+            "status_quiet_ms".to_string(),
+            vec![OsString::from("--status-quiet-ms=7")],
+        )];
+        let args = daemon_args(&given, Some(file.path())).unwrap();
+        let shown = format!("{args:?}");
+        assert!(shown.contains("status_quiet_ms: 7"), "{shown}");
+        assert!(shown.contains("submit_delay_ms: 400"), "{shown}");
+    }
+}
