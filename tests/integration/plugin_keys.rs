@@ -242,9 +242,11 @@ fn every_key_works_when_a_person_presses_it() {
     // @panectl-daemon-args reached the daemon, word by word.
     let daemon = daemons(&inner.socket)[0];
     let args = cmdline(daemon);
+    // (`--detach` passes each flag on as `--flag=value`, or as two words.)
     for pair in [["--status-quiet-ms", "20"], ["--submit-delay-ms", "150"]] {
+        let joined = format!("{}={}", pair[0], pair[1]);
         assert!(
-            args.windows(2).any(|w| w == pair),
+            args.windows(2).any(|w| w == pair) || args.contains(&joined),
             "{pair:?} not in the daemon's command line {args:?}"
         );
     }
