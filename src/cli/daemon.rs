@@ -96,6 +96,10 @@ pub struct DaemonArgs {
     /// with a random token, mode 0600).
     #[arg(long, value_name = "PATH", requires = "listen")]
     token_file: Option<PathBuf>,
+    /// Let MCP clients (`panectl mcp`) send text to panes that run no recognised agent, such
+    /// as a plain shell, which runs it as commands. Refused by default.
+    #[arg(long)]
+    mcp_allow_shell: bool,
 }
 
 fn init_logging(log_file: Option<&PathBuf>) -> anyhow::Result<()> {
@@ -173,6 +177,7 @@ pub fn run(server: &ServerArgs, args: DaemonArgs) -> anyhow::Result<ExitCode> {
             },
         },
         exit_with_server: args.exit_with_server,
+        mcp_allow_shell: args.mcp_allow_shell,
         rules_dir: args
             .rules_dir
             .clone()
@@ -270,6 +275,9 @@ fn detach(
     }
     if let Some(dir) = &args.rules_dir {
         command.arg("--rules-dir").arg(dir);
+    }
+    if args.mcp_allow_shell {
+        command.arg("--mcp-allow-shell");
     }
     if let Some(tcp) = &options.tcp {
         command.arg("--listen").arg(tcp.address.to_string());

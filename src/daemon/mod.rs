@@ -43,6 +43,8 @@ pub struct DaemonOptions {
     pub delivery: crate::inbox::delivery::DeliveryOptions,
     /// The optional TCP listener.
     pub tcp: Option<crate::api::tcp::TcpOptions>,
+    /// Whether MCP clients may send text to panes without a recognised agent.
+    pub mcp_allow_shell: bool,
 }
 
 /// Why the daemon could not start.
@@ -158,9 +160,11 @@ pub async fn run(
         cancel.clone(),
     ));
     tracker.spawn(pane_poll::run(connections.clone(), cancel.clone()));
+    let (seen, seen_panes) = tokio::sync::watch::channel(std::collections::BTreeSet::new());
     tracker.spawn(summary::run(
         bus.clone(),
         connections.clone(),
+        seen,
         cancel.clone(),
     ));
     tracker.spawn(crate::inbox::delivery::run(
@@ -181,6 +185,8 @@ pub async fn run(
         started,
         shutdown: cancel.clone(),
         rules,
+        mcp_allow_shell: options.mcp_allow_shell,
+        seen: seen_panes,
     };
     tracker.spawn(crate::api::handoff::resume(api_state.clone()));
     if let Some((listener, token)) = tcp {
