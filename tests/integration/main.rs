@@ -24,6 +24,7 @@ mod pipe_transport;
 mod plugin;
 mod screen_fixtures;
 mod screen_watch;
+mod seen;
 mod signals;
 mod signals_claude;
 mod status;
