@@ -369,7 +369,7 @@ pub(crate) async fn launch_agent(
         options = options.then(query::set_pane_option(pane, NAME_OPTION, Some(&name)));
     }
     first_reply_line(&handle, options).await?;
-    started_or_failed(state, &handle, pane, &provider.id).await?;
+    started_or_failed(state, &handle, pane).await?;
     let timeout = Duration::from_secs_f64(body.timeout_seconds.unwrap_or(60.0).clamp(0.0, 3600.0));
     let deadline = tokio::time::Instant::now() + timeout;
     let (status, accepted_prompts) = if body.no_wait {
@@ -425,15 +425,14 @@ const STATUS_GRACE: Duration = Duration::from_millis(500);
 const FAILED_LINES: usize = 8;
 
 /// Watches the new pane until its program runs (the launch script has `exec`ed into something
-/// that is not a shell or the `sleep` of a failed start), its agent is ready, or
-/// [`START_GRACE`] has passed: a command that ended by then is an error showing the pane's last
-/// lines, and its window is closed. Otherwise `remain-on-exit` is unset again, so that the
-/// agent's pane closes when it exits, as any other.
+/// that is not a shell or the `sleep` of a failed start) or [`START_GRACE`] has passed: a
+/// command that ended by then is an error showing the pane's last lines, and its window is
+/// closed. Otherwise `remain-on-exit` is unset again, so that the agent's pane closes when it
+/// exits, as any other.
 async fn started_or_failed(
     state: &ApiState,
     handle: &ConnectionHandle,
     pane: PaneId,
-    provider: &str,
 ) -> Result<(), ApiError> {
     const DEAD: Format = Format::new(
         "#{pane_dead}:#{pane_dead_status}#{?pane_dead_signal,signal #{pane_dead_signal},}:#{pane_current_command}",
@@ -481,14 +480,10 @@ async fn started_or_failed(
             }
             died = Some((status, since));
         } else {
-            let running = !command.is_empty()
-                && command != "sleep"
-                && !shells.iter().any(|shell| *shell == command);
-            let ready = running
-                || state.find(&pane.to_string()).await.is_ok_and(|(p, _)| {
-                    p.provider.as_deref() == Some(provider) && p.status.is_ready()
-                });
-            if ready || now >= started + START_GRACE {
+            // (The agent's status is no sign: the provider is assigned before the program
+            // runs, and an empty screen may pass for a ready one.)
+            let running = !command.is_empty() && command != "sleep" && !shells.contains(&command);
+            if running || now >= started + START_GRACE {
                 break;
             }
         }

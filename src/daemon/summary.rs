@@ -355,12 +355,14 @@ pub async fn run(
         };
         let options = read_options(&handle).await;
         let completed = agents.statuses.values().any(|s| *s == Status::Completed);
-        if options.seen && look && completed {
-            if let Some(viewed) = viewed(&handle).await {
-                for pane in agents.see(&viewed) {
-                    debug!(%pane, "a completed agent was seen");
-                    bus.publish(EventKind::Seen { pane });
-                }
+        if options.seen
+            && look
+            && completed
+            && let Some(viewed) = viewed(&handle).await
+        {
+            for pane in agents.see(&viewed) {
+                debug!(%pane, "a completed agent was seen");
+                bus.publish(EventKind::Seen { pane });
             }
         }
         let shown: BTreeSet<PaneId> = if options.seen {
