@@ -58,6 +58,8 @@ pub struct ApiClient {
     socket: PathBuf,
     server: String,
     start: String,
+    /// The value of [`crate::api::shell_guard::CLIENT_HEADER`] sent with every request.
+    kind: Option<&'static str>,
 }
 
 /// Percent-encodes a path segment (everything but unreserved characters).
@@ -81,7 +83,15 @@ impl ApiClient {
             socket,
             server,
             start,
+            kind: None,
         }
+    }
+
+    /// The same client, naming itself as `kind` to the daemon with every request (`panectl
+    /// mcp` says `mcp`: the daemon applies its MCP policy to such requests).
+    pub fn with_kind(mut self, kind: &'static str) -> ApiClient {
+        self.kind = Some(kind);
+        self
     }
 
     async fn connect(
@@ -128,6 +138,9 @@ impl ApiClient {
             .header("host", "panectl");
         if json.is_some() {
             request = request.header("content-type", "application/json");
+        }
+        if let Some(kind) = self.kind {
+            request = request.header(crate::api::shell_guard::CLIENT_HEADER, kind);
         }
         let request = request
             .body(Full::new(Bytes::from(json.unwrap_or_default())))

@@ -7,13 +7,14 @@
 use std::time::Duration;
 
 use axum::extract::{Path as UrlPath, Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 
 use super::launch::{LaunchBody, first_reply_line, launch_agent};
 use super::server::{ApiError, ApiState, inbox_error};
+use super::shell_guard::ShellPermission;
 use super::turn::{TurnEnd, follow};
 use crate::control::command::{Command, Line, Target};
 use crate::ids::PaneId;
@@ -44,6 +45,11 @@ pub struct HandoffBody {
     /// Assign only: the pane whose inbox gets the answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to: Option<String>,
+    /// Send even to a pane that runs no recognised agent (the worker, or for assign the pane
+    /// the answer goes to): a plain shell runs the text as commands. See
+    /// [`super::shell_guard`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_shell: bool,
 }
 
 /// The answer of `POST /v1/handoff`.
@@ -113,14 +119,16 @@ async fn worker(state: &ApiState, body: &HandoffBody) -> Result<PaneId, ApiError
     }
 }
 
-/// Queues `text` for `pane` from `from`.
+/// Queues `text` for `pane` from `from`, if `permission` lets it go there.
 async fn task_message(
     state: &ApiState,
     pane: PaneId,
     text: &str,
     from: &str,
+    permission: ShellPermission,
 ) -> Result<NewMessage, ApiError> {
-    let (_, handle) = state.find(&pane.to_string()).await?;
+    let (summary, handle) = state.find(&pane.to_string()).await?;
+    permission.check(&summary)?;
     let agent = crate::inbox::delivery::agent_identity(&handle, pane)
         .await
         .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?;
@@ -185,8 +193,10 @@ async fn withdraw(state: &ApiState, message_id: i64) -> &'static str {
 /// `POST /v1/handoff`.
 pub(crate) async fn handoff(
     State(state): State<ApiState>,
+    headers: HeaderMap,
     axum::Json(body): axum::Json<HandoffBody>,
 ) -> Result<Response, ApiError> {
+    let permission = ShellPermission::of(&state, &headers, body.allow_shell);
     if body.reply_to.is_some() {
         return Err(bad(
             "reply_to belongs to assign; a handoff answers the caller",
@@ -201,6 +211,7 @@ pub(crate) async fn handoff(
         pane,
         &body.message,
         body.from.as_deref().unwrap_or("api"),
+        permission,
     )
     .await?;
     // Subscribe before queueing, so that nothing the delivery does is missed.
@@ -246,14 +257,17 @@ pub(crate) async fn handoff(
 /// `POST /v1/assign`.
 pub(crate) async fn assign(
     State(state): State<ApiState>,
+    headers: HeaderMap,
     axum::Json(body): axum::Json<HandoffBody>,
 ) -> Result<Response, ApiError> {
+    let permission = ShellPermission::of(&state, &headers, body.allow_shell);
     let reply_name = body
         .reply_to
         .as_deref()
         .ok_or_else(|| bad("reply_to is required: the pane whose inbox gets the answer"))?;
     let timeout = timeout_of(body.timeout_seconds)?;
     let (reply_pane, reply_handle) = state.find(reply_name).await?;
+    permission.check(&reply_pane)?;
     let reply_agent = crate::inbox::delivery::agent_identity(&reply_handle, reply_pane.pane)
         .await
         .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?;
@@ -265,7 +279,7 @@ pub(crate) async fn assign(
         .from
         .clone()
         .unwrap_or_else(|| reply_pane.pane.to_string());
-    let task = task_message(&state, pane, &body.message, &from).await?;
+    let task = task_message(&state, pane, &body.message, &from, permission).await?;
     let deadline_at = timeout.map(|t| task.now + t.as_millis() as i64);
     let new = NewAssignment {
         task,

@@ -4,7 +4,12 @@
 //!
 //! User text never reaches a position where tmux expands formats: names are checked to be
 //! plain words (they go to `-n`/`-s`), and the working directory, environment and arguments go
-//! into the shell command, single-quoted, which tmux passes to `sh -c` unexpanded.
+//! into the shell command, single-quoted, which tmux passes to the shell unexpanded.
+//!
+//! The window goes after the session's last window (no window of the user's is renumbered).
+//! A command that fails at once is an error with the pane's last lines: the new window keeps
+//! its pane when the process ends (`remain-on-exit`, set in the same command line), the pane
+//! is watched for a moment, and a dead one is read and closed.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -31,8 +36,9 @@ pub const NAME_OPTION: &str = "@panectl_name";
 pub struct LaunchBody {
     /// The provider whose `[launch]` command to run.
     pub provider: String,
-    /// The session to open a window in (name or `$N`; default: the first session), or the
-    /// name of the session to create with `new_session`.
+    /// The session to open a window in, after its last window (name or `$N`; default: the
+    /// first session: the API does not know its caller; `panectl launch` sends the session of
+    /// `$TMUX_PANE`), or the name of the session to create with `new_session`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
     /// Create the session instead of opening a window in an existing one.
@@ -144,28 +150,48 @@ pub fn shell_quote(word: &str) -> String {
     format!("'{}'", word.replace('\'', "'\\''"))
 }
 
-/// The shell command that starts the agent: `cd DIR && exec env -- K=V ... PROGRAM ARGS...`
-/// (`env` reads assignments up to the first word without `=`).
+/// How long a program that cannot start keeps its pane alive after saying why: output written
+/// just before a pane's process ends can be lost with the terminal, so a missing command's
+/// "not found" line would never reach the screen otherwise.
+const FAILED_START_LINGER: &str = "0.5";
+
+/// The shell command that starts the agent, for the pane's shell (tmux hands it to the
+/// `default-shell`, whatever that is): `exec /bin/sh -c SCRIPT`, where the script goes to the
+/// working directory, exports the environment and `exec`s the program, so that the agent is
+/// the pane's process. A program that cannot be found is run without `exec`, so that the
+/// shell's own "not found" line reaches the screen, and the pane lingers a moment for it to be
+/// read.
 pub fn shell_command(
     program: &[String],
     args: &[String],
     cwd: Option<&str>,
     env: &BTreeMap<String, String>,
 ) -> String {
-    let mut command = String::new();
+    let mut script = String::new();
     if let Some(cwd) = cwd {
-        command.push_str(&format!("cd {} && ", shell_quote(cwd)));
+        script.push_str(&format!(
+            "cd {} || {{ sleep {FAILED_START_LINGER}; exit 1; }}; ",
+            shell_quote(cwd)
+        ));
     }
-    command.push_str("exec env --");
     for (key, value) in env {
-        command.push(' ');
-        command.push_str(&shell_quote(&format!("{key}={value}")));
+        script.push_str(&format!(
+            "export {}; ",
+            shell_quote(&format!("{key}={value}"))
+        ));
     }
+    if let Some(first) = program.first() {
+        let first = shell_quote(first);
+        script.push_str(&format!(
+            "command -v {first} >/dev/null 2>&1 || {{ {first}; s=$?; sleep {FAILED_START_LINGER}; exit $s; }}; "
+        ));
+    }
+    script.push_str("exec");
     for word in program.iter().chain(args) {
-        command.push(' ');
-        command.push_str(&shell_quote(word));
+        script.push(' ');
+        script.push_str(&shell_quote(word));
     }
-    command
+    format!("exec /bin/sh -c {}", shell_quote(&script))
 }
 
 /// Runs a line of commands; the first command's reply, trimmed, or the error of the first that
@@ -245,7 +271,7 @@ pub(crate) async fn launch_agent(
     let handles = state.handles();
     let panes = state.all_panes().await;
     const NEW_PANE: Format = Format::new("#{pane_id}");
-    let (handle, create) = if body.new_session {
+    let (handle, create, keep) = if body.new_session {
         let name = body
             .session
             .as_deref()
@@ -274,7 +300,10 @@ pub(crate) async fn launch_agent(
             let window = SafeValue::new(window.as_str()).map_err(|e| bad(e.to_string()))?;
             create = create.flag("-n").safe(&window);
         }
-        (handle, create)
+        let keep = Command::new("set-option")
+            .flag("-w")
+            .target_last_window_named("-t", &name);
+        (handle, create, keep)
     } else {
         let session = match &body.session {
             Some(wanted) => panes
@@ -297,22 +326,30 @@ pub(crate) async fn launch_agent(
                 "the session is reconnecting".into(),
             )
         })?;
+        // After the session's last window (`-a` moves no window when the index after the
+        // target is free, as it is after the last): the user's windows keep their numbers.
         let mut create = Command::new("new-window")
             .flag("-a")
             .flag("-d")
             .flag("-P")
             .format_option("-F", NEW_PANE)
-            .target("-t", Target::Session(session));
+            .target_last_window("-t", session);
         if let Some(window) = &body.name {
             let window = SafeValue::new(window.as_str()).map_err(|e| bad(e.to_string()))?;
             create = create.flag("-n").safe(&window);
         }
-        (handle, create)
+        let keep = Command::new("set-option")
+            .flag("-w")
+            .target_last_window("-t", session);
+        (handle, create, keep)
     };
     let create = create
         .text(command.as_bytes())
         .map_err(|e| bad(format!("cannot encode the command: {e}")))?;
-    let pane: PaneId = first_reply_line(&handle, Line::new(create))
+    // `remain-on-exit` is set in the same line, before tmux looks at the new process again: a
+    // command that fails at once leaves its pane, and its last lines, to be read.
+    let keep = keep.safe(&remain_on_exit()?).safe(&on()?);
+    let pane: PaneId = first_reply_line(&handle, Line::new(create).then(keep))
         .await?
         .parse()
         .map_err(|_| {
@@ -332,6 +369,7 @@ pub(crate) async fn launch_agent(
         options = options.then(query::set_pane_option(pane, NAME_OPTION, Some(&name)));
     }
     first_reply_line(&handle, options).await?;
+    started_or_failed(state, &handle, pane).await?;
     let timeout = Duration::from_secs_f64(body.timeout_seconds.unwrap_or(60.0).clamp(0.0, 3600.0));
     let deadline = tokio::time::Instant::now() + timeout;
     let (status, accepted_prompts) = if body.no_wait {
@@ -365,6 +403,136 @@ pub(crate) async fn launch_agent(
         status: status.to_string(),
         accepted_prompts,
     })
+}
+
+fn remain_on_exit() -> Result<SafeValue, ApiError> {
+    SafeValue::new("remain-on-exit").map_err(|e| bad(e.to_string()))
+}
+
+fn on() -> Result<SafeValue, ApiError> {
+    SafeValue::new("on").map_err(|e| bad(e.to_string()))
+}
+
+/// How long a new agent has at most to fail before it counts as started.
+const START_GRACE: Duration = Duration::from_secs(3);
+
+/// How long a dead pane's exit status may take to show after its end (tmux may see the end of
+/// the output before it learns the exit status; it sometimes takes longer, and the error then
+/// says the command ended, without a status).
+const STATUS_GRACE: Duration = Duration::from_millis(500);
+
+/// How many of a failed command's last lines the error shows.
+const FAILED_LINES: usize = 8;
+
+/// Watches the new pane until its program runs (the launch script has `exec`ed into something
+/// that is not a shell or the `sleep` of a failed start) or [`START_GRACE`] has passed: a
+/// command that ended by then is an error showing the pane's last lines, and its window is
+/// closed. Otherwise `remain-on-exit` is unset again, so that the agent's pane closes when it
+/// exits, as any other.
+async fn started_or_failed(
+    state: &ApiState,
+    handle: &ConnectionHandle,
+    pane: PaneId,
+) -> Result<(), ApiError> {
+    const DEAD: Format = Format::new(
+        "#{pane_dead}:#{pane_dead_status}#{?pane_dead_signal,signal #{pane_dead_signal},}:#{pane_current_command}",
+    );
+    let shells: Vec<String> = state
+        .rules
+        .providers
+        .borrow()
+        .get(crate::status::providers::SHELL)
+        .map(|shell| shell.detect.commands.clone())
+        .unwrap_or_default();
+    let started = tokio::time::Instant::now();
+    let mut died: Option<(String, tokio::time::Instant)> = None;
+    loop {
+        let line = Line::new(commands::display_print(DEAD, Some(Target::Pane(pane))));
+        let text = match handle.run(line).await {
+            Ok(replies) => replies
+                .first()
+                .map(|r| String::from_utf8_lossy(&r.joined_body()).trim().to_string())
+                .unwrap_or_default(),
+            Err(RunError::Connection(error)) => {
+                return Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, error.to_string()));
+            }
+            // The pane is gone already (someone closed it).
+            Err(_) => {
+                return Err(ApiError(
+                    StatusCode::BAD_GATEWAY,
+                    format!("launch failed: {pane} closed at once"),
+                ));
+            }
+        };
+        let mut fields = text.splitn(3, ':');
+        let (dead, status, command) = (
+            fields.next().unwrap_or_default() == "1",
+            fields.next().unwrap_or_default().to_string(),
+            fields.next().unwrap_or_default().to_string(),
+        );
+        let now = tokio::time::Instant::now();
+        if dead {
+            // tmux may see the end of the output a moment before the exit status.
+            let since = died.as_ref().map_or(now, |(_, since)| *since);
+            if !status.is_empty() || now >= since + STATUS_GRACE {
+                died = Some((status, since));
+                break;
+            }
+            died = Some((status, since));
+        } else {
+            // (The agent's status is no sign: the provider is assigned before the program
+            // runs, and an empty screen may pass for a ready one.)
+            let running = !command.is_empty() && command != "sleep" && !shells.contains(&command);
+            if running || now >= started + START_GRACE {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let died = died.map(|(status, _)| status);
+    let Some(status) = died else {
+        let unset = Command::new("set-option")
+            .flag("-w")
+            .flag("-u")
+            .target("-t", pane)
+            .safe(&remain_on_exit()?);
+        first_reply_line(handle, Line::new(unset)).await?;
+        return Ok(());
+    };
+    // With some history: tmux scrolls the screen up a line to write its "Pane is dead".
+    let capture = Command::new("capture-pane")
+        .flag("-p")
+        .flag("-J")
+        .number("-S", -100)
+        .target("-t", pane);
+    let screen = first_reply_line(handle, Line::new(capture))
+        .await
+        .unwrap_or_default();
+    let lines: Vec<&str> = screen
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty() && !l.starts_with("Pane is dead"))
+        .collect();
+    let last = lines[lines.len().saturating_sub(FAILED_LINES)..].join("\n");
+    let kill = Command::new("kill-pane").target("-t", pane);
+    if let Err(error) = first_reply_line(handle, Line::new(kill)).await {
+        tracing::warn!(%pane, error = %error.1, "cannot close a failed launch's pane");
+    }
+    let how = if status.is_empty() {
+        "the command ended at once".to_string()
+    } else if status.starts_with("signal") {
+        format!("the command was killed by {status}")
+    } else {
+        format!("the command exited with status {status}")
+    };
+    Err(ApiError(
+        StatusCode::BAD_GATEWAY,
+        if last.is_empty() {
+            format!("launch failed: {how} (it printed nothing)")
+        } else {
+            format!("launch failed: {how}: {last}")
+        },
+    ))
 }
 
 /// Why a launched agent did not become ready.
@@ -500,10 +668,51 @@ mod tests {
             Some("/tmp/o'k"),
             &env,
         );
-        assert_eq!(
-            command,
-            "cd '/tmp/o'\\''k' && exec env -- 'A_B=it'\\''s $HOME #{x}' 'claude' '--model' 'a b'"
+        let script = "cd '/tmp/o'\\''k' || { sleep 0.5; exit 1; }; export 'A_B=it'\\''s $HOME #{x}'; \
+             command -v 'claude' >/dev/null 2>&1 || { 'claude'; s=$?; sleep 0.5; exit $s; }; \
+             exec 'claude' '--model' 'a b'";
+        assert_eq!(command, format!("exec /bin/sh -c {}", shell_quote(script)));
+    }
+
+    #[test]
+    fn the_script_runs_in_sh_as_quoted() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        let cwd = real.to_string_lossy().into_owned();
+        let env = BTreeMap::from([("PANECTL_T".to_string(), "it's $HOME".to_string())]);
+        let command = shell_command(
+            &[
+                "sh".into(),
+                "-c".into(),
+                "printf '%s|%s|%s' \"$PWD\" \"$PANECTL_T\" \"$1\"".into(),
+                "x".into(),
+            ],
+            &["a 'b' #{c}".into()],
+            Some(&cwd),
+            &env,
         );
+        let output = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(&command)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            format!("{}|it's $HOME|a 'b' #{{c}}", real.display())
+        );
+        let missing = shell_command(
+            &["panectl-no-such-program".into()],
+            &[],
+            None,
+            &BTreeMap::new(),
+        );
+        let output = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(&missing)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(127));
+        assert!(String::from_utf8_lossy(&output.stderr).contains("not found"));
     }
 
     #[test]

@@ -6,5 +6,6 @@ pub mod launch;
 pub mod names;
 pub mod orchestrate;
 pub mod server;
+pub mod shell_guard;
 pub mod tcp;
 pub mod turn;

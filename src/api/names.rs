@@ -143,6 +143,7 @@ mod tests {
             status_source: Default::default(),
             status_settled: true,
             status_seconds: 0.0,
+            seen: false,
         }
     }
 

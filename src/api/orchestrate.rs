@@ -24,6 +24,10 @@ pub struct InputBody {
     /// Press Enter after it (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enter: Option<bool>,
+    /// Type it even into a pane that runs no recognised agent (a plain shell runs it as
+    /// commands); see [`super::shell_guard`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_shell: bool,
 }
 
 /// The body of `POST /v1/panes/{pane}/keys`.
@@ -67,9 +71,11 @@ async fn run(handle: &ConnectionHandle, line: Line) -> Result<(), ApiError> {
 pub(crate) async fn input(
     State(state): State<ApiState>,
     UrlPath(name): UrlPath<String>,
+    headers: axum::http::HeaderMap,
     axum::Json(body): axum::Json<InputBody>,
 ) -> Result<Response, ApiError> {
     let (pane, handle) = state.find(&name).await?;
+    super::shell_guard::ShellPermission::of(&state, &headers, body.allow_shell).check(&pane)?;
     let mut line = None::<Line>;
     if !body.text.is_empty() {
         let command = commands::send_literal(pane.pane, body.text.as_bytes())

@@ -71,6 +71,10 @@ pub struct ApiState {
     pub log_file: Option<String>,
     /// The daemon's command line.
     pub command_line: Vec<String>,
+    /// Whether MCP clients may send text to panes without a recognised agent.
+    pub mcp_allow_shell: bool,
+    /// The completed agents an attached client has seen.
+    pub seen: watch::Receiver<std::collections::BTreeSet<PaneId>>,
 }
 
 /// A Unix listener that only hands out connections from the daemon's own user.
@@ -272,7 +276,10 @@ impl ApiState {
         let replies =
             futures::future::join_all(handles.values().map(ConnectionHandle::panes)).await;
         let mut panes: BTreeMap<PaneId, PaneSummary> = BTreeMap::new();
-        for pane in replies.into_iter().flatten().flatten() {
+        let seen = self.seen.borrow().clone();
+        for mut pane in replies.into_iter().flatten().flatten() {
+            pane.seen =
+                pane.status == crate::status::Status::Completed && seen.contains(&pane.pane);
             panes.entry(pane.pane).or_insert(pane);
         }
         panes.into_values().collect()
@@ -843,6 +850,10 @@ pub struct SendBody {
     /// Seconds before an undelivered message expires.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl_seconds: Option<f64>,
+    /// Queue it even for a pane that runs no recognised agent (a plain shell runs the text as
+    /// commands); see [`super::shell_guard`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_shell: bool,
 }
 
 /// Reads hex digits into bytes.
@@ -870,8 +881,10 @@ pub(crate) fn inbox_error(error: crate::inbox::InboxError) -> ApiError {
 async fn send_message(
     State(state): State<ApiState>,
     UrlPath(name): UrlPath<String>,
+    headers: HeaderMap,
     axum::Json(request): axum::Json<SendBody>,
 ) -> Result<Response, ApiError> {
+    let permission = super::shell_guard::ShellPermission::of(&state, &headers, request.allow_shell);
     let body = match (request.body, request.body_hex) {
         (Some(text), None) => text.into_bytes(),
         (None, Some(hex)) => from_hex(&hex)
@@ -894,6 +907,7 @@ async fn send_message(
         None => None,
     };
     let (pane, handle) = state.find(&name).await?;
+    permission.check(&pane)?;
     let agent = crate::inbox::delivery::agent_identity(&handle, pane.pane)
         .await
         .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?;

@@ -72,7 +72,7 @@ impl Backend for Live<'_> {
     }
 
     fn send(&self, pane: &str, body: &[u8]) -> anyhow::Result<String> {
-        let stored = inbox::queue(self.server, pane, body, SENDER, None)?;
+        let stored = inbox::queue(self.server, pane, body, SENDER, None, false)?;
         Ok(text(&stored, "id"))
     }
 }

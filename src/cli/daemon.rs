@@ -149,6 +149,10 @@ pub struct DaemonArgs {
     /// with a random token, mode 0600).
     #[arg(long, value_name = "PATH", requires = "listen")]
     token_file: Option<PathBuf>,
+    /// Let MCP clients (`panectl mcp`) send text to panes that run no recognised agent, such
+    /// as a plain shell, which runs it as commands. Refused by default.
+    #[arg(long)]
+    mcp_allow_shell: bool,
 }
 
 fn init_logging(log_file: Option<&PathBuf>) -> anyhow::Result<()> {
@@ -293,6 +297,7 @@ fn run(
             },
         },
         exit_with_server: args.exit_with_server,
+        mcp_allow_shell: args.mcp_allow_shell,
         rules_dir: args
             .rules_dir
             .clone()

@@ -35,6 +35,10 @@ pub struct TaskArgs {
     /// Who sends the task: a pane or a label (default: `cli`, or the replying pane for assign).
     #[arg(long, value_name = "X")]
     from: Option<String>,
+    /// Send even to a pane that runs no recognised agent (a plain shell would run the text,
+    /// and for assign the answer, as commands).
+    #[arg(long)]
+    allow_shell: bool,
 }
 
 impl TaskArgs {
@@ -71,6 +75,7 @@ impl TaskArgs {
             "from": self.from,
             "timeout_seconds": self.timeout,
             "teardown": self.teardown,
+            "allow_shell": self.allow_shell,
         }))
     }
 }
@@ -84,7 +89,10 @@ pub fn handoff(server: &ServerArgs, args: &TaskArgs) -> anyhow::Result<ExitCode>
             body["from"] = json!("cli");
         }
         let client = client(server)?;
-        block_on(async { Ok(client.post_json("/v1/handoff", &body).await?) })
+        block_on(async {
+            default_launch_session(&client, &mut body).await;
+            Ok(client.post_json("/v1/handoff", &body).await?)
+        })
     })();
     match result {
         Ok(answer) => {
@@ -108,6 +116,13 @@ pub fn handoff(server: &ServerArgs, args: &TaskArgs) -> anyhow::Result<ExitCode>
     }
 }
 
+/// The caller's session for a worker launched without `--session`.
+async fn default_launch_session(client: &panectl::api::client::ApiClient, body: &mut Value) {
+    if body["launch"].is_object() {
+        super::orchestrate::default_session(client, &mut body["launch"]).await;
+    }
+}
+
 /// `panectl assign`: prints the assignment id; the answer arrives in `--reply-to`'s inbox.
 pub fn assign(
     server: &ServerArgs,
@@ -125,7 +140,10 @@ pub fn assign(
     let mut body = args.body()?;
     body["reply_to"] = json!(reply_to);
     let client = client(server)?;
-    let assigned: Value = block_on(async { Ok(client.post_json("/v1/assign", &body).await?) })?;
+    let assigned: Value = block_on(async {
+        default_launch_session(&client, &mut body).await;
+        Ok(client.post_json("/v1/assign", &body).await?)
+    })?;
     println!("{}", text(&assigned, "assignment"));
     eprintln!(
         "panectl: assignment {} to {}; its answer will be queued for {}",

@@ -70,6 +70,10 @@ pub struct SendArgs {
     /// The tmux client to show it on (default: the one tmux picks, else the one used last).
     #[arg(long, value_name = "NAME", requires = "notify")]
     client: Option<String>,
+    /// Send even to a pane that runs no recognised agent: a plain shell would run the text
+    /// as commands.
+    #[arg(long)]
+    allow_shell: bool,
 }
 
 /// Queues `body` for `pane`; the stored message as the daemon answers it.
@@ -79,8 +83,12 @@ pub(super) fn queue(
     body: &[u8],
     from: &str,
     ttl_seconds: Option<f64>,
+    allow_shell: bool,
 ) -> anyhow::Result<Value> {
     let mut request = json!({ "body_hex": hex(body), "from": from });
+    if allow_shell {
+        request["allow_shell"] = json!(true);
+    }
     if let Some(ttl) = ttl_seconds {
         request["ttl_seconds"] = json!(ttl);
     }
@@ -104,11 +112,13 @@ fn send_message(server: &ServerArgs, args: &SendArgs) -> anyhow::Result<String> 
     };
     let from = args.from.as_deref().unwrap_or("cli");
     let stored =
-        queue(server, &args.pane, &body, from, args.ttl).map_err(|error| match &args.buffer {
-            Some(buffer) => {
-                error.context(format!("the text stays in tmux paste buffer {buffer:?}"))
+        queue(server, &args.pane, &body, from, args.ttl, args.allow_shell).map_err(|error| {
+            match &args.buffer {
+                Some(buffer) => {
+                    error.context(format!("the text stays in tmux paste buffer {buffer:?}"))
+                }
+                None => error,
             }
-            None => error,
         })?;
     if let Some(buffer) = &args.buffer {
         tmux_client::delete_buffer(&server.address()?, buffer)

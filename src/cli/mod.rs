@@ -222,6 +222,10 @@ enum Command {
         /// Do not press Enter after the text.
         #[arg(long)]
         no_enter: bool,
+        /// Type even into a pane that runs no recognised agent: a plain shell would run the
+        /// text as commands.
+        #[arg(long)]
+        allow_shell: bool,
     },
     /// Press keys in a pane, by tmux key name (Enter, Escape, C-c, F5, Up, y...).
     Key {
@@ -367,7 +371,8 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
             pane,
             text,
             no_enter,
-        } => orchestrate::input(&cli.server, &pane, &text, !no_enter),
+            allow_shell,
+        } => orchestrate::input(&cli.server, &pane, &text, !no_enter, allow_shell),
         Command::Key { pane, keys } => orchestrate::key(&cli.server, &pane, &keys),
         Command::Wait {
             pane,

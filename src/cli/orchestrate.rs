@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use panectl::api::client::encode_segment;
+use panectl::api::client::{ApiClient, encode_segment};
 use serde_json::{Value, json};
 
 use super::ServerArgs;
@@ -11,8 +11,8 @@ use super::client::{block_on, client, text};
 /// How to start an agent: what `panectl launch` and `handoff/assign --launch` share.
 #[derive(Debug, Default, clap::Args)]
 pub struct LaunchOptions {
-    /// The session to open the window in (default: the first), or to create with
-    /// `--new-session`.
+    /// The session to open the window in (default: the session of the pane this runs in,
+    /// `$TMUX_PANE`, else the first), or to create with `--new-session`.
     #[arg(long)]
     session: Option<String>,
     /// Create the session.
@@ -95,6 +95,26 @@ pub struct LaunchArgs {
     args: Vec<String>,
 }
 
+/// The session of the pane this command runs in (`$TMUX_PANE`), as the daemon knows it: the
+/// default session of a launch. `None` outside tmux, or when the daemon does not know the pane
+/// (`$TMUX_PANE` of another server).
+pub async fn caller_session(client: &ApiClient) -> Option<String> {
+    let pane = std::env::var("TMUX_PANE").ok().filter(|p| !p.is_empty())?;
+    let path = format!("/v1/panes/{}", encode_segment(&pane));
+    let found: Value = client.get_json(&path).await.ok()?;
+    found["session_id"].as_str().map(str::to_string)
+}
+
+/// Fills in the caller's session as a launch body's session when none is given.
+pub async fn default_session(client: &ApiClient, body: &mut Value) {
+    if body["session"].is_null()
+        && body["new_session"] != true
+        && let Some(session) = caller_session(client).await
+    {
+        body["session"] = json!(session);
+    }
+}
+
 /// `panectl launch PROVIDER ...`: prints the new pane's id.
 pub fn launch(server: &ServerArgs, args: LaunchArgs) -> anyhow::Result<ExitCode> {
     let mut body = args.options.body(&args.provider)?;
@@ -103,16 +123,25 @@ pub fn launch(server: &ServerArgs, args: LaunchArgs) -> anyhow::Result<ExitCode>
     body["timeout_seconds"] = json!(args.timeout);
     body["no_hooks"] = json!(args.no_hooks);
     let client = client(server)?;
-    let launched: Value = block_on(async { Ok(client.post_json("/v1/agents", &body).await?) })?;
+    let launched: Value = block_on(async {
+        default_session(&client, &mut body).await;
+        Ok(client.post_json("/v1/agents", &body).await?)
+    })?;
     println!("{}", text(&launched, "pane"));
     Ok(ExitCode::SUCCESS)
 }
 
-/// `panectl input PANE TEXT [--no-enter]`.
-pub fn input(server: &ServerArgs, pane: &str, text: &str, enter: bool) -> anyhow::Result<ExitCode> {
+/// `panectl input PANE TEXT [--no-enter] [--allow-shell]`.
+pub fn input(
+    server: &ServerArgs,
+    pane: &str,
+    text: &str,
+    enter: bool,
+    allow_shell: bool,
+) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let path = format!("/v1/panes/{}/input", encode_segment(pane));
-    let body = json!({ "text": text, "enter": enter });
+    let body = json!({ "text": text, "enter": enter, "allow_shell": allow_shell });
     block_on(async { Ok(client.post_empty(&path, &body).await?) })?;
     Ok(ExitCode::SUCCESS)
 }

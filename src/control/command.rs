@@ -191,6 +191,35 @@ impl Command {
         self.flag(flag).push_trusted(target.as_bytes())
     }
 
+    /// Adds `flag $N:{end}`: the last window (highest index) of a session.
+    pub fn target_last_window(self, flag: &'static str, session: SessionId) -> Command {
+        let target = format!("{session}:{{end}}");
+        self.flag(flag).push_trusted(target.as_bytes())
+    }
+
+    /// Adds `flag =NAME:{end}`: the last window of the session named exactly `name` (a safe
+    /// value without `:` or spaces, or the command fails in tmux, naming no other session).
+    pub fn target_last_window_named(self, flag: &'static str, name: &SafeValue) -> Command {
+        let target = format!("={}:{{end}}", name.as_str());
+        self.flag(flag).push_trusted(target.as_bytes())
+    }
+
+    /// Adds the value of `set-option` literally (set without `-F`, tmux expands nothing in
+    /// it; what a status line makes of the option later is the option's reader's business).
+    /// Refused for any other command.
+    pub fn option_value(mut self, value: &[u8]) -> Result<Command, CommandError> {
+        let expands = self.rendered.windows(3).any(|w| w == b" -F");
+        if self.name != "set-option" || self.options_ended || expands {
+            return Err(CommandError::FormatExpanding {
+                command: self.name,
+                position: "option value",
+            });
+        }
+        self.rendered.push(b' ');
+        quote_into(value, &mut self.rendered)?;
+        Ok(self)
+    }
+
     /// Adds `flag NUMBER`, such as `-S -2000`.
     pub fn number(mut self, flag: &'static str, value: i64) -> Command {
         self = self.flag(flag);

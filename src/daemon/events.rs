@@ -167,6 +167,15 @@ pub enum EventKind {
         /// Why.
         reason: ResyncReason,
     },
+    /// A tmux client attached, detached or switched session, window or pane: what the
+    /// attached clients have in view may have changed.
+    ViewChanged {},
+    /// A completed agent was seen: an attached client had its pane in view. Its status stays
+    /// `completed`; the pane's `seen` says so until the status changes.
+    Seen {
+        /// The pane.
+        pane: PaneId,
+    },
 }
 
 /// Why a pane's screen was rebuilt.

@@ -49,6 +49,8 @@ pub struct DaemonOptions {
     pub log_file: Option<std::path::PathBuf>,
     /// The command line the daemon was started with (reported in health, for a restart).
     pub command_line: Vec<String>,
+    /// Whether MCP clients may send text to panes without a recognised agent.
+    pub mcp_allow_shell: bool,
 }
 
 /// Why the daemon could not start.
@@ -234,9 +236,11 @@ pub async fn run(
         cancel.clone(),
     ));
     tracker.spawn(pane_poll::run(connections.clone(), cancel.clone()));
+    let (seen, seen_panes) = tokio::sync::watch::channel(std::collections::BTreeSet::new());
     tracker.spawn(summary::run(
         bus.clone(),
         connections.clone(),
+        seen,
         cancel.clone(),
     ));
     tracker.spawn(crate::inbox::delivery::run(
@@ -260,6 +264,8 @@ pub async fn run(
         rules,
         log_file: options.log_file.as_ref().map(|p| p.display().to_string()),
         command_line: options.command_line.clone(),
+        mcp_allow_shell: options.mcp_allow_shell,
+        seen: seen_panes,
     };
     tracker.spawn(crate::api::handoff::resume(api_state.clone()));
     if let Some((listener, token)) = tcp {

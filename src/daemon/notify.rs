@@ -6,6 +6,10 @@
 //! effect without restarting the daemon: `@panectl-notify` (`on` to show messages; a daemon
 //! started by hand shows none unless it is set) and `@panectl-notify-command` (run with `sh -c`).
 //! They are read when a notification is due, not polled.
+//!
+//! `@panectl-notify-bell on` rings the bell the tmux way: a BEL is written to the agent pane's
+//! terminal, as if the agent had rung it, so tmux handles it like any bell of a pane (its
+//! `monitor-bell`, `bell-action` and `visual-bell` options, the window's bell flag).
 
 use std::collections::BTreeMap;
 
@@ -24,6 +28,8 @@ use crate::tmux::ConnectionHandle;
 pub const NOTIFY_OPTION: &str = "@panectl-notify";
 /// The option holding the user's notification command.
 pub const NOTIFY_COMMAND_OPTION: &str = "@panectl-notify-command";
+/// The option that rings the bell in the agent's pane.
+pub const NOTIFY_BELL_OPTION: &str = "@panectl-notify-bell";
 
 const WAITING_MESSAGE: Format = Format::new(
     "panectl: #{?#{@panectl_name},#{@panectl_name},#{@panectl_provider}} in #{session_name}:#{window_name} (#{pane_id}) is waiting for you",
@@ -62,9 +68,18 @@ fn show_global(name: &'static str) -> Command {
         .option_name(name)
 }
 
-/// Reads the two options; `None` when tmux cannot be asked.
-async fn settings(handle: &ConnectionHandle) -> Option<(bool, String)> {
-    let line = Line::new(show_global(NOTIFY_OPTION)).then(show_global(NOTIFY_COMMAND_OPTION));
+/// The notification options.
+struct Settings {
+    messages: bool,
+    command: String,
+    bell: bool,
+}
+
+/// Reads the options; `None` when tmux cannot be asked.
+async fn settings(handle: &ConnectionHandle) -> Option<Settings> {
+    let line = Line::new(show_global(NOTIFY_OPTION))
+        .then(show_global(NOTIFY_COMMAND_OPTION))
+        .then(show_global(NOTIFY_BELL_OPTION));
     let replies = handle.run(line).await.ok()?;
     let text = |i: usize| {
         replies
@@ -72,7 +87,42 @@ async fn settings(handle: &ConnectionHandle) -> Option<(bool, String)> {
             .map(|r| String::from_utf8_lossy(&r.joined_body()).trim().to_string())
             .unwrap_or_default()
     };
-    Some((text(0) == "on", text(1)))
+    Some(Settings {
+        messages: text(0) == "on",
+        command: text(1),
+        bell: text(2) == "on",
+    })
+}
+
+/// Rings the bell in `pane`: a BEL written to its terminal, which tmux takes as the pane's own.
+async fn ring(handle: &ConnectionHandle, pane: PaneId) {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    const TTY: Format = Format::new("#{pane_tty}");
+    let line = Line::new(crate::control::command::commands::display_print(
+        TTY,
+        Some(Target::Pane(pane)),
+    ));
+    let Ok(replies) = handle.run(line).await else {
+        return;
+    };
+    let tty = replies
+        .first()
+        .map(|r| String::from_utf8_lossy(&r.joined_body()).trim().to_string())
+        .unwrap_or_default();
+    if !tty.starts_with("/dev/") {
+        return;
+    }
+    let flags = nix::fcntl::OFlag::O_NOCTTY | nix::fcntl::OFlag::O_NONBLOCK;
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(flags.bits())
+        .open(&tty)
+        .and_then(|mut file| file.write_all(b"\x07"));
+    match written {
+        Ok(()) => info!(%pane, "rang the bell"),
+        Err(error) => debug!(%pane, %error, "cannot ring the bell"),
+    }
 }
 
 /// Shows the message on every attached client that is not a control client.
@@ -175,15 +225,21 @@ pub async fn run(
         let Some(handle) = connections.borrow().values().next().cloned() else {
             continue;
         };
-        let Some((messages, command)) = settings(&handle).await else {
+        let Some(settings) = settings(&handle).await else {
             continue;
         };
-        if messages {
+        if settings.messages {
             show(&handle, *pane, *status).await;
         }
-        if !command.is_empty() {
+        if settings.bell {
+            ring(&handle, *pane).await;
+        }
+        if !settings.command.is_empty() {
             let provider = provider.clone().unwrap_or_default();
-            run_command(&command, command_env(*pane, &provider, *status, *previous));
+            run_command(
+                &settings.command,
+                command_env(*pane, &provider, *status, *previous),
+            );
         }
     }
 }

@@ -1,67 +1,325 @@
 //! The server option `@panectl_summary`: how many agents (not plain shells) are in each status,
-//! for a status line
-//! (`#{@panectl_summary}`), e.g. `processing:2 completed:1 waiting_user_answer:1`. Written only
-//! when it changes, and removed at shutdown.
+//! for a status line (`#{@panectl_summary}`), e.g. `processing:2 completed:1
+//! waiting_user_answer:1`. Written only when it changes, and removed at shutdown.
+//!
+//! How it reads is up to tmux options of the user's, read whenever the summary is computed (no
+//! polling; a change shows at the next status change):
+//!
+//! | option | values |
+//! |---|---|
+//! | `@panectl-summary-format` | `words` (default, `processing:2`), `icons` (`⚙2`), `short` (`run:2`) |
+//! | `@panectl-summary-colour` | `on`: each item in a colour of its status (`#[fg=...]`) |
+//! | `@panectl-summary-empty` | the text when there is nothing to show (default: none) |
+//! | `@panectl-summary-only` | the statuses to show, e.g. `waiting,error` (default: all) |
+//! | `@panectl-seen` | `off`: completed agents stay in the summary once seen (default `on`) |
+//!
+//! Seen: a `completed` agent whose pane an attached (non-control) client has in view (the
+//! active pane of the current window of the client's session) is *seen*: it drops out of the
+//! summary, its pane's `seen` is true and a `seen` event says so, until its status changes.
+//! What clients view is asked of tmux (`list-clients`) when a client attaches, detaches or
+//! switches session, window or pane ([`EventKind::ViewChanged`]) and when an agent completes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
+use tracing::debug;
 
 use super::events::{EventBus, EventKind};
 use super::supervisor::Connections;
-use crate::control::command::{Line, SafeValue};
+use crate::control::command::{Command, Format, Line};
 use crate::ids::PaneId;
 use crate::status::Status;
-use crate::tmux::query;
+use crate::tmux::{ConnectionHandle, query};
 
 /// The server option's name.
 pub const SUMMARY_OPTION: &str = "@panectl_summary";
+/// The option choosing the summary's words.
+pub const FORMAT_OPTION: &str = "@panectl-summary-format";
+/// The option turning colours on.
+pub const COLOUR_OPTION: &str = "@panectl-summary-colour";
+/// The option holding the text shown when there is nothing to count.
+pub const EMPTY_OPTION: &str = "@panectl-summary-empty";
+/// The option narrowing the summary to some statuses.
+pub const ONLY_OPTION: &str = "@panectl-summary-only";
+/// The option that turns seen agents off (`off`).
+pub const SEEN_OPTION: &str = "@panectl-seen";
 
-/// The summary text for some statuses: `status:count` for every status present, in a fixed
-/// order. Panes without an agent (`unknown`) are left out.
-pub fn summary(statuses: impl IntoIterator<Item = Status>) -> String {
+/// How each status is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SummaryFormat {
+    /// `processing:2`.
+    #[default]
+    Words,
+    /// `⚙2`, with the glyphs of the plugin's window names.
+    Icons,
+    /// `run:2`.
+    Short,
+}
+
+/// The user's summary options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummaryOptions {
+    /// How each status is written.
+    pub format: SummaryFormat,
+    /// Each item in its status's colour.
+    pub colour: bool,
+    /// The text when nothing is shown.
+    pub empty: String,
+    /// Only these statuses (all when `None`).
+    pub only: Option<BTreeSet<Status>>,
+    /// Seen completed agents drop out.
+    pub seen: bool,
+}
+
+impl Default for SummaryOptions {
+    fn default() -> Self {
+        SummaryOptions {
+            format: SummaryFormat::Words,
+            colour: false,
+            empty: String::new(),
+            only: None,
+            seen: true,
+        }
+    }
+}
+
+/// A status from a word of `@panectl-summary-only`: the status word, its short word, or
+/// `waiting`.
+fn status_word(word: &str) -> Option<Status> {
+    Status::parse(word).or_else(|| {
+        Status::ALL.into_iter().find(|s| {
+            short_word(*s) == word || (word == "waiting" && *s == Status::WaitingUserAnswer)
+        })
+    })
+}
+
+impl SummaryOptions {
+    /// The options from the values of [`FORMAT_OPTION`], [`COLOUR_OPTION`], [`EMPTY_OPTION`],
+    /// [`ONLY_OPTION`] and [`SEEN_OPTION`] (empty when unset). Unknown values mean the default.
+    pub fn parse(format: &str, colour: &str, empty: &str, only: &str, seen: &str) -> Self {
+        let format = match format.trim() {
+            "icons" => SummaryFormat::Icons,
+            "short" => SummaryFormat::Short,
+            _ => SummaryFormat::Words,
+        };
+        let only: BTreeSet<Status> = only
+            .split([',', ' '])
+            .filter_map(|w| status_word(w.trim()))
+            .collect();
+        SummaryOptions {
+            format,
+            colour: matches!(colour.trim(), "on" | "yes" | "1" | "true"),
+            empty: empty.to_string(),
+            only: (!only.is_empty()).then_some(only),
+            seen: !matches!(seen.trim(), "off" | "no" | "0" | "false"),
+        }
+    }
+}
+
+fn short_word(status: Status) -> &'static str {
+    match status {
+        Status::Idle => "idle",
+        Status::Processing => "run",
+        Status::Completed => "done",
+        Status::WaitingUserAnswer => "wait",
+        Status::Error => "err",
+        Status::Unknown => "unknown",
+        Status::Exited => "exit",
+    }
+}
+
+fn icon(status: Status) -> &'static str {
+    match status {
+        Status::Idle => "○",
+        Status::Processing => "⚙",
+        Status::Completed => "✔",
+        Status::WaitingUserAnswer => "!",
+        Status::Error => "✖",
+        Status::Unknown => "?",
+        Status::Exited => "⏹",
+    }
+}
+
+fn colour(status: Status) -> &'static str {
+    match status {
+        Status::WaitingUserAnswer => "#[fg=yellow]",
+        Status::Processing => "#[fg=blue]",
+        Status::Completed => "#[fg=green]",
+        Status::Error => "#[fg=red]",
+        _ => "#[fg=brightblack]",
+    }
+}
+
+/// The summary text for some statuses: one item per status present, in a fixed order, as the
+/// options say. Panes without an agent (`unknown`) are left out.
+pub fn render(statuses: impl IntoIterator<Item = Status>, options: &SummaryOptions) -> String {
     let mut counts: BTreeMap<Status, usize> = BTreeMap::new();
     for status in statuses {
         if status != Status::Unknown {
             *counts.entry(status).or_default() += 1;
         }
     }
-    Status::ALL
+    let items: Vec<String> = Status::ALL
         .iter()
-        .filter_map(|status| counts.get(status).map(|n| format!("{status}:{n}")))
-        .collect::<Vec<_>>()
-        .join(" ")
+        .filter(|s| options.only.as_ref().is_none_or(|only| only.contains(s)))
+        .filter_map(|status| {
+            let n = counts.get(status)?;
+            let item = match options.format {
+                SummaryFormat::Words => format!("{status}:{n}"),
+                SummaryFormat::Short => format!("{}:{n}", short_word(*status)),
+                SummaryFormat::Icons => format!("{}{n}", icon(*status)),
+            };
+            Some(if options.colour {
+                format!("{}{item}#[fg=default]", colour(*status))
+            } else {
+                item
+            })
+        })
+        .collect();
+    if items.is_empty() {
+        options.empty.clone()
+    } else {
+        items.join(" ")
+    }
+}
+
+/// The summary text with the default options (`status:count`).
+pub fn summary(statuses: impl IntoIterator<Item = Status>) -> String {
+    render(statuses, &SummaryOptions::default())
+}
+
+fn show_global(name: &'static str) -> Command {
+    Command::new("show-options")
+        .flag("-g")
+        .flag("-q")
+        .flag("-v")
+        .option_name(name)
+}
+
+/// Reads the options; the defaults when tmux cannot be asked.
+async fn read_options(handle: &ConnectionHandle) -> SummaryOptions {
+    let line = Line::new(show_global(FORMAT_OPTION))
+        .then(show_global(COLOUR_OPTION))
+        .then(show_global(EMPTY_OPTION))
+        .then(show_global(ONLY_OPTION))
+        .then(show_global(SEEN_OPTION));
+    let Ok(replies) = handle.run(line).await else {
+        return SummaryOptions::default();
+    };
+    let text = |i: usize| {
+        replies
+            .get(i)
+            .map(|r| {
+                String::from_utf8_lossy(&r.joined_body())
+                    .trim_end_matches('\n')
+                    .to_string()
+            })
+            .unwrap_or_default()
+    };
+    SummaryOptions::parse(&text(0), &text(1), &text(2), &text(3), &text(4))
+}
+
+/// The panes attached (non-control) clients have in view: the active pane of the current
+/// window of each one's session. The daemon's own clients are control clients.
+async fn viewed(handle: &ConnectionHandle) -> Option<BTreeSet<PaneId>> {
+    const VIEW: Format = Format::new("#{client_control_mode} #{pane_id}");
+    let list = Line::new(Command::new("list-clients").format_option("-F", VIEW));
+    let replies = handle.run(list).await.ok()?;
+    let body = replies
+        .first()
+        .map(|r| String::from_utf8_lossy(&r.joined_body()).into_owned())
+        .unwrap_or_default();
+    Some(
+        body.lines()
+            .filter_map(|row| row.strip_prefix("0 "))
+            .filter_map(|pane| pane.trim().parse().ok())
+            .collect(),
+    )
+}
+
+fn any_handle(connections: &watch::Receiver<Connections>) -> Option<ConnectionHandle> {
+    connections.borrow().values().next().cloned()
 }
 
 async fn write(connections: &watch::Receiver<Connections>, value: Option<&str>) -> bool {
-    let value = value.and_then(|v| SafeValue::new(v).ok());
     let handles = connections.borrow().clone();
+    let command = query::set_server_option(SUMMARY_OPTION, None);
+    let command = match value {
+        // The text is ours (counts, fixed words, glyphs and styles) or the user's own
+        // `@panectl-summary-empty`: set as it is, expanded by nothing but the status line that
+        // shows the option.
+        Some(value) => match Command::new("set-option")
+            .flag("-s")
+            .option_name(SUMMARY_OPTION)
+            .option_value(value.as_bytes())
+        {
+            Ok(command) => command,
+            Err(error) => {
+                debug!(%error, "cannot write the summary");
+                return false;
+            }
+        },
+        None => command,
+    };
     for handle in handles.values() {
-        let line = Line::new(query::set_server_option(SUMMARY_OPTION, value.as_ref()));
-        if handle.command(line).await.is_ok() {
+        if handle.command(Line::new(command.clone())).await.is_ok() {
             return true;
         }
     }
     false
 }
 
-/// Keeps `@panectl_summary` current until `cancel` fires.
+/// What the summary task knows.
+#[derive(Debug, Default)]
+struct Agents {
+    statuses: BTreeMap<PaneId, Status>,
+    seen: BTreeSet<PaneId>,
+}
+
+impl Agents {
+    /// Marks the completed agents in `viewed` seen; the newly seen ones.
+    fn see(&mut self, viewed: &BTreeSet<PaneId>) -> Vec<PaneId> {
+        let new: Vec<PaneId> = self
+            .statuses
+            .iter()
+            .filter(|(pane, status)| {
+                **status == Status::Completed && viewed.contains(pane) && !self.seen.contains(pane)
+            })
+            .map(|(pane, _)| *pane)
+            .collect();
+        self.seen.extend(new.iter().copied());
+        new
+    }
+
+    /// The statuses the summary counts.
+    fn counted(&self, options: &SummaryOptions) -> Vec<Status> {
+        self.statuses
+            .iter()
+            .filter(|(pane, _)| !(options.seen && self.seen.contains(pane)))
+            .map(|(_, status)| *status)
+            .collect()
+    }
+}
+
+/// Keeps `@panectl_summary` current, and the set of seen panes in `seen`, until `cancel`
+/// fires.
 pub async fn run(
     bus: EventBus,
     connections: watch::Receiver<Connections>,
+    seen: watch::Sender<BTreeSet<PaneId>>,
     cancel: CancellationToken,
 ) {
     let mut events = bus.subscribe();
-    let mut statuses: BTreeMap<PaneId, Status> = BTreeMap::new();
+    let mut agents = Agents::default();
     let mut written: Option<String> = None;
     loop {
         let event = tokio::select! {
             () = cancel.cancelled() => break,
             event = events.recv() => event,
         };
-        match event {
+        let look = match event {
             Ok(event) => match &event.kind {
                 // Agents only: a plain shell is not an agent.
                 EventKind::Status {
@@ -71,21 +329,53 @@ pub async fn run(
                     ..
                 } => {
                     if provider.as_deref() == Some(crate::status::providers::SHELL) {
-                        statuses.remove(pane);
+                        agents.statuses.remove(pane);
                     } else {
-                        statuses.insert(*pane, *status);
+                        agents.statuses.insert(*pane, *status);
                     }
+                    if *status != Status::Completed {
+                        agents.seen.remove(pane);
+                    }
+                    *status == Status::Completed
                 }
                 EventKind::PaneRemoved { pane } => {
-                    statuses.remove(pane);
+                    agents.statuses.remove(pane);
+                    agents.seen.remove(pane);
+                    false
                 }
+                EventKind::ViewChanged {} => true,
                 _ => continue,
             },
             // Missed events cannot be replayed; the next status change corrects the counts.
             Err(broadcast::error::RecvError::Lagged(_)) => continue,
             Err(broadcast::error::RecvError::Closed) => break,
+        };
+        let Some(handle) = any_handle(&connections) else {
+            continue;
+        };
+        let options = read_options(&handle).await;
+        let completed = agents.statuses.values().any(|s| *s == Status::Completed);
+        if options.seen
+            && look
+            && completed
+            && let Some(viewed) = viewed(&handle).await
+        {
+            for pane in agents.see(&viewed) {
+                debug!(%pane, "a completed agent was seen");
+                bus.publish(EventKind::Seen { pane });
+            }
         }
-        let text = summary(statuses.values().copied());
+        let shown: BTreeSet<PaneId> = if options.seen {
+            agents.seen.clone()
+        } else {
+            BTreeSet::new()
+        };
+        seen.send_if_modified(|current| {
+            let changed = *current != shown;
+            *current = shown;
+            changed
+        });
+        let text = render(agents.counted(&options), &options);
         if written.as_deref() != Some(text.as_str()) && write(&connections, Some(&text)).await {
             written = Some(text);
         }
@@ -110,6 +400,49 @@ mod tests {
         ]);
         assert_eq!(text, "processing:2 completed:1");
         assert_eq!(summary([]), "");
-        assert!(SafeValue::new(summary(Status::ALL)).is_ok());
+    }
+
+    #[test]
+    fn the_options_choose_words_icons_colours_and_statuses() {
+        let statuses = [
+            Status::WaitingUserAnswer,
+            Status::Processing,
+            Status::Processing,
+            Status::Completed,
+            Status::Error,
+        ];
+        let icons = SummaryOptions::parse("icons", "", "", "", "");
+        assert_eq!(render(statuses, &icons), "⚙2 ✔1 !1 ✖1");
+        let short = SummaryOptions::parse("short", "off", "", "", "");
+        assert_eq!(render(statuses, &short), "run:2 done:1 wait:1 err:1");
+        let coloured = SummaryOptions::parse("icons", "on", "", "waiting, error", "");
+        assert_eq!(
+            render(statuses, &coloured),
+            "#[fg=yellow]!1#[fg=default] #[fg=red]✖1#[fg=default]"
+        );
+        let only = SummaryOptions::parse("words", "", "all calm", "wait", "");
+        assert_eq!(render(statuses, &only), "waiting_user_answer:1");
+        assert_eq!(render([Status::Idle], &only), "all calm");
+        assert_eq!(render([], &SummaryOptions::default()), "");
+        let unknown = SummaryOptions::parse("fancy", "maybe", "", "nosuch", "");
+        assert_eq!(unknown, SummaryOptions::default());
+        assert!(!SummaryOptions::parse("", "", "", "", "off").seen);
+    }
+
+    #[test]
+    fn seen_agents_drop_out_until_their_status_changes() {
+        let (a, b): (PaneId, PaneId) = ("%1".parse().unwrap(), "%2".parse().unwrap());
+        let mut agents = Agents::default();
+        agents.statuses.insert(a, Status::Completed);
+        agents.statuses.insert(b, Status::Processing);
+        assert_eq!(agents.see(&BTreeSet::from([a, b])), [a]);
+        assert!(agents.see(&BTreeSet::from([a])).is_empty(), "seen once");
+        let options = SummaryOptions::default();
+        assert_eq!(render(agents.counted(&options), &options), "processing:1");
+        let off = SummaryOptions::parse("", "", "", "", "off");
+        assert_eq!(
+            render(agents.counted(&off), &off),
+            "processing:1 completed:1"
+        );
     }
 }

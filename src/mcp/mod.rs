@@ -94,6 +94,13 @@ impl PanectlMcp {
         }
     }
 
+    /// The session of the caller's pane, if the daemon knows the pane.
+    async fn caller_session(&self) -> Option<String> {
+        let pane = self.caller.as_deref()?;
+        let found: Value = self.client.get_json(&pane_path(pane, "")).await.ok()?;
+        found["session_id"].as_str().map(str::to_string)
+    }
+
     /// Who messages come from: the caller's pane, else `mcp`.
     fn sender(&self) -> String {
         self.caller.clone().unwrap_or_else(|| "mcp".to_string())
@@ -128,7 +135,8 @@ impl PanectlMcp {
     /// Queue a message for the agent in a pane. It is typed into the agent when the agent is
     /// ready (idle or completed), in order and exactly once, even if that is later; this call
     /// returns at once with the message id and state (pending, delivered, ...). The sender is
-    /// your own pane.
+    /// your own pane. A pane that runs no recognised agent (a plain shell, which would run the
+    /// text as commands) is refused, unless the daemon was started with --mcp-allow-shell.
     #[tool]
     async fn send_message(&self, Parameters(params): Parameters<SendMessageParams>) -> ToolResult {
         let body = send_body(&params, &self.sender());
@@ -169,12 +177,19 @@ impl PanectlMcp {
         Ok(body_text(&answer.body))
     }
 
-    /// Start a new agent CLI (a provider such as claude_code or codex) in a new tmux window,
-    /// wait until it is ready for input, and return its pane id and status as JSON. Send it work
-    /// with send_message, handoff or assign.
+    /// Start a new agent CLI (a provider such as claude_code or codex) in a new tmux window
+    /// (after the last window of your own session, unless a session is given), wait until it
+    /// is ready for input, and return its pane id and status as JSON. A command that fails at
+    /// once (not installed) is an error showing its last lines. Send it work with
+    /// send_message, handoff or assign.
     #[tool]
     async fn launch_agent(&self, Parameters(params): Parameters<LaunchParams>) -> ToolResult {
-        let body = launch_body(&params);
+        let mut body = launch_body(&params);
+        if body["session"].is_null()
+            && let Some(session) = self.caller_session().await
+        {
+            body["session"] = Value::String(session);
+        }
         let launched: Value = self
             .client
             .post_json("/v1/agents", &body)
@@ -186,6 +201,8 @@ impl PanectlMcp {
     /// Hand a task to another agent and wait for its answer: the message goes to an existing
     /// agent (pane) or to a new one started for it (provider), and this call returns the
     /// agent's answer once it has finished its turn. Blocks until then (or timeout_seconds).
+    /// A pane that runs no recognised agent (a plain shell) is refused, unless the daemon was
+    /// started with --mcp-allow-shell.
     #[tool]
     async fn handoff(&self, Parameters(params): Parameters<HandoffParams>) -> ToolResult {
         let body = handoff_body(&params, &self.sender())?;
@@ -201,7 +218,8 @@ impl PanectlMcp {
     /// (pane) or to a new one started for it (provider), and this call returns at once with the
     /// assignment id. When the worker finishes, its answer arrives later as a message typed into
     /// your own pane (reply_to, by default the pane this server runs in), so you can go on
-    /// working meanwhile.
+    /// working meanwhile. The worker and reply_to must run recognised agents (a plain shell
+    /// would run the text as commands), unless the daemon was started with --mcp-allow-shell.
     #[tool]
     async fn assign(&self, Parameters(params): Parameters<AssignParams>) -> ToolResult {
         let body = assign_body(&params, &self.sender(), self.caller.as_deref())?;

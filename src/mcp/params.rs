@@ -39,7 +39,8 @@ pub struct LaunchParams {
     /// A name for the agent: the window's name (1-64 letters, digits, `_`, `-`, `.`).
     #[serde(default)]
     pub name: Option<String>,
-    /// The tmux session to open the window in (default: the first session).
+    /// The tmux session to open the window in (default: your own pane's session, else the
+    /// first session).
     #[serde(default)]
     pub session: Option<String>,
     /// The working directory, an absolute path (default: tmux's).

@@ -66,12 +66,22 @@ impl Setup {
 
     /// A daemon, once it mirrors `panes` panes.
     pub fn daemon_for(&self, panes: usize) -> Daemon {
+        self.daemon_with(panes, &[])
+    }
+
+    /// A daemon with more options, once it mirrors `panes` panes.
+    pub fn daemon_with(&self, panes: usize, extra: &[&str]) -> Daemon {
         let dir = self.rules.path().to_string_lossy().into_owned();
-        let daemon = self
-            .server
-            .start_daemon(&["--rules-dir", &dir, "--submit-delay-ms", "150"]);
+        let mut args = vec!["--rules-dir", &dir, "--submit-delay-ms", "150"];
+        args.extend_from_slice(extra);
+        let daemon = self.server.start_daemon(&args);
         self.server.wait_for_panes(panes);
         daemon
+    }
+
+    /// The directory of the daemon's provider rules.
+    pub fn rules_dir(&self) -> &Path {
+        self.rules.path()
     }
 
     fn status(&self) -> String {
@@ -314,7 +324,13 @@ fn cancel_expiry_refusals_and_lost_receivers() {
         "{failed}"
     );
     // Messages for a pane that is gone fail once the pane stays gone.
-    let gone = setup.send("for a pane about to close");
+    // (`sleep` is no agent: the message goes only because the test allows it.)
+    let gone: i64 = setup
+        .server
+        .panectl_ok(&["send", "%0", "--allow-shell", "for a pane about to close"])
+        .trim()
+        .parse()
+        .expect("message id");
     setup.server.tmux(&["kill-pane", "-t", "%0"]);
     let failed = setup.wait_state(gone, "failed", Duration::from_secs(20));
     assert_eq!(failed["reason"], "the pane is gone");

@@ -26,6 +26,7 @@ mod plugin;
 mod plugin_keys;
 mod screen_fixtures;
 mod screen_watch;
+mod seen;
 mod signals;
 mod signals_claude;
 mod status;

@@ -342,3 +342,74 @@ fn mcp_tools_drive_the_daemon() {
         nix::sys::signal::kill(pid, None).is_err()
     });
 }
+
+#[test]
+fn mcp_clients_cannot_type_into_a_shell_unless_the_daemon_allows_it() {
+    let _guard = daemon_test_lock();
+    let setup = Setup::start(0.2);
+    let mut daemon = setup.daemon();
+    setup.wait_status(&["idle"], Duration::from_secs(15));
+    let server = &setup.server;
+    server.wait_for("%1 to be a shell", Duration::from_secs(10), || {
+        server
+            .panes()
+            .iter()
+            .any(|p| p["pane"] == "%1" && p["provider"] == "shell")
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let _context = runtime.enter();
+    let mut command = server.panectl();
+    command.arg("mcp").env("TMUX_PANE", "%0");
+    let client = runtime.block_on(async {
+        let transport = TokioChildProcess::new(tokio::process::Command::from(command))
+            .expect("start panectl mcp");
+        tokio::time::timeout(Duration::from_secs(20), ().serve(transport))
+            .await
+            .expect("no handshake within 20 s")
+            .expect("the MCP handshake")
+    });
+    let refused = call_err(
+        &runtime,
+        &client,
+        "send_message",
+        json!({"pane": "%1", "text": "echo REFUSED-$((6*7))"}),
+    );
+    assert!(
+        refused.contains("%1 runs a plain shell (provider shell)")
+            && refused.contains("--mcp-allow-shell"),
+        "{refused}"
+    );
+    let refused = call_err(
+        &runtime,
+        &client,
+        "handoff",
+        json!({"pane": "%1", "message": "echo REFUSED", "timeout_seconds": 5}),
+    );
+    assert!(refused.contains("--mcp-allow-shell"), "{refused}");
+    assert_eq!(server.panectl_ok(&["inbox", "--json"]), "");
+
+    // A daemon started with --mcp-allow-shell lets it through.
+    assert!(daemon.stop(Duration::from_secs(10)));
+    let _daemon = setup.daemon_with(2, &["--mcp-allow-shell"]);
+    call_ok(
+        &runtime,
+        &client,
+        "send_message",
+        json!({"pane": "%1", "text": "echo ALLOWED-$((6*7))"}),
+    );
+    server.wait_for("the command to run", Duration::from_secs(15), || {
+        server.tmux_screen("%1").contains("\nALLOWED-42")
+    });
+    assert!(!server.tmux_screen("%1").contains("REFUSED"));
+    runtime
+        .block_on(tokio::time::timeout(
+            Duration::from_secs(10),
+            client.cancel(),
+        ))
+        .expect("the client closes within 10 s")
+        .expect("the client closes");
+}

@@ -401,6 +401,19 @@ impl TmuxServer {
     /// status.
     #[allow(dead_code)] // for the inbox tests
     pub fn api_post(&self, path: &str, body: &serde_json::Value) -> serde_json::Value {
+        let (status, answer) = self.api_post_status(path, body);
+        assert!((200..300).contains(&status), "{path}: {status}\n{answer}");
+        answer
+    }
+
+    /// POSTs JSON to the daemon's API socket; the HTTP status and the JSON answer (`null` for
+    /// an empty one).
+    #[allow(dead_code)] // for the inbox tests
+    pub fn api_post_status(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> (u16, serde_json::Value) {
         use std::io::{Read, Write};
         let dir = self.dir.path().join("run/panectl");
         let socket = std::fs::read_dir(&dir)
@@ -422,8 +435,18 @@ impl TmuxServer {
         stream.read_to_end(&mut answer).expect("read");
         let answer = String::from_utf8_lossy(&answer);
         let (head, rest) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
-        assert!(head.starts_with("HTTP/1.1 2"), "{path}: {head}\n{rest}");
-        serde_json::from_str(rest.trim()).expect("a JSON answer")
+        let status = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .expect("an HTTP status");
+        let rest = rest.trim();
+        let json = if rest.is_empty() {
+            serde_json::Value::Null
+        } else {
+            serde_json::from_str(rest).expect("a JSON answer")
+        };
+        (status, json)
     }
 
     /// Runs `panectl health --json` (which exits with 1 when the daemon is degraded).
@@ -698,6 +721,11 @@ impl PtyClient {
 
     /// Attaches to session `$0` from a `width` x `height` terminal.
     pub fn attach(server: &TmuxServer, width: u16, height: u16) -> PtyClient {
+        PtyClient::attach_to(server, "$0", width, height)
+    }
+
+    /// Attaches to `session` from a `width` x `height` terminal.
+    pub fn attach_to(server: &TmuxServer, session: &str, width: u16, height: u16) -> PtyClient {
         let size = nix::pty::Winsize {
             ws_row: height,
             ws_col: width,
@@ -708,7 +736,7 @@ impl PtyClient {
         let slave = std::fs::File::from(pty.slave);
         let child = server
             .command()
-            .args(["attach-session", "-t", "$0"])
+            .args(["attach-session", "-t", session])
             .env("TERM", "xterm")
             .stdin(Stdio::from(slave.try_clone().expect("dup")))
             .stdout(Stdio::from(slave.try_clone().expect("dup")))

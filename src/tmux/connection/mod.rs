@@ -195,6 +195,9 @@ pub struct PaneSummary {
     pub status_settled: bool,
     /// Seconds the status has lasted.
     pub status_seconds: f64,
+    /// A `completed` agent whose pane an attached client has had in view since (see
+    /// `@panectl-seen`); false for every other status.
+    pub seen: bool,
 }
 
 /// A pane's screen, as the API returns it.
@@ -1283,7 +1286,11 @@ impl Connection {
                 for mirror in self.panes.values_mut().filter(|m| m.window() == window) {
                     mirror.row.active = mirror.id() == pane;
                 }
+                self.bus.publish(EventKind::ViewChanged {});
             }
+            Notification::SessionWindowChanged { .. }
+            | Notification::ClientSessionChanged { .. }
+            | Notification::ClientDetached { .. } => self.bus.publish(EventKind::ViewChanged {}),
             Notification::WindowRenamed { window, name } => {
                 if let Some(state) = self.windows.get_mut(&window) {
                     state.name = name.clone();
@@ -1575,6 +1582,7 @@ impl Connection {
                     status_settled: agent.is_none_or(PaneAgent::settled),
                     status_seconds: agent
                         .map_or(0.0, |a| now.duration_since(a.since()).as_secs_f64()),
+                    seen: false,
                     transport: self.transport_of(mirror.id()),
                 }
             })
