@@ -222,10 +222,14 @@ impl Supervisor {
                         self.sync(&mut ended, ResyncReason::Reconnect).await;
                     }
                 }
-                _ = poll.tick(), if !self.server_alive => {
+                // A server without sessions (one that is reading its config as it starts,
+                // where the plugin starts the daemon) has no control client to say when a
+                // session appears: it is polled too, until the first session is attached.
+                _ = poll.tick(), if !self.server_alive || self.entries.is_empty() => {
                     if self.address.is_alive() {
+                        let was_alive = self.server_alive;
                         self.sync(&mut ended, ResyncReason::Attach).await;
-                        if self.server_alive {
+                        if self.server_alive && !was_alive {
                             info!(server = %self.address, "tmux server is back");
                         }
                     }

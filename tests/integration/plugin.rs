@@ -366,3 +366,54 @@ fn a_daemon_started_by_hand_is_reused() {
         daemons(&socket).is_empty()
     });
 }
+
+/// The by-hand install (`run-shell .../panectl.tmux` in tmux.conf) runs while tmux starts, before
+/// the first session exists: the daemon it starts must follow the session that comes next (it
+/// once waited forever for a control client that could tell it of one).
+#[test]
+fn the_plugin_loaded_as_tmux_starts_follows_the_first_session() {
+    let _guard = daemon_test_lock();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let home = Home::new(&format!(
+        "set -g @panectl-bin '{}'\nrun-shell '{}'",
+        env!("CARGO_BIN_EXE_panectl"),
+        root.join("panectl.tmux").display()
+    ));
+    let path = std::env::var("PATH").unwrap_or_default();
+    let server = TmuxServer::start_configured(&home.config(), &home.env(&path));
+    let socket = server.tmux(&["display-message", "-p", "#{socket_path}"]);
+    let socket = socket.trim().to_string();
+    let _daemons = DetachedDaemons(&socket);
+    wait_until("one daemon", Duration::from_secs(15), || {
+        daemons(&socket).len() == 1
+    });
+    let script = root.join("scripts/programs/fake_agent.py");
+    let log = home.path().join("agent.jsonl");
+    let command = format!("exec python3 {} {} 0.3", script.display(), log.display());
+    server.tmux(&["respawn-pane", "-k", "-t", "%0", &command]);
+    let status = || {
+        server
+            .tmux(&["display-message", "-p", "-t", "%0", "#{@panectl_status}"])
+            .trim()
+            .to_string()
+    };
+    let mut last = String::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        last = status();
+        if last == "idle" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        last,
+        "idle",
+        "the daemon started from tmux.conf did not follow the first session:\n{}",
+        daemon_log(&home)
+    );
+    server.tmux(&["kill-server"]);
+    wait_until("the daemon to exit", Duration::from_secs(15), || {
+        daemons(&socket).is_empty()
+    });
+}
