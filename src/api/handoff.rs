@@ -196,7 +196,7 @@ pub(crate) async fn handoff(
     headers: HeaderMap,
     axum::Json(body): axum::Json<HandoffBody>,
 ) -> Result<Response, ApiError> {
-    let permission = ShellPermission::of(&state, &headers, body.allow_shell);
+    let permission = ShellPermission::of(state.mcp_allow_shell, &headers, body.allow_shell);
     if body.reply_to.is_some() {
         return Err(bad(
             "reply_to belongs to assign; a handoff answers the caller",
@@ -260,7 +260,7 @@ pub(crate) async fn assign(
     headers: HeaderMap,
     axum::Json(body): axum::Json<HandoffBody>,
 ) -> Result<Response, ApiError> {
-    let permission = ShellPermission::of(&state, &headers, body.allow_shell);
+    let permission = ShellPermission::of(state.mcp_allow_shell, &headers, body.allow_shell);
     let reply_name = body
         .reply_to
         .as_deref()

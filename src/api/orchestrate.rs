@@ -75,7 +75,8 @@ pub(crate) async fn input(
     axum::Json(body): axum::Json<InputBody>,
 ) -> Result<Response, ApiError> {
     let (pane, handle) = state.find(&name).await?;
-    super::shell_guard::ShellPermission::of(&state, &headers, body.allow_shell).check(&pane)?;
+    super::shell_guard::ShellPermission::of(state.mcp_allow_shell, &headers, body.allow_shell)
+        .check(&pane)?;
     let mut line = None::<Line>;
     if !body.text.is_empty() {
         let command = commands::send_literal(pane.pane, body.text.as_bytes())

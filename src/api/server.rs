@@ -265,6 +265,12 @@ impl From<NameError> for ApiError {
     }
 }
 
+impl From<super::shell_guard::ShellRefused> for ApiError {
+    fn from(refused: super::shell_guard::ShellRefused) -> Self {
+        ApiError(StatusCode::CONFLICT, refused.0)
+    }
+}
+
 impl ApiState {
     pub(crate) fn handles(&self) -> Connections {
         self.connections.borrow().clone()
@@ -884,7 +890,11 @@ async fn send_message(
     headers: HeaderMap,
     axum::Json(request): axum::Json<SendBody>,
 ) -> Result<Response, ApiError> {
-    let permission = super::shell_guard::ShellPermission::of(&state, &headers, request.allow_shell);
+    let permission = super::shell_guard::ShellPermission::of(
+        state.mcp_allow_shell,
+        &headers,
+        request.allow_shell,
+    );
     let body = match (request.body, request.body_hex) {
         (Some(text), None) => text.into_bytes(),
         (None, Some(hex)) => from_hex(&hex)

@@ -8,9 +8,8 @@
 //! pane whose provider is not known yet (the daemon just started and has not looked at it) is
 //! refused like a shell.
 
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 
-use super::server::{ApiError, ApiState};
 use crate::status::providers::SHELL;
 use crate::tmux::PaneSummary;
 
@@ -19,6 +18,12 @@ pub const CLIENT_HEADER: &str = "x-panectl-client";
 
 /// The value of [`CLIENT_HEADER`] on requests of `panectl mcp`.
 pub const MCP_CLIENT: &str = "mcp";
+
+/// Text refused for a pane without an agent: the reason, for the caller (the API answers it
+/// with 409 Conflict).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ShellRefused(pub String);
 
 /// Who asks to type text, and whether they may type it into a pane without an agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,19 +36,19 @@ pub struct ShellPermission {
 
 impl ShellPermission {
     /// The permission of a request: its own `allow_shell`, or for MCP clients the daemon's
-    /// `--mcp-allow-shell`.
-    pub fn of(state: &ApiState, headers: &HeaderMap, asked: bool) -> ShellPermission {
+    /// `--mcp-allow-shell` (`mcp_allow_shell`).
+    pub fn of(mcp_allow_shell: bool, headers: &HeaderMap, asked: bool) -> ShellPermission {
         let mcp = headers
             .get(CLIENT_HEADER)
             .is_some_and(|v| v.as_bytes() == MCP_CLIENT.as_bytes());
         ShellPermission {
             mcp,
-            allowed: if mcp { state.mcp_allow_shell } else { asked },
+            allowed: if mcp { mcp_allow_shell } else { asked },
         }
     }
 
     /// Refuses `pane` if it runs no recognised agent and that is not allowed.
-    pub(crate) fn check(&self, pane: &PaneSummary) -> Result<(), ApiError> {
+    pub(crate) fn check(&self, pane: &PaneSummary) -> Result<(), ShellRefused> {
         let what = match pane.provider.as_deref() {
             Some(SHELL) => "a plain shell (provider shell)",
             None => "no agent panectl recognises (no provider)",
@@ -57,12 +62,9 @@ impl ShellPermission {
         } else {
             "pass --allow-shell (allow_shell: true) to send anyway"
         };
-        Err(ApiError(
-            StatusCode::CONFLICT,
-            format!(
-                "{} runs {what}: the text would run as commands; {how}",
-                pane.pane
-            ),
-        ))
+        Err(ShellRefused(format!(
+            "{} runs {what}: the text would run as commands; {how}",
+            pane.pane
+        )))
     }
 }

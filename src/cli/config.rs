@@ -9,8 +9,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
-use super::daemon::{DaemonArgs, daemon_flags, parse_flags};
-
 /// Keys the file may not set: they only make sense on a command line.
 const COMMAND_LINE_ONLY: [&str; 2] = ["detach", "config"];
 
@@ -23,8 +21,13 @@ pub fn default_path() -> Option<PathBuf> {
     Some(config.join("panectl").join("config.toml"))
 }
 
-/// The file's `[daemon]` table as flag words, by argument id.
-fn file_args(path: &Path, text: &str) -> anyhow::Result<Vec<(String, Vec<OsString>)>> {
+/// The file's `[daemon]` table as flag words of `flags` (the daemon's flags as a command), by
+/// argument id.
+pub(super) fn file_args(
+    flags: &clap::Command,
+    path: &Path,
+    text: &str,
+) -> anyhow::Result<Vec<(String, Vec<OsString>)>> {
     let table: toml::Table =
         toml::from_str(text).with_context(|| format!("cannot read {}", path.display()))?;
     let mut args = Vec::new();
@@ -38,7 +41,6 @@ fn file_args(path: &Path, text: &str) -> anyhow::Result<Vec<(String, Vec<OsStrin
         let Some(daemon) = value.as_table() else {
             bail!("`daemon` in {} must be a table ([daemon])", path.display());
         };
-        let flags = daemon_flags();
         for (key, value) in daemon {
             let long = key.replace('_', "-");
             let arg = flags
@@ -82,7 +84,7 @@ fn file_args(path: &Path, text: &str) -> anyhow::Result<Vec<(String, Vec<OsStrin
         }
     }
     let all: Vec<OsString> = args.iter().flat_map(|(_, w)| w.clone()).collect();
-    if let Err(error) = parse_flags(&all) {
+    if let Err(error) = flags.clone().try_get_matches_from(&all) {
         let text = error.to_string();
         bail!(
             "{}: {}",
@@ -96,21 +98,23 @@ fn file_args(path: &Path, text: &str) -> anyhow::Result<Vec<(String, Vec<OsStrin
     Ok(args)
 }
 
-/// The daemon's settings: the flags `given` on the command line over the config file's (the
-/// one at `config`, else the default one if it exists).
-pub fn daemon_args(
+/// The daemon's settings as flag words of `flags` (the daemon's flags as a command): the flags
+/// `given` on the command line over the config file's (the one at `config`, else the default
+/// one if it exists).
+pub fn daemon_words(
+    flags: &clap::Command,
     given: &[(String, Vec<OsString>)],
     config: Option<&Path>,
-) -> anyhow::Result<DaemonArgs> {
+) -> anyhow::Result<Vec<OsString>> {
     let from_file = match config {
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("cannot read the config file {}", path.display()))?;
-            file_args(path, &text)?
+            file_args(flags, path, &text)?
         }
         None => match default_path() {
             Some(path) => match std::fs::read_to_string(&path) {
-                Ok(text) => file_args(&path, &text)?,
+                Ok(text) => file_args(flags, &path, &text)?,
                 Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
                 Err(error) => {
                     return Err(error).with_context(|| {
@@ -127,81 +131,5 @@ pub fn daemon_args(
         .flat_map(|(_, words)| words)
         .collect();
     words.extend(given.iter().flat_map(|(_, w)| w.iter().cloned()));
-    Ok(parse_flags(&words)?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn args_of(text: &str) -> anyhow::Result<Vec<(String, Vec<OsString>)>> {
-        file_args(Path::new("config.toml"), text)
-    }
-
-    #[test]
-    fn keys_become_flags() {
-        let args = args_of(
-            "[daemon]\nstatus_quiet_ms = 30\ntransport = \"auto\"\nexit-with-server = true\n\
-             allow_remote = false\n",
-        )
-        .unwrap();
-        let words: Vec<String> = args
-            .iter()
-            .flat_map(|(_, w)| w.iter().map(|w| w.to_string_lossy().into_owned()))
-            .collect();
-        assert_eq!(
-            words,
-            [
-                "--exit-with-server",
-                "--status-quiet-ms=30",
-                "--transport=auto"
-            ]
-        );
-    }
-
-    #[test]
-    fn unknown_keys_and_bad_values_name_the_key_and_the_file() {
-        let error = args_of("[daemon]\nstatus_quiet = 3\n")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.contains("`status_quiet`") && error.contains("config.toml"),
-            "{error}"
-        );
-        let error = args_of("[deamon]\n").unwrap_err().to_string();
-        assert!(error.contains("`deamon`"), "{error}");
-        let error = args_of("[daemon]\ndetach = true\n")
-            .unwrap_err()
-            .to_string();
-        assert!(error.contains("`detach`"), "{error}");
-        let error = args_of("[daemon]\ntransport = \"carrier-pigeon\"\n")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.contains("config.toml") && error.contains("carrier-pigeon"),
-            "{error}"
-        );
-        let error = args_of("[daemon]\nexit_with_server = 1\n")
-            .unwrap_err()
-            .to_string();
-        assert!(error.contains("true or false"), "{error}");
-    }
-
-    #[test]
-    fn the_command_line_wins() {
-        let file = tempfile::NamedTempFile::new().unwrap();
-        std::fs::write(
-            file.path(),
-            "[daemon]\nstatus_quiet_ms = 30\nsubmit_delay_ms = 400\n",
-        )
-        .unwrap();
-        let given = vec![(
-            "status_quiet_ms".to_string(),
-            vec![OsString::from("--status-quiet-ms=7")],
-        )];
-        let args = daemon_args(&given, Some(file.path())).unwrap();
-        let shown = format!("{args:?}");
-        assert!(shown.contains("status_quiet_ms: 7"), "{shown}");
-        assert!(shown.contains("submit_delay_ms: 400"), "{shown}");
-    }
+    Ok(words)
 }

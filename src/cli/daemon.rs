@@ -193,7 +193,12 @@ pub fn command(
                 Some(matches) => given_args(matches)?,
                 None => Vec::new(),
             };
-            let args = super::config::daemon_args(&given, command.args.config.as_deref())?;
+            let words = super::config::daemon_words(
+                &daemon_flags(),
+                &given,
+                command.args.config.as_deref(),
+            )?;
+            let args = parse_flags(&words)?;
             run(server, args, &given)
         }
     }
@@ -702,5 +707,87 @@ mod tests {
         let args = parse_flags(&words).unwrap();
         assert_eq!(args.status_quiet_ms, 33);
         assert_eq!(args.rules_dir, Some(PathBuf::from("-odd dir")));
+    }
+}
+
+/// The config file read against the daemon's real flags (in this module: `config` knows no flag).
+#[cfg(test)]
+mod config_tests {
+    use std::ffi::OsString;
+    use std::path::Path;
+
+    use super::*;
+
+    fn args_of(text: &str) -> anyhow::Result<Vec<(String, Vec<OsString>)>> {
+        super::super::config::file_args(&daemon_flags(), Path::new("config.toml"), text)
+    }
+
+    #[test]
+    fn keys_become_flags() {
+        let args = args_of(
+            "[daemon]\nstatus_quiet_ms = 30\ntransport = \"auto\"\nexit-with-server = true\n\
+             allow_remote = false\n",
+        )
+        .unwrap();
+        let words: Vec<String> = args
+            .iter()
+            .flat_map(|(_, w)| w.iter().map(|w| w.to_string_lossy().into_owned()))
+            .collect();
+        assert_eq!(
+            words,
+            [
+                "--exit-with-server",
+                "--status-quiet-ms=30",
+                "--transport=auto"
+            ]
+        );
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_the_key_and_the_file() {
+        let error = args_of("[daemon]\nstatus_quiet = 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("`status_quiet`") && error.contains("config.toml"),
+            "{error}"
+        );
+        let error = args_of("[deamon]\n").unwrap_err().to_string();
+        assert!(error.contains("`deamon`"), "{error}");
+        let error = args_of("[daemon]\ndetach = true\n")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("`detach`"), "{error}");
+        let error = args_of("[daemon]\ntransport = \"carrier-pigeon\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("config.toml") && error.contains("carrier-pigeon"),
+            "{error}"
+        );
+        let error = args_of("[daemon]\nexit_with_server = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("true or false"), "{error}");
+    }
+
+    #[test]
+    fn the_command_line_wins() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(
+            file.path(),
+            "[daemon]\nstatus_quiet_ms = 30\nsubmit_delay_ms = 400\n",
+        )
+        .unwrap();
+        let given = vec![(
+            "status_quiet_ms".to_string(),
+            vec![OsString::from("--status-quiet-ms=7")],
+        )];
+        let words =
+            super::super::config::daemon_words(&daemon_flags(), &given, Some(file.path())).unwrap();
+        let args = parse_flags(&words).unwrap();
+        let shown = format!("{args:?}");
+        assert!(shown.contains("status_quiet_ms: 7"), "{shown}");
+        assert!(shown.contains("submit_delay_ms: 400"), "{shown}");
     }
 }
