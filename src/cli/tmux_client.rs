@@ -100,7 +100,11 @@ pub(super) fn switch_client(
 pub(super) fn display(address: &ServerAddress, client: &str, text: &str) -> anyhow::Result<()> {
     let shown = format_literal(text);
     // `--` so that a message starting with `-` is not read as a flag.
-    run(address, &["display-message", "-c", client, "--", &shown])?;
+    if run(address, &["display-message", "-c", client, "--", &shown]).is_err() {
+        // tmux 3.2 parses display-message's -c as a flag without a value (fixed in 3.3):
+        // there the message goes to the client tmux picks (the one used last).
+        run(address, &["display-message", "--", &shown])?;
+    }
     Ok(())
 }
 

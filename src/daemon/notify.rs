@@ -77,9 +77,13 @@ struct Settings {
 
 /// Reads the options; `None` when tmux cannot be asked.
 async fn settings(handle: &ConnectionHandle) -> Option<Settings> {
+    const VERSION: Format = Format::new("#{version}");
     let line = Line::new(show_global(NOTIFY_OPTION))
         .then(show_global(NOTIFY_COMMAND_OPTION))
-        .then(show_global(NOTIFY_BELL_OPTION));
+        .then(show_global(NOTIFY_BELL_OPTION))
+        .then(crate::control::command::commands::display_print(
+            VERSION, None,
+        ));
     let replies = handle.run(line).await.ok()?;
     let text = |i: usize| {
         replies
@@ -89,9 +93,20 @@ async fn settings(handle: &ConnectionHandle) -> Option<Settings> {
     };
     Some(Settings {
         messages: text(0) == "on",
-        command: text(1),
+        command: user_command(&text(1), &text(3)),
         bell: text(2) == "on",
     })
+}
+
+/// The user's command as they wrote it: tmux 3.4 stores every `$` of an option value set with
+/// `set-option` as `\$` (3.3 and 3.5 do not), which would keep the shell from expanding
+/// `$PANECTL_PANE`; on 3.4 that escape is undone.
+fn user_command(stored: &str, version: &str) -> String {
+    if version == "3.4" {
+        stored.replace("\\$", "$")
+    } else {
+        stored.to_string()
+    }
 }
 
 /// Rings the bell in `pane`: a BEL written to its terminal, which tmux takes as the pane's own.
@@ -162,6 +177,20 @@ async fn show(handle: &ConnectionHandle, pane: PaneId, status: Status) {
             .format(message);
         match handle.run(Line::new(display)).await {
             Ok(_) => shown.push(name.as_str().to_string()),
+            Err(error) if error.to_string().contains("usage: display-message") => {
+                // tmux 3.2 parses display-message's -c as a flag without a value (fixed in
+                // 3.3): no message can be aimed at one client there.
+                static SAID: std::sync::atomic::AtomicBool =
+                    std::sync::atomic::AtomicBool::new(false);
+                if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                    warn!(
+                        "this tmux cannot show a message on a chosen client (display-message -c \
+                         needs tmux 3.3): no client messages; the bell and \
+                         @panectl-notify-command still work"
+                    );
+                }
+                break;
+            }
             Err(error) => debug!(%error, "display-message failed"),
         }
     }
@@ -246,6 +275,18 @@ pub async fn run(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn only_tmux_3_4_escapes_dollars_in_option_values() {
+        let stored = r#"echo "\$PANECTL_PANE" >> log"#;
+        assert_eq!(
+            user_command(stored, "3.4"),
+            r#"echo "$PANECTL_PANE" >> log"#
+        );
+        assert_eq!(user_command(stored, "3.3a"), stored);
+        assert_eq!(user_command("echo $X", "3.5a"), "echo $X");
+    }
+
     use super::*;
 
     #[test]
