@@ -47,7 +47,12 @@ tmux_literal() {
 
 # Shows TEXT (plain text, never a format) on client CLIENT's status line for a few seconds.
 tell() {
-    tmux display-message -c "$1" -d 8000 -- "$(tmux_literal "$2")" 2>/dev/null || true
+    local text
+    text="$(tmux_literal "$2")"
+    # tmux 3.2 parses display-message's -c as a flag without a value (fixed in 3.3), so there
+    # the message goes to the client tmux picks: the one used last, which pressed the key.
+    tmux display-message -c "$1" -d 8000 -- "$text" 2>/dev/null ||
+        tmux display-message -d 8000 -- "$text" 2>/dev/null || true
 }
 
 # The state directory of the plugin (build log, errors).

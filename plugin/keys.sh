@@ -35,7 +35,11 @@ if [ "$action" = ready ]; then
     # Run by the client-attached hook: the message once per server, then the hook goes.
     client="${2:-}"
     # Control clients (the daemon's, among them) attach too: they are not told.
-    mode="$(tmux display-message -p -c "$client" '#{client_control_mode}' 2>/dev/null)"
+    # (list-clients, not display-message -c: tmux 3.2 takes no value after display-message -c.)
+    mode="$(tmux list-clients -F '#{client_control_mode} #{client_name}' 2>/dev/null |
+        while read -r control name; do
+            [ "$name" = "$client" ] && printf '%s\n' "$control"
+        done)"
     if [ "$mode" != 0 ]; then
         exit 0
     fi
