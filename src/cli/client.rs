@@ -39,6 +39,26 @@ pub(super) fn text(value: &Value, key: &str) -> String {
     }
 }
 
+/// A field of untrusted text (a pane title, a sender, a reason) for a terminal: control
+/// characters (C0, DEL, C1: escape sequences that would clear the screen or set the title) are
+/// shown escaped (`\x1b`), everything else as it is.
+pub(super) fn printable(text: &str) -> String {
+    let mut shown = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            shown.push_str(&format!("\\x{:02x}", u32::from(c)));
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
+}
+
+/// [`text`] made [`printable`], for human output.
+pub(super) fn shown(value: &Value, key: &str) -> String {
+    printable(&text(value, key))
+}
+
 pub fn ls(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let panes: Value = block_on(async { Ok(client.get_json("/v1/panes").await?) })?;
@@ -55,14 +75,14 @@ pub fn ls(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
                 .iter()
                 .map(|p| {
                     [
-                        text(p, "pane"),
-                        text(p, "session"),
-                        format!("{}:{}", text(p, "window_index"), text(p, "window")),
-                        format!("{}x{}", text(p, "width"), text(p, "height")),
-                        text(p, "status"),
-                        text(p, "provider"),
-                        text(p, "command"),
-                        text(p, "title"),
+                        shown(p, "pane"),
+                        shown(p, "session"),
+                        format!("{}:{}", shown(p, "window_index"), shown(p, "window")),
+                        format!("{}x{}", shown(p, "width"), shown(p, "height")),
+                        shown(p, "status"),
+                        shown(p, "provider"),
+                        shown(p, "command"),
+                        shown(p, "title"),
                     ]
                 })
                 .collect()
@@ -437,4 +457,18 @@ pub fn providers(server: &ServerArgs) -> anyhow::Result<ExitCode> {
         )?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::printable;
+
+    #[test]
+    fn control_characters_are_shown_escaped() {
+        assert_eq!(
+            printable("a\u{1b}]0;pwned\u{7}\u{1b}[2J\tb\u{9b}c\u{7f}"),
+            "a\\x1b]0;pwned\\x07\\x1b[2J\\x09b\\x9bc\\x7f"
+        );
+        assert_eq!(printable("✳ Claude Code 漢字"), "✳ Claude Code 漢字");
+    }
 }

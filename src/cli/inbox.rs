@@ -9,7 +9,7 @@ use panectl::api::client::encode_segment;
 use serde_json::{Value, json};
 
 use super::ServerArgs;
-use super::client::{block_on, client, text};
+use super::client::{block_on, client, shown, text};
 use super::tmux_client;
 
 /// Reads a duration: `500ms`, `30s`, `5m`, `2h`, `1d`, or a plain number of seconds.
@@ -180,17 +180,17 @@ pub fn list(
             .chars()
             .take(50)
             .collect();
-        let state = match text(message, "reason") {
-            reason if reason.is_empty() => text(message, "state"),
-            reason => format!("{} ({reason})", text(message, "state")),
+        let state = match shown(message, "reason") {
+            reason if reason.is_empty() => shown(message, "state"),
+            reason => format!("{} ({reason})", shown(message, "state")),
         };
         writeln!(
             out,
             "{:>6}  {:<5} {:<12} from {:<10} {first:?}",
-            text(message, "id"),
-            text(message, "pane"),
+            shown(message, "id"),
+            shown(message, "pane"),
             state,
-            text(message, "sender"),
+            shown(message, "sender"),
         )?;
     }
     Ok(ExitCode::SUCCESS)

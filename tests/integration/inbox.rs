@@ -501,3 +501,28 @@ fn every_message_arrives_exactly_once_across_daemon_crashes() {
     assert!(failed.is_empty(), "{failed:?}");
     drop(final_daemon);
 }
+
+/// A sender is anyone's text: `panectl inbox` must not pass its escape sequences to the
+/// terminal (here: set the title, clear the screen), but show them escaped.
+#[test]
+fn the_inbox_list_shows_a_hostile_sender_escaped() {
+    let _guard = daemon_test_lock();
+    let setup = Setup::start(0.2);
+    let _daemon = setup.daemon();
+    setup.wait_status(&["idle"], Duration::from_secs(10));
+    let sender = "x\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}";
+    let id = setup
+        .server
+        .panectl_ok(&["send", "%0", "--from", sender, "hello"]);
+    let id: i64 = id.trim().parse().expect("message id");
+    assert_eq!(setup.message(id)["sender"], sender, "kept as sent");
+    let listed = setup.server.panectl_ok(&["inbox", "--pane", "%0"]);
+    assert!(
+        !listed.chars().any(|c| c.is_control() && c != '\n'),
+        "control characters reached the terminal: {listed:?}"
+    );
+    assert!(
+        listed.contains(r"from x\x1b]0;pwned\x07\x1b[2J\x9b"),
+        "{listed}"
+    );
+}
