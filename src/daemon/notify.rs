@@ -60,14 +60,6 @@ pub fn command_env(
     ])
 }
 
-fn show_global(name: &'static str) -> Command {
-    Command::new("show-options")
-        .flag("-g")
-        .flag("-q")
-        .flag("-v")
-        .option_name(name)
-}
-
 /// The notification options.
 struct Settings {
     messages: bool,
@@ -78,9 +70,11 @@ struct Settings {
 /// Reads the options; `None` when tmux cannot be asked.
 async fn settings(handle: &ConnectionHandle) -> Option<Settings> {
     const VERSION: Format = Format::new("#{version}");
-    let line = Line::new(show_global(NOTIFY_OPTION))
-        .then(show_global(NOTIFY_COMMAND_OPTION))
-        .then(show_global(NOTIFY_BELL_OPTION))
+    let line = Line::new(crate::tmux::query::show_global_option(NOTIFY_OPTION))
+        .then(crate::tmux::query::show_global_option(
+            NOTIFY_COMMAND_OPTION,
+        ))
+        .then(crate::tmux::query::show_global_option(NOTIFY_BELL_OPTION))
         .then(crate::control::command::commands::display_print(
             VERSION, None,
         ));

@@ -190,21 +190,13 @@ pub fn summary(statuses: impl IntoIterator<Item = Status>) -> String {
     render(statuses, &SummaryOptions::default())
 }
 
-fn show_global(name: &'static str) -> Command {
-    Command::new("show-options")
-        .flag("-g")
-        .flag("-q")
-        .flag("-v")
-        .option_name(name)
-}
-
 /// Reads the options; the defaults when tmux cannot be asked.
 async fn read_options(handle: &ConnectionHandle) -> SummaryOptions {
-    let line = Line::new(show_global(FORMAT_OPTION))
-        .then(show_global(COLOUR_OPTION))
-        .then(show_global(EMPTY_OPTION))
-        .then(show_global(ONLY_OPTION))
-        .then(show_global(SEEN_OPTION));
+    let line = Line::new(crate::tmux::query::show_global_option(FORMAT_OPTION))
+        .then(crate::tmux::query::show_global_option(COLOUR_OPTION))
+        .then(crate::tmux::query::show_global_option(EMPTY_OPTION))
+        .then(crate::tmux::query::show_global_option(ONLY_OPTION))
+        .then(crate::tmux::query::show_global_option(SEEN_OPTION));
     let Ok(replies) = handle.run(line).await else {
         return SummaryOptions::default();
     };

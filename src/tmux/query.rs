@@ -321,6 +321,16 @@ pub fn set_pane_option(pane: PaneId, name: &'static str, value: Option<&SafeValu
     }
 }
 
+/// `show-options -gqv NAME` for one of panectl's global options (`@panectl-...`): its value,
+/// or nothing when it is unset.
+pub fn show_global_option(name: &'static str) -> Command {
+    Command::new("show-options")
+        .flag("-g")
+        .flag("-q")
+        .flag("-v")
+        .option_name(name)
+}
+
 /// `set-option -s NAME VALUE` (or `-u`) for one of panectl's server options.
 pub fn set_server_option(name: &'static str, value: Option<&SafeValue>) -> Command {
     let command = Command::new("set-option").flag("-s");
