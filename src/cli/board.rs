@@ -13,7 +13,7 @@ use panectl::tmux::ServerAddress;
 
 use super::ServerArgs;
 use super::agents::{self, Pane, short_duration};
-use super::client::text;
+use super::client::{printable, text};
 use super::{inbox, tmux_client};
 
 /// Who messages sent from the board come from.
@@ -219,10 +219,10 @@ fn write_table(out: &mut impl Write, rows: &[Row]) -> std::io::Result<()> {
         .map(|(at, row)| {
             [
                 (at + 1).to_string(),
-                row.pane.status.clone(),
-                row.pane.provider.clone().unwrap_or_default(),
-                row.pane.location(),
-                row.name.clone(),
+                printable(&row.pane.status),
+                printable(&row.pane.provider.clone().unwrap_or_default()),
+                printable(&row.pane.location()),
+                printable(&row.name),
                 short_duration(row.pane.status_seconds),
             ]
         })

@@ -228,18 +228,18 @@ fn print_event(data: &str, json: bool) -> std::io::Result<()> {
         for (key, field) in object {
             if !matches!(key.as_str(), "id" | "time_ms" | "type") {
                 let shown = match field {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
+                    Value::String(s) => printable(s),
+                    other => printable(&other.to_string()),
                 };
-                fields.push(format!("{key}={shown}"));
+                fields.push(format!("{}={shown}", printable(key)));
             }
         }
     }
     writeln!(
         out,
         "{:>6} {:<16} {}",
-        text(&value, "id"),
-        text(&value, "type"),
+        shown(&value, "id"),
+        shown(&value, "type"),
         fields.join(" ")
     )?;
     out.flush()
@@ -293,31 +293,31 @@ fn or_none(value: String) -> String {
 /// Prints an explanation (from the daemon or from a file) for people.
 pub fn print_explanation(explanation: &Value) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
-    let subject = match text(explanation, "pane") {
-        pane if pane.is_empty() => text(explanation, "file"),
+    let subject = match shown(explanation, "pane") {
+        pane if pane.is_empty() => shown(explanation, "file"),
         pane => pane,
     };
-    let source = match text(explanation, "source") {
+    let source = match shown(explanation, "source") {
         source if source.is_empty() => String::new(),
         source => format!(", source {source}"),
     };
     writeln!(
         out,
         "{subject}: {} (provider {}, rule {}{source})",
-        text(explanation, "status"),
-        or_none(text(explanation, "provider")),
-        or_none(text(explanation, "rule")),
+        shown(explanation, "status"),
+        or_none(shown(explanation, "provider")),
+        or_none(shown(explanation, "rule")),
     )?;
     let signal = &explanation["signal"];
     if signal.is_object() {
         writeln!(
             out,
             "   signal: {} {} -> {}, {:.1}s ago; screen says {} (changed {:.1}s ago)",
-            text(signal, "source"),
-            text(signal, "detail"),
-            text(signal, "status"),
+            shown(signal, "source"),
+            shown(signal, "detail"),
+            shown(signal, "status"),
             signal["age_seconds"].as_f64().unwrap_or_default(),
-            text(explanation, "screen_status"),
+            shown(explanation, "screen_status"),
             explanation["screen_changed_seconds"]
                 .as_f64()
                 .unwrap_or_default(),
@@ -334,7 +334,7 @@ pub fn print_explanation(explanation: &Value) -> std::io::Result<()> {
         let mut why = if rule["matched"] == true {
             "matches".to_string()
         } else {
-            text(rule, "reason")
+            shown(rule, "reason")
         };
         if let Some(layer) = rule["layer"].as_str() {
             why.push_str(&format!("  [inherited from {layer}]"));
@@ -342,9 +342,9 @@ pub fn print_explanation(explanation: &Value) -> std::io::Result<()> {
         writeln!(
             out,
             "{mark} {:<4} {:<34} {:<20} {why}",
-            text(rule, "priority"),
-            text(rule, "rule"),
-            text(rule, "verdict")
+            shown(rule, "priority"),
+            shown(rule, "rule"),
+            shown(rule, "verdict")
         )?;
     }
     Ok(())
@@ -383,10 +383,10 @@ pub fn set_provider(server: &ServerArgs, pane: &str, provider: &str) -> anyhow::
     let pane: Value = block_on(async { Ok(client.post_json(&path, &body).await?) })?;
     println!(
         "{}: provider {} ({}), status {}",
-        text(&pane, "pane"),
-        or_none(text(&pane, "provider")),
-        or_none(text(&pane, "provider_source")),
-        text(&pane, "status")
+        shown(&pane, "pane"),
+        or_none(shown(&pane, "provider")),
+        or_none(shown(&pane, "provider_source")),
+        shown(&pane, "status")
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -410,7 +410,7 @@ pub fn transport(
             }
         })
     })?;
-    println!("{}: {}", text(&pane, "pane"), text(&pane, "transport"));
+    println!("{}: {}", shown(&pane, "pane"), shown(&pane, "transport"));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -424,14 +424,14 @@ pub fn session_transport(
     let body = serde_json::json!({ "transport": transport });
     let answer: Value = block_on(async { Ok(client.post_json(&path, &body).await?) })?;
     for pane in answer["panes"].as_array().into_iter().flatten() {
-        println!("{}: {}", text(pane, "pane"), text(pane, "transport"));
+        println!("{}: {}", shown(pane, "pane"), shown(pane, "transport"));
     }
     let mut failed = false;
     for pane in answer["failed"].as_array().into_iter().flatten() {
         eprintln!(
             "panectl: {} stays where it was: {}",
-            text(pane, "pane"),
-            text(pane, "error")
+            shown(pane, "pane"),
+            shown(pane, "error")
         );
         failed = true;
     }

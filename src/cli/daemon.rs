@@ -89,7 +89,8 @@ pub struct DaemonArgs {
     #[arg(long)]
     exit_with_server: bool,
     /// Seconds a pane's output may wait for the daemon before tmux pauses the pane (which the
-    /// daemon then resyncs); 0 turns flow control off.
+    /// daemon then resyncs); 0 turns flow control off (tmux then holds programs back while the
+    /// daemon is behind, even while it is stopped).
     #[arg(long, default_value_t = 5, value_name = "SECONDS")]
     pause_after: u32,
     /// Bytes of recent output kept per pane.

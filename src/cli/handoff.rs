@@ -9,7 +9,7 @@ use panectl::api::client::ClientError;
 use serde_json::{Value, json};
 
 use super::ServerArgs;
-use super::client::{block_on, client, text};
+use super::client::{block_on, client, shown, text};
 use super::orchestrate::LaunchOptions;
 
 /// What `panectl handoff` and `panectl assign` are given.
@@ -171,14 +171,14 @@ pub fn list(server: &ServerArgs, state: Option<&str>, json: bool) -> anyhow::Res
         } else {
             println!(
                 "{:>5}  {:<9} {:>5} -> {:<5} message {}{}",
-                text(a, "id"),
-                text(a, "state"),
-                text(a, "worker"),
-                text(a, "reply_to"),
-                text(a, "message_id"),
+                shown(a, "id"),
+                shown(a, "state"),
+                shown(a, "worker"),
+                shown(a, "reply_to"),
+                shown(a, "message_id"),
                 a["reason"]
                     .as_str()
-                    .map(|r| format!("  ({r})"))
+                    .map(|r| format!("  ({})", super::client::printable(r)))
                     .unwrap_or_default()
             );
         }

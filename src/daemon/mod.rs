@@ -4,6 +4,7 @@
 pub mod clients;
 pub mod discovery;
 pub mod events;
+pub mod flow_guard;
 pub mod notify;
 pub mod pane_poll;
 pub mod paths;
@@ -236,6 +237,14 @@ pub async fn run(
         cancel.clone(),
     ));
     tracker.spawn(pane_poll::run(connections.clone(), cancel.clone()));
+    if options.connection.pause_after > 0 {
+        tracker.spawn(flow_guard::run(
+            options.address.clone(),
+            options.connection.attach_dir.clone(),
+            status.clone(),
+            cancel.clone(),
+        ));
+    }
     let (seen, seen_panes) = tokio::sync::watch::channel(std::collections::BTreeSet::new());
     tracker.spawn(summary::run(
         bus.clone(),

@@ -393,3 +393,43 @@ fn board_send_takes_a_paste_buffer_exactly_and_notifies() {
         )
     });
 }
+
+#[test]
+fn the_board_and_explain_show_control_characters_escaped() {
+    let _guard = daemon_test_lock();
+    let setup = Setup::start(0.2);
+    let _daemon = setup.daemon();
+    setup.wait_status(&["idle"], Duration::from_secs(10));
+    let server = &setup.server;
+    // A name another program gave the agent (any process in the server can set it) that
+    // would clear the screen and set the terminal's title if printed as it is.
+    let hostile = "x\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}";
+    server.tmux(&["set-option", "-p", "-t", "%0", "@panectl_name", hostile]);
+    let shown = panectl_with_input(server, &["board"], b"q\n");
+    assert!(shown.status.success(), "{shown:?}");
+    let text = String::from_utf8(shown.stdout).expect("UTF-8 output");
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "control characters reached the terminal: {text:?}"
+    );
+    assert!(text.contains(r"x\x1b]0;pwned\x07\x1b[2J\x9b"), "{text}");
+    // Events in text form carry names and titles too.
+    let mut events = server
+        .panectl()
+        .arg("events")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run panectl events");
+    std::thread::sleep(Duration::from_millis(500));
+    server.panectl_ok(&["send", "%0", "--from", hostile, "hello"]);
+    std::thread::sleep(Duration::from_secs(2));
+    let _ = events.kill();
+    let printed = events.wait_with_output().expect("events output");
+    let printed = String::from_utf8(printed.stdout).expect("UTF-8 output");
+    assert!(printed.contains("sender="), "no message event: {printed}");
+    assert!(
+        !printed.chars().any(|c| c.is_control() && c != '\n'),
+        "control characters reached the terminal: {printed:?}"
+    );
+}

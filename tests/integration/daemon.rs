@@ -45,16 +45,18 @@ fn zombie_children(parent: u32) -> Vec<String> {
     zombies
 }
 
+/// The daemon's control clients of sessions, as `PID 1 $SESSION`: not its flow-control guard
+/// (a client with `no-output`, docs/daemon.md), which the stalled-daemon tests cover.
 pub fn control_clients(server: &TmuxServer) -> Vec<String> {
     server
         .tmux(&[
             "list-clients",
             "-F",
-            "#{client_pid} #{client_control_mode} #{session_id}",
+            "#{client_pid} #{client_control_mode} #{session_id} #{client_flags}",
         ])
         .lines()
-        .filter(|l| l.split(' ').nth(1) == Some("1"))
-        .map(str::to_string)
+        .filter(|l| l.split(' ').nth(1) == Some("1") && !l.contains("no-output"))
+        .map(|l| l.split(' ').take(3).collect::<Vec<_>>().join(" "))
         .collect()
 }
 

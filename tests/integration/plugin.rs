@@ -258,7 +258,10 @@ fn tpm_installs_the_plugin_which_runs_one_daemon_tied_to_the_server() {
     // An attached client is told when the turn ends.
     let _client = crate::support::PtyClient::attach(&server, 120, 40);
     wait_until("the client to attach", Duration::from_secs(10), || {
-        !server.tmux(&["list-clients"]).trim().is_empty()
+        server
+            .tmux(&["list-clients", "-F", "#{client_control_mode}"])
+            .lines()
+            .any(|line| line == "0")
     });
     // The client has %0 in view: its finished turn would be seen at once and leave the
     // summary (the seen tests cover that); here the summary shows it.

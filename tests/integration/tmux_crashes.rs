@@ -227,9 +227,14 @@ fn a_stopping_daemon_lets_its_clients_go_at_once_and_tmux_keeps_running() {
     });
     let clients = |server: &TmuxServer| {
         server
-            .tmux(&["list-clients", "-F", "#{client_control_mode}"])
+            .tmux(&[
+                "list-clients",
+                "-F",
+                "#{client_control_mode} #{client_flags}",
+            ])
             .lines()
-            .filter(|line| *line == "1")
+            // Not the flow-control guard (`no-output`, docs/daemon.md).
+            .filter(|line| line.starts_with("1 ") && !line.contains("no-output"))
             .count()
     };
     // `sessions` counts connections started; their clients show in tmux once attached.

@@ -91,6 +91,99 @@ pub async fn control_client(
     session: SessionId,
     dir: &Path,
 ) -> Result<ControlClient, AttachError> {
+    let target = session.to_string();
+    let started = start_through_relay(
+        address,
+        dir,
+        &["-C", "attach-session", "-E", "-t", &target],
+        Stdio::piped(),
+    )
+    .await?;
+    let Started {
+        mut child,
+        stdin,
+        stdout,
+        relay,
+    } = started;
+    let Some(stdout) = stdout else {
+        let _ = child.kill().await;
+        relay.abort();
+        return Err(AttachError::Exited("started without pipes".into()));
+    };
+    Ok(ControlClient {
+        child,
+        stdin,
+        stdout,
+        relay,
+    })
+}
+
+/// A control client that takes no pane output (`-f no-output`), attached to whichever session
+/// tmux picks: see [`OutputFreeClient`].
+pub async fn output_free_client(
+    address: &ServerAddress,
+    dir: &Path,
+) -> Result<OutputFreeClient, AttachError> {
+    let Started {
+        child,
+        stdin,
+        relay,
+        ..
+    } = start_through_relay(
+        address,
+        dir,
+        &[
+            "-C",
+            "attach-session",
+            "-E",
+            "-f",
+            "no-output,ignore-size,read-only",
+        ],
+        Stdio::null(),
+    )
+    .await?;
+    Ok(OutputFreeClient {
+        child,
+        stdin,
+        relay,
+    })
+}
+
+/// A control client with the `no-output` flag, whose one effect is on tmux's flow control.
+///
+/// tmux stops reading a pane's terminal when every attached client is a control client whose
+/// output is backed up, and it checks `pause-after` only when it queues or writes output: so a
+/// daemon that is stopped or hung (its control clients' pipes full) would block the programs
+/// in its panes for as long as it stays so, `pause-after` never firing. A client with
+/// `no-output` never counts as backed up, so tmux keeps reading every pane, the daemon's own
+/// clients fall behind, and tmux pauses their panes after `pause-after` seconds (which the
+/// daemon resyncs when it runs again). Its stdout is `/dev/null`: only notifications go there.
+#[derive(Debug)]
+pub struct OutputFreeClient {
+    /// The `tmux -C` process.
+    pub child: Child,
+    /// Its stdin, held open: tmux detaches the client when it closes.
+    pub stdin: ChildStdin,
+    /// The relay between the client and the server; it ends when either side closes.
+    pub relay: JoinHandle<()>,
+}
+
+/// A `tmux` client connected to the server through the relay.
+struct Started {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: Option<ChildStdout>,
+    relay: JoinHandle<()>,
+}
+
+/// Starts `tmux ARGS` pointed at a relay socket in `dir`, checks that the process that
+/// connects is that client, and relays it to the server through the identify gate.
+async fn start_through_relay(
+    address: &ServerAddress,
+    dir: &Path,
+    args: &[&str],
+    stdout: Stdio,
+) -> Result<Started, AttachError> {
     private_dir(dir)?;
     let path = dir.join(format!(
         "{}-{}.s",
@@ -106,14 +199,15 @@ pub async fn control_client(
     let _remove = RemoveOnDrop(&path);
     let mut child = address
         .command_through(&path)
-        .args(["-C", "attach-session", "-E", "-t", &session.to_string()])
+        .args(args)
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
+        .stdout(stdout)
         .stderr(Stdio::null())
         .spawn()
         .map_err(AttachError::Spawn)?;
     // Taken first: `Child::wait` closes the stdin it still holds.
-    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+    let stdout = child.stdout.take();
+    let Some(stdin) = child.stdin.take() else {
         let _ = child.kill().await;
         return Err(AttachError::Exited("started without pipes".into()));
     };
@@ -143,12 +237,13 @@ pub async fn control_client(
         return Err(AttachError::Stranger(peer));
     }
     let server = address.socket().to_path_buf();
+    let what = args.join(" ");
     let relay = tokio::spawn(async move {
         if let Err(error) = relay::run(client, &server).await {
-            warn!(%session, %error, "the relay between a tmux control client and the server failed");
+            warn!(client = %what, %error, "the relay between a tmux control client and the server failed");
         }
     });
-    Ok(ControlClient {
+    Ok(Started {
         child,
         stdin,
         stdout,
