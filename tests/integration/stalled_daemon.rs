@@ -64,26 +64,35 @@ fn a_stopped_daemon_holds_a_printing_program_back_for_at_most_pause_after() {
     server.wait_for("the printer to start", Duration::from_secs(10), || {
         file.exists()
     });
-    let stopped = Stopped::stop(daemon.pid());
-    // The pipes and tmux's buffers fill and the pane is paused within pause-after (1 s);
-    // from then on the program runs freely.
-    std::thread::sleep(Duration::from_secs(3));
-    let before = progress(&file);
-    std::thread::sleep(Duration::from_secs(4));
-    let after = progress(&file);
-    drop(stopped);
-    assert!(
-        after > before + 5,
-        "the program made no progress while the daemon was stopped: round {before}, 4 s \
-         later round {after}\n{}",
-        daemon.log_text()
-    );
-    // Once it runs again the daemon resyncs the pane tmux paused, and follows it as before.
-    server.wait_for(
-        "the daemon to resync the paused pane",
-        Duration::from_secs(20),
-        || server.health()["pauses"].as_u64().unwrap_or(0) >= 1,
-    );
+    // Whether tmux happens to pause the pane by itself, without the guard, depends on how
+    // much of its last write to the daemon's full pipe was left over (under 512 bytes and it
+    // goes on reading): about one stop in two. Four stops in a row leave that to chance once
+    // in sixteen runs.
+    for round in 1..=4u64 {
+        let stopped = Stopped::stop(daemon.pid());
+        // The pipes and tmux's buffers fill and the pane is paused within pause-after (1 s);
+        // from then on the program runs freely.
+        std::thread::sleep(Duration::from_millis(2000));
+        let before = progress(&file);
+        std::thread::sleep(Duration::from_millis(2000));
+        let after = progress(&file);
+        drop(stopped);
+        assert!(
+            after > before + 5,
+            "stop {round}: the program made no progress while the daemon was stopped: round \
+             {before}, 2 s later round {after}\n{}",
+            daemon.log_text()
+        );
+        // Once it runs again the daemon resyncs the pane tmux paused, and follows it as before.
+        server.wait_for(
+            "the daemon to resync the paused pane",
+            Duration::from_secs(20),
+            || server.health()["pauses"].as_u64().unwrap_or(0) >= round,
+        );
+        server.wait_for("the pane to be live again", Duration::from_secs(20), || {
+            server.panes().iter().all(|pane| pane["sync"] == "live")
+        });
+    }
     server.tmux(&["send-keys", "-t", "%0", "C-c", ""]);
     server.tmux(&[
         "send-keys",
