@@ -240,6 +240,7 @@ mod tests {
     #[test]
     fn only_own_sockets_are_trusted() {
         let base = tempfile::tempdir().unwrap();
+        fs::set_permissions(base.path(), fs::Permissions::from_mode(0o700)).unwrap();
         let file = base.path().join("plain");
         fs::write(&file, "").unwrap();
         assert!(!is_own_socket(&file));
