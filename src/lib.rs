@@ -18,3 +18,4 @@ pub mod replay;
 pub mod screen;
 pub mod status;
 pub mod tmux;
+pub mod trust;

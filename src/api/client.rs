@@ -20,6 +20,10 @@ pub enum ClientError {
         /// The command that starts a daemon for it.
         start: String,
     },
+    /// The socket, its directory or the process behind it is not this user's: nothing was
+    /// sent.
+    #[error("refusing the daemon's API socket: {0}")]
+    Untrusted(#[source] crate::trust::TrustError),
     /// The connection failed midway.
     #[error("talking to the daemon: {0}")]
     Transport(String),
@@ -94,9 +98,21 @@ impl ApiClient {
         self
     }
 
+    /// Connects after checking the socket (ours, in a private directory of ours) and, before
+    /// anything is written, the process behind it (`SO_PEERCRED`: ours).
     async fn connect(
         &self,
     ) -> Result<hyper::client::conn::http1::SendRequest<Full<Bytes>>, ClientError> {
+        if let Err(error) = crate::trust::check_socket(&self.socket) {
+            return Err(if crate::trust::is_missing(&error) {
+                ClientError::NoDaemon {
+                    server: self.server.clone(),
+                    start: self.start.clone(),
+                }
+            } else {
+                ClientError::Untrusted(error)
+            });
+        }
         let stream =
             UnixStream::connect(&self.socket)
                 .await
@@ -109,6 +125,7 @@ impl ApiClient {
                     }
                     _ => ClientError::Transport(format!("{}: {error}", self.socket.display())),
                 })?;
+        crate::trust::check_peer(&self.socket, &stream).map_err(ClientError::Untrusted)?;
         let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
             .await
             .map_err(|e| ClientError::Transport(e.to_string()))?;

@@ -318,8 +318,8 @@ impl ApiState {
 /// The health report.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Health {
-    /// `ok`, or `degraded` while the tmux server is unreachable or the user's provider rules
-    /// have errors (`reasons` says which).
+    /// `ok`, or `degraded` while the tmux server is unreachable, the user's provider rules
+    /// have errors or the inbox database is damaged (`reasons` says which).
     pub status: String,
     /// Why the status is `degraded`, one sentence each (empty when `ok`).
     #[serde(default)]
@@ -392,6 +392,10 @@ pub struct Health {
     pub statuses: BTreeMap<String, usize>,
     /// Errors of the user's provider rule files (the rules in force are the last good ones).
     pub rules_errors: Vec<String>,
+    /// The inbox database: `ok`, or `damaged: WHAT SQLITE SAID` once a query found it damaged
+    /// (deliveries then stop; `reasons` says what to do).
+    #[serde(default)]
+    pub inbox: String,
 }
 
 async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
@@ -450,7 +454,18 @@ async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
             rules_errors.join("; ")
         ));
     }
+    let inbox = match state.inbox.damage() {
+        Some(damage) => {
+            reasons.push(format!(
+                "the inbox database is damaged ({damage}); deliveries have stopped. Stop the \
+                 daemon, move the database aside or restore a backup, and start it again"
+            ));
+            format!("damaged: {damage}")
+        }
+        None => "ok".into(),
+    };
     axum::Json(Health {
+        inbox,
         status: if reasons.is_empty() { "ok" } else { "degraded" }.into(),
         reasons,
         pid: std::process::id(),

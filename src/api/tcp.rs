@@ -4,7 +4,7 @@
 //! because the API types into terminals.
 
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -37,9 +37,12 @@ pub enum TcpError {
          into your terminals. Use 127.0.0.1 or ::1, or add --allow-remote"
     )]
     Remote(std::net::SocketAddr),
-    /// The token file is readable by other users.
-    #[error("the token file {0} is readable by other users; run: chmod 600 {0}")]
+    /// The token file is readable or writable by other users.
+    #[error("the token file {0} is open to other users; run: chmod 600 {0}")]
     TokenExposed(String),
+    /// The token file is not this user's own (a symlink, another user's).
+    #[error(transparent)]
+    Untrusted(crate::trust::TrustError),
     /// The token file is empty or not text.
     #[error("the token file {0} holds no token (at least 16 printable characters)")]
     TokenInvalid(String),
@@ -64,7 +67,8 @@ pub fn check_address(address: std::net::SocketAddr, allow_remote: bool) -> Resul
     }
 }
 
-/// Reads the token from `path`, or creates the file (0600) with a new random token.
+/// Reads the token from `path` (refused unless a regular file of this user, mode 0600 or
+/// stricter), or creates the file (0600) with a new random token.
 pub fn load_or_create_token(path: &Path) -> Result<String, TcpError> {
     let shown = path.display().to_string();
     let io_error = |what| {
@@ -75,15 +79,25 @@ pub fn load_or_create_token(path: &Path) -> Result<String, TcpError> {
             source,
         }
     };
-    match std::fs::File::open(path) {
+    // O_NOFOLLOW: a symlink is refused, not followed; the open file is then checked (owner,
+    // mode), so nothing can be swapped between the check and the read.
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)
+    {
         Ok(mut file) => {
-            let mode = file
-                .metadata()
-                .map_err(io_error("cannot read the token file"))?
-                .permissions()
-                .mode();
-            if mode & 0o077 != 0 {
-                return Err(TcpError::TokenExposed(shown));
+            match crate::trust::check_open_file(
+                "the token file",
+                path,
+                &file,
+                crate::trust::Access::Private,
+            ) {
+                Ok(_) => {}
+                Err(crate::trust::TrustError::OpenToOthers { .. }) => {
+                    return Err(TcpError::TokenExposed(shown));
+                }
+                Err(error) => return Err(TcpError::Untrusted(error)),
             }
             let mut text = String::new();
             file.read_to_string(&mut text)
@@ -108,6 +122,12 @@ pub fn load_or_create_token(path: &Path) -> Result<String, TcpError> {
                 .map_err(io_error("cannot create the token file"))?;
             writeln!(file, "{token}").map_err(io_error("cannot write the token file"))?;
             Ok(token)
+        }
+        Err(error) if error.raw_os_error() == Some(nix::libc::ELOOP) => {
+            Err(TcpError::Untrusted(crate::trust::TrustError::Symlink {
+                what: "the token file",
+                path: path.to_path_buf(),
+            }))
         }
         Err(error) => Err(io_error("cannot open the token file")(error)),
     }
@@ -174,6 +194,7 @@ pub async fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn only_loopback_unless_allowed() {
@@ -199,6 +220,25 @@ mod tests {
             Err(TcpError::TokenExposed(_))
         ));
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let link = dir.path().join("link.token");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        assert!(matches!(
+            load_or_create_token(&link),
+            Err(TcpError::Untrusted(
+                crate::trust::TrustError::Symlink { .. }
+            ))
+        ));
+        if crate::trust::uid() == 0 {
+            let nobody = Some(nix::unistd::Uid::from_raw(65534));
+            nix::unistd::chown(&path, nobody, None).unwrap();
+            assert!(matches!(
+                load_or_create_token(&path),
+                Err(TcpError::Untrusted(
+                    crate::trust::TrustError::NotOwned { .. }
+                ))
+            ));
+            nix::unistd::chown(&path, Some(nix::unistd::Uid::from_raw(0)), None).unwrap();
+        }
         std::fs::write(&path, "short\n").unwrap();
         assert!(matches!(
             load_or_create_token(&path),

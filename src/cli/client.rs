@@ -191,6 +191,9 @@ pub fn health(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
         health.tmux_version, health.tmux_socket
     )?;
     writeln!(out, "api           {}", health.api_socket)?;
+    if !health.inbox.is_empty() {
+        writeln!(out, "inbox         {}", printable(&health.inbox))?;
+    }
     writeln!(
         out,
         "sessions      {} ({} attached)",

@@ -130,7 +130,9 @@ pub struct DaemonArgs {
     /// Evaluate a busy pane's status at least this often.
     #[arg(long, default_value_t = 60, value_name = "MS")]
     status_max_wait_ms: u64,
-    /// The inbox database (default `$XDG_STATE_HOME/panectl/<server>/inbox.sqlite`).
+    /// The inbox database (default `$XDG_STATE_HOME/panectl/<server>/inbox.sqlite`, else
+    /// under `$HOME/.local/state`, else under the user's home from the user database; never a
+    /// shared directory). Refused unless it and its directory are the user's own.
     #[arg(long, value_name = "PATH")]
     inbox: Option<PathBuf>,
     /// Wait this long between pasting a message and pressing Enter.
@@ -164,11 +166,28 @@ fn init_logging(log_file: Option<&PathBuf>) -> anyhow::Result<()> {
         .with_target(false);
     match log_file {
         Some(path) => {
+            use std::os::unix::fs::OpenOptionsExt;
+            // Created 0600 (messages and pane names go into it); one of another user refused.
             let file = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
+                .mode(0o600)
                 .open(path)
                 .with_context(|| format!("cannot open the log file {}", path.display()))?;
+            let metadata = file
+                .metadata()
+                .with_context(|| format!("cannot read the log file {}", path.display()))?;
+            if metadata.is_file() {
+                use std::os::unix::fs::MetadataExt;
+                if metadata.uid() != panectl::trust::uid() {
+                    bail!(
+                        "the log file {} belongs to uid {}, not to you; remove it or choose \
+                         another --log-file",
+                        path.display(),
+                        metadata.uid()
+                    );
+                }
+            }
             builder
                 .with_ansi(false)
                 .with_writer(std::sync::Mutex::new(file))
@@ -256,10 +275,10 @@ fn run(
     let paths = RuntimePaths::for_server(&address);
     let pipe_dir = paths.pipes();
     let attach_dir = paths.attach();
-    let inbox = args
-        .inbox
-        .clone()
-        .unwrap_or_else(|| panectl::inbox::default_path(paths.stem()));
+    let inbox = match args.inbox.clone() {
+        Some(inbox) => inbox,
+        None => panectl::inbox::default_path(paths.stem())?,
+    };
     let tcp = args.listen.map(|address| panectl::api::tcp::TcpOptions {
         address,
         allow_remote: args.allow_remote,

@@ -166,6 +166,7 @@ fn checks(server: &ServerArgs) -> anyhow::Result<Vec<Check>> {
         daemon_checks(&mut checks, health, found.published);
     }
     runtime_check(&mut checks, &address, found.published);
+    files_check(&mut checks, &address);
     plugin_checks(&mut checks, &address);
     Ok(checks)
 }
@@ -305,6 +306,40 @@ fn runtime_check(checks: &mut Vec<Check>, address: &ServerAddress, published: bo
             message.push_str(" (as now)");
         }
         checks.push(check("runtime", Level::Note, message));
+    }
+}
+
+/// The runtime directory and the inbox's directory, by the rules the daemon applies (see
+/// `panectl::trust`): a directory another user planted or can write is reported here before the
+/// daemon refuses it.
+fn files_check(checks: &mut Vec<Check>, address: &ServerAddress) {
+    use panectl::trust::{Access, check_dir, is_missing};
+    let paths = panectl::daemon::paths::RuntimePaths::for_server(address);
+    let mut problems = Vec::new();
+    if let Err(error) = check_dir("runtime directory", paths.dir(), Access::Private)
+        && !is_missing(&error)
+    {
+        problems.push(error.to_string());
+    }
+    match panectl::inbox::default_path(paths.stem()) {
+        Ok(inbox) => {
+            if let Some(dir) = inbox.parent()
+                && let Err(error) = check_dir("inbox directory", dir, Access::NotWritable)
+                && !is_missing(&error)
+            {
+                problems.push(error.to_string());
+            }
+        }
+        Err(error) => problems.push(error.to_string()),
+    }
+    if problems.is_empty() {
+        checks.push(check(
+            "files",
+            Level::Ok,
+            format!("{} is private to you", paths.dir().display()),
+        ));
+    } else {
+        checks.push(check("files", Level::Fail, problems.join("\n")));
     }
 }
 

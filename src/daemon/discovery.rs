@@ -10,7 +10,7 @@
 
 use std::fs;
 use std::io::{self, Read, Seek, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -92,10 +92,10 @@ pub fn published(address: &ServerAddress) -> Published {
     }
 }
 
-/// Whether `path` is a Unix socket owned by this user.
+/// Whether `path` is a Unix socket owned by this user (not a symlink) in a private directory
+/// of this user.
 pub fn is_own_socket(path: &Path) -> bool {
-    fs::metadata(path)
-        .is_ok_and(|m| m.file_type().is_socket() && m.uid() == nix::unistd::getuid().as_raw())
+    crate::trust::check_socket(path).is_ok()
 }
 
 /// Whether something accepts connections on the socket.
@@ -240,6 +240,7 @@ mod tests {
     #[test]
     fn only_own_sockets_are_trusted() {
         let base = tempfile::tempdir().unwrap();
+        fs::set_permissions(base.path(), fs::Permissions::from_mode(0o700)).unwrap();
         let file = base.path().join("plain");
         fs::write(&file, "").unwrap();
         assert!(!is_own_socket(&file));

@@ -200,6 +200,11 @@ pub async fn run(
     clients::init(options.paths.clients());
     // Relay sockets a daemon killed mid-attach left behind (this one holds the lock).
     crate::tmux::attach::remove_stale_sockets(&options.connection.attach_dir);
+    // The inbox first: a database that is not the user's own, empty or damaged stops the start
+    // before any client can reach the API.
+    let bus = EventBus::new();
+    let (inbox, inbox_thread) = crate::inbox::InboxHandle::open(&options.inbox, Some(bus.clone()))?;
+    options.paths.ensure_dir()?;
     let socket = options.paths.socket();
     let listener = PeerCheckedListener::bind(&socket).map_err(|source| DaemonError::Io {
         what: "API socket",
@@ -215,8 +220,6 @@ pub async fn run(
         }
         None => None,
     };
-    let bus = EventBus::new();
-    let (inbox, inbox_thread) = crate::inbox::InboxHandle::open(&options.inbox, Some(bus.clone()))?;
     let tracker = TaskTracker::new();
     let rules = rules::start(options.rules_dir.clone(), cancel.clone(), &tracker);
     let (supervisor, connections, status) = Supervisor::new(

@@ -2,9 +2,6 @@
 //! list of its tmux clients. One set per tmux server, derived from the server's socket path, in
 //! a private directory (mode 0700, owned by the user) so no other user can reach the API.
 
-use std::fs;
-use std::io;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::tmux::ServerAddress;
@@ -12,26 +9,10 @@ use crate::tmux::ServerAddress;
 /// Why the runtime directory cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum PathError {
-    /// Creating or inspecting it failed.
-    #[error("runtime directory {path}: {source}")]
-    Io {
-        /// The directory.
-        path: PathBuf,
-        /// The failure.
-        source: io::Error,
-    },
-    /// It exists but belongs to someone else or is open to others.
-    #[error(
-        "runtime directory {path} is not private (owner {owner}, mode {mode:o}); remove it or fix its permissions"
-    )]
-    NotPrivate {
-        /// The directory.
-        path: PathBuf,
-        /// Its owner's uid.
-        owner: u32,
-        /// Its mode bits.
-        mode: u32,
-    },
+    /// It is missing and cannot be made, or it is not private to this user (a symlink,
+    /// another user's, open to others).
+    #[error(transparent)]
+    Untrusted(#[from] crate::trust::TrustError),
 }
 
 /// The files of the daemon for one tmux server.
@@ -135,35 +116,14 @@ impl RuntimePaths {
         self.dir.join(format!("{}.clients", self.stem))
     }
 
-    /// Creates the directory (0700) or checks that an existing one is private.
+    /// Creates the directory (0700) or checks that an existing one is private: tmux's rules
+    /// for its socket directory (`lstat`, no symlink, owned by this user, mode 0700). A
+    /// directory that fails is refused and left as it is. Called again before each use.
     pub fn ensure_dir(&self) -> Result<(), PathError> {
-        let io_error = |source| PathError::Io {
-            path: self.dir.clone(),
-            source,
-        };
-        match fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&self.dir)
-        {
-            Ok(()) => {}
-            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(error) => return Err(io_error(error)),
-        }
-        let metadata = fs::metadata(&self.dir).map_err(io_error)?;
-        let uid = nix::unistd::getuid().as_raw();
-        let mode = metadata.permissions().mode() & 0o777;
-        if metadata.uid() != uid {
-            return Err(PathError::NotPrivate {
-                path: self.dir.clone(),
-                owner: metadata.uid(),
-                mode,
-            });
-        }
-        if mode & 0o077 != 0 {
-            fs::set_permissions(&self.dir, fs::Permissions::from_mode(0o700)).map_err(io_error)?;
-        }
-        Ok(())
+        Ok(crate::trust::ensure_private_dir(
+            "runtime directory",
+            &self.dir,
+        )?)
     }
 }
 
@@ -195,17 +155,19 @@ mod tests {
     }
 
     #[test]
-    fn the_directory_is_made_private() {
+    fn the_directory_is_made_private_and_a_wider_one_refused() {
+        use std::fs;
+        use std::os::unix::fs::PermissionsExt;
         let base = tempfile::tempdir().unwrap();
         let paths = RuntimePaths::in_dir(base.path().join("panectl"), Path::new("/tmp/s"));
         paths.ensure_dir().unwrap();
         let mode = fs::metadata(paths.dir()).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700);
         fs::set_permissions(paths.dir(), fs::Permissions::from_mode(0o755)).unwrap();
-        paths.ensure_dir().unwrap();
+        assert!(paths.ensure_dir().is_err());
         assert_eq!(
             fs::metadata(paths.dir()).unwrap().permissions().mode() & 0o777,
-            0o700
+            0o755
         );
     }
 }

@@ -167,6 +167,11 @@ pub async fn run(
             _ = connections.changed() => {}
             _ = tick.tick() => {}
         }
+        // A damaged database was reported once (and is in health): nothing is delivered from
+        // it, and the warnings of every pass would only repeat that.
+        if inbox.damage().is_some() {
+            continue;
+        }
         let current = connections.borrow().clone();
         if let Err(error) = inbox.call(|store| store.expire(now_ms())).await {
             warn!(%error, "cannot expire messages");

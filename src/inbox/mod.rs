@@ -16,18 +16,31 @@ use crate::daemon::events::{EventBus, EventKind};
 pub use assignments::{Assignment, AssignmentState, NewAssignment};
 pub use store::{InboxError, Message, NewMessage, State, Store};
 
-/// `$XDG_STATE_HOME/panectl/<server>/inbox.sqlite`, else under `~/.local/state`; `server` is the
-/// daemon's per-server file stem, so each tmux server has its own inbox.
-pub fn default_path(server: &str) -> PathBuf {
-    let base = std::env::var_os("XDG_STATE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            std::env::var_os("HOME")
-                .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from)
-                .join(".local/state")
-        });
-    base.join("panectl").join(server).join("inbox.sqlite")
+/// `$XDG_STATE_HOME/panectl/<server>/inbox.sqlite`, else `$HOME/.local/state/...`, else the
+/// same under the home directory the user database gives for this uid; `server` is the daemon's
+/// per-server file stem, so each tmux server has its own inbox. Never a shared directory such
+/// as `/tmp`: with no home at all this is an error that says what to set. Relative values are
+/// ignored, as the XDG specification says.
+pub fn default_path(server: &str) -> Result<PathBuf, InboxError> {
+    let absolute = |name: &str| {
+        std::env::var_os(name)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    let base = absolute("XDG_STATE_HOME")
+        .or_else(|| absolute("HOME").map(|home| home.join(".local/state")))
+        .or_else(|| {
+            nix::unistd::User::from_uid(nix::unistd::geteuid())
+                .ok()
+                .flatten()
+                .map(|user| user.dir)
+                .filter(|dir| dir.is_absolute() && dir != Path::new("/"))
+                .map(|home| home.join(".local/state"))
+        })
+        .ok_or(InboxError::NoStateDir {
+            uid: crate::trust::uid(),
+        })?;
+    Ok(base.join("panectl").join(server).join("inbox.sqlite"))
 }
 
 type Job = Box<dyn FnOnce(&mut Store) + Send>;
@@ -37,6 +50,8 @@ type Job = Box<dyn FnOnce(&mut Store) + Send>;
 pub struct InboxHandle {
     jobs: mpsc::Sender<Job>,
     queued: Arc<Notify>,
+    /// What SQLite said when it first found the database damaged (it stays damaged).
+    damage: Arc<std::sync::OnceLock<String>>,
 }
 
 impl std::fmt::Debug for InboxHandle {
@@ -46,23 +61,16 @@ impl std::fmt::Debug for InboxHandle {
 }
 
 impl InboxHandle {
-    /// Opens the database at `path` (creating its directory, 0700) and starts the thread that
+    /// Opens the database at `path` (creating its directory, 0700; see [`Store::open`] for what
+    /// is refused) and starts the thread that
     /// owns it; the thread ends when the last handle is dropped. Every message queued or moved
     /// to another state is published on `events` (when given) as an [`EventKind::Message`].
     pub fn open(
         path: &Path,
         events: Option<EventBus>,
     ) -> Result<(InboxHandle, std::thread::JoinHandle<()>), InboxError> {
-        if let Some(dir) = path.parent() {
-            use std::os::unix::fs::DirBuilderExt;
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(|e| InboxError::Database {
-                    path: dir.display().to_string(),
-                    source: rusqlite::Error::InvalidPath(PathBuf::from(e.to_string())),
-                })?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            crate::trust::ensure_dir("inbox directory", dir, crate::trust::Access::NotWritable)?;
         }
         let mut store = Store::open(path)?;
         let (jobs, mut receiver) = mpsc::channel::<Job>(256);
@@ -92,6 +100,7 @@ impl InboxHandle {
             InboxHandle {
                 jobs,
                 queued: Arc::new(Notify::new()),
+                damage: Arc::new(std::sync::OnceLock::new()),
             },
             thread,
         ))
@@ -109,7 +118,25 @@ impl InboxHandle {
             }))
             .await
             .map_err(|_| InboxError::Closed)?;
-        receiver.await.map_err(|_| InboxError::Closed)?
+        let result = receiver.await.map_err(|_| InboxError::Closed)?;
+        if let Err(InboxError::Database { path, source }) = &result
+            && store::is_damage(source)
+            && self.damage.set(source.to_string()).is_ok()
+        {
+            tracing::error!(
+                path,
+                %source,
+                "the inbox database is damaged; deliveries stop. Stop the daemon, move the file \
+                 aside (or restore a backup) and start it again"
+            );
+        }
+        result
+    }
+
+    /// What SQLite said when it found the database damaged, if it has (reported by health;
+    /// deliveries stop).
+    pub fn damage(&self) -> Option<&str> {
+        self.damage.get().map(String::as_str)
     }
 
     /// Queues a message and wakes the delivery task.

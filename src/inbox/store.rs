@@ -3,6 +3,7 @@
 //! thread ([`super::InboxHandle`] runs it); every state change is one committed statement, so a
 //! crash leaves each message in exactly one state.
 
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
@@ -203,6 +204,41 @@ pub enum InboxError {
         /// Ours.
         known: i64,
     },
+    /// There is no safe place for the inbox by default.
+    #[error(
+        "no place for the inbox: XDG_STATE_HOME and HOME are unset (or not absolute) and the \
+         user database gives no home directory for uid {uid}; set XDG_STATE_HOME or HOME, or \
+         pass --inbox PATH (panectl never keeps state in a shared directory such as /tmp)"
+    )]
+    NoStateDir {
+        /// This user.
+        uid: u32,
+    },
+    /// The database, its directory or one of its side files is not this user's own.
+    #[error("the inbox: {0}")]
+    Untrusted(#[from] crate::trust::TrustError),
+    /// The database file exists but is empty: not an inbox panectl wrote.
+    #[error(
+        "the inbox database {path} is an empty file, not an inbox panectl wrote (a new inbox is \
+         only made where no file exists). If no messages are lost with it, remove it \
+         (rm {path}) to start with an empty inbox, or pass --inbox PATH"
+    )]
+    Empty {
+        /// The file.
+        path: String,
+    },
+    /// SQLite finds the database damaged.
+    #[error(
+        "the inbox database {path} is damaged ({detail}). Move it aside (mv {path} {path}.damaged) \
+         to start with an empty inbox, or restore it from a backup; the sqlite3 shell's .recover \
+         may save its messages"
+    )]
+    Damaged {
+        /// The file.
+        path: String,
+        /// What SQLite said.
+        detail: String,
+    },
     /// The thread that owns the database is gone (the daemon is shutting down).
     #[error("the inbox is closed")]
     Closed,
@@ -246,6 +282,14 @@ pub(super) fn insert_message(connection: &Connection, new: &NewMessage) -> rusql
     Ok(connection.last_insert_rowid())
 }
 
+/// Whether SQLite's error says the database file is damaged or not a database at all.
+pub fn is_damage(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    )
+}
+
 /// The inbox database.
 pub struct Store {
     pub(super) connection: Connection,
@@ -282,22 +326,94 @@ fn message(row: &Row<'_>) -> rusqlite::Result<Message> {
 }
 
 impl Store {
-    /// Opens (creating if needed) and migrates the database at `path`.
+    /// Opens (creating if needed, mode 0600) and migrates the database at `path`. Refused: a
+    /// directory, database or `-wal`/`-shm`/`-journal` file that is another user's, a symlink,
+    /// or writable by others (the daemon types what the database holds into terminals); an
+    /// empty file (a new inbox is made only where no file exists); a damaged database
+    /// (`PRAGMA quick_check`). Side files of this user readable by others are made 0600.
     pub fn open(path: &Path) -> Result<Store, InboxError> {
+        use crate::trust::{Access, check_dir, check_file};
         let name = path.display().to_string();
         let db = |source| InboxError::Database {
             path: name.clone(),
             source,
         };
-        let connection = Connection::open(path).map_err(db)?;
+        let damaged = |source: rusqlite::Error| {
+            if is_damage(&source) {
+                InboxError::Damaged {
+                    path: name.clone(),
+                    detail: source.to_string(),
+                }
+            } else {
+                db(source)
+            }
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            check_dir("inbox directory", dir, Access::NotWritable)?;
+        }
+        let mut exists = false;
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut file = path.as_os_str().to_owned();
+            file.push(suffix);
+            let file = std::path::PathBuf::from(file);
+            let what = if suffix.is_empty() {
+                "inbox database"
+            } else {
+                "inbox database side file"
+            };
+            let Some(metadata) = check_file(what, &file, Access::NotWritable)? else {
+                continue;
+            };
+            if suffix.is_empty() {
+                exists = true;
+                if metadata.len() == 0 {
+                    return Err(InboxError::Empty { path: name });
+                }
+            }
+            if metadata.mode() & 0o077 != 0 {
+                std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).map_err(
+                    |source| crate::trust::TrustError::Io {
+                        what: "cannot make private",
+                        path: file.clone(),
+                        source,
+                    },
+                )?;
+            }
+        }
+        if !exists {
+            // Made here, 0600, so that SQLite (which gives its -wal and -shm files the
+            // database's mode) never makes one readable by others.
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(path)
+                .map_err(|source| crate::trust::TrustError::Io {
+                    what: "cannot create the inbox database",
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+        }
+        let connection = Connection::open(path).map_err(damaged)?;
         connection
             .execute_batch(
                 "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
             )
-            .map_err(db)?;
+            .map_err(damaged)?;
         connection
             .busy_timeout(std::time::Duration::from_secs(5))
             .map_err(db)?;
+        if exists {
+            let verdict: String = connection
+                .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
+                .map_err(damaged)?;
+            if verdict != "ok" {
+                return Err(InboxError::Damaged {
+                    path: name,
+                    detail: verdict,
+                });
+            }
+        }
         let mut store = Store {
             connection,
             path: name,

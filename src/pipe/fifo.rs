@@ -27,6 +27,9 @@ pub enum PipeError {
         /// The failure.
         source: io::Error,
     },
+    /// The FIFO directory is not private to this user.
+    #[error(transparent)]
+    Untrusted(#[from] crate::trust::TrustError),
     /// The pipe-pane command could not be built.
     #[error(transparent)]
     Command(#[from] CommandError),
@@ -39,21 +42,17 @@ pub struct Fifo {
 }
 
 impl Fifo {
-    /// Creates `dir/<pane>.fifo` (mode 0600; `dir` is made 0700 if missing), replacing a stale
+    /// Creates `dir/<pane>.fifo` (mode 0600; `dir` is made 0700 if missing, and
+    /// refused unless private to this user), replacing a stale
     /// one.
     pub fn create(dir: &Path, pane: PaneId) -> Result<Fifo, PipeError> {
         let io_error = |what, path: &Path| {
             let path = path.display().to_string();
             move |source| PipeError::Io { what, path, source }
         };
-        {
-            use std::os::unix::fs::DirBuilderExt;
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(io_error("cannot create the FIFO directory", dir))?;
-        }
+        // Checked before each FIFO: the directory must be this user's, 0700, not a symlink,
+        // so that no other user can replace a FIFO or read what tmux writes into it.
+        crate::trust::ensure_private_dir("FIFO directory", dir)?;
         let path = dir.join(format!("pane-{}.fifo", pane.0));
         match std::fs::remove_file(&path) {
             Ok(()) => {}

@@ -14,6 +14,7 @@ mod doctor;
 mod fake_model;
 mod handoff;
 mod handoff_claude;
+mod hostile_paths;
 mod inbox;
 mod inbox_claude;
 mod lifecycle;

@@ -40,16 +40,10 @@ pub enum AttachError {
         /// The failure.
         source: std::io::Error,
     },
-    /// The directory exists and belongs to someone else or is open to others.
-    #[error("{path} is not a private directory of this user (owner {owner}, mode {mode:o})")]
-    NotPrivate {
-        /// The directory.
-        path: PathBuf,
-        /// Its owner.
-        owner: u32,
-        /// Its mode.
-        mode: u32,
-    },
+    /// The directory is not private to this user (a symlink, another user's, open to
+    /// others).
+    #[error(transparent)]
+    Untrusted(#[from] crate::trust::TrustError),
     /// `tmux` could not be started.
     #[error("cannot start tmux: {0}")]
     Spawn(#[source] std::io::Error),
@@ -272,30 +266,10 @@ pub fn remove_stale_sockets(dir: &Path) {
 /// Creates `dir` 0700 if missing; refuses a symlink, or a directory of another user or open
 /// to others (tmux's rules for its own socket directory).
 fn private_dir(dir: &Path) -> Result<(), AttachError> {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
-    let io_error = |what| {
-        move |source| AttachError::Io {
-            what,
-            path: dir.to_path_buf(),
-            source,
-        }
-    };
-    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
-        Ok(()) => {}
-        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(error) => return Err(io_error("cannot create the directory")(error)),
-    }
-    let metadata = std::fs::symlink_metadata(dir).map_err(io_error("cannot look at"))?;
-    let mode = metadata.mode() & 0o7777;
-    let uid = nix::unistd::getuid().as_raw();
-    if !metadata.is_dir() || metadata.uid() != uid || mode & 0o077 != 0 {
-        return Err(AttachError::NotPrivate {
-            path: dir.to_path_buf(),
-            owner: metadata.uid(),
-            mode,
-        });
-    }
-    Ok(())
+    Ok(crate::trust::ensure_private_dir(
+        "the directory of the attach sockets",
+        dir,
+    )?)
 }
 
 /// Removes the relay socket's name once the client is in (or the attempt failed).
