@@ -87,8 +87,8 @@ mod tests {
         assert!(seconds("t", 0.0, Zero::Allowed, 10.0).is_ok());
         assert!(seconds("t", 0.0, Zero::Refused, 10.0).is_err());
         for bad in [-1.0, 1e19, f64::INFINITY, f64::NAN, 10.5] {
-            let ApiError(status, message) = seconds("timeout_seconds", bad, Zero::Allowed, 10.0)
-                .expect_err("out of range");
+            let ApiError(status, message) =
+                seconds("timeout_seconds", bad, Zero::Allowed, 10.0).expect_err("out of range");
             assert_eq!(status, StatusCode::BAD_REQUEST);
             assert!(
                 message.starts_with("timeout_seconds must be a number of seconds from 0 up to 10"),

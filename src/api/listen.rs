@@ -205,7 +205,10 @@ pub async fn serve<L: Accept>(
         .await
         .is_err()
     {
-        tracing::debug!(listener = name, "connections still open at shutdown; dropped");
+        tracing::debug!(
+            listener = name,
+            "connections still open at shutdown; dropped"
+        );
     }
 }
 

@@ -1,7 +1,6 @@
 //! The API routes that act on panes for orchestrators: type text (`input`), press keys
 //! (`keys`), and wait for a status (`wait`, a long poll on the event stream: no polling).
 
-
 use axum::extract::{Path as UrlPath, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -113,7 +113,11 @@ impl super::listen::Accept for PeerCheckedListener {
             Err(error) => format!("unknown (cannot check: {error})"),
         };
         if let Some(held_back) = self.refused_log.allow(Instant::now()) {
-            tracing::warn!(peer = refused, held_back, "refused an API connection from another user");
+            tracing::warn!(
+                peer = refused,
+                held_back,
+                "refused an API connection from another user"
+            );
         }
         Ok(None)
     }
@@ -891,13 +895,12 @@ async fn send_message(
     );
     let body = match (request.body, request.body_hex) {
         (Some(text), None) => text.into_bytes(),
-        (None, Some(hex)) => from_hex(&hex)
-            .ok_or_else(|| {
-                ApiError(
-                    StatusCode::BAD_REQUEST,
-                    "body_hex must be an even number of hex digits (0-9, a-f, A-F)".into(),
-                )
-            })?,
+        (None, Some(hex)) => from_hex(&hex).ok_or_else(|| {
+            ApiError(
+                StatusCode::BAD_REQUEST,
+                "body_hex must be an even number of hex digits (0-9, a-f, A-F)".into(),
+            )
+        })?,
         _ => {
             return Err(ApiError(
                 StatusCode::BAD_REQUEST,

@@ -271,13 +271,12 @@ where
     let (answers, answered) = tokio::sync::mpsc::channel(16);
     let reader = tokio::spawn(lines::filter_input(input, to_server, answers));
     let writer = tokio::spawn(lines::merge_output(from_server, answered, output));
-    let transport =
-        rmcp::transport::async_rw::AsyncRwTransport::<rmcp::RoleServer, _, _>::new(
-            server_input,
-            server_output,
-        )
-        // The filter has bounded the lines already.
-        .with_max_line_length(lines::MAX_LINE + 2);
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::<rmcp::RoleServer, _, _>::new(
+        server_input,
+        server_output,
+    )
+    // The filter has bounded the lines already.
+    .with_max_line_length(lines::MAX_LINE + 2);
     let served = async {
         let running = server
             .serve(transport)

@@ -96,7 +96,7 @@ fn a_tcp_flood_of_half_sent_requests_is_capped_and_timed_out_and_the_socket_stay
     // The owner's Unix socket still answers, promptly.
     let started = Instant::now();
     let health = server.health();
-    assert_eq!(health["server_alive"], true, "{health}");
+    assert!(health["version"].is_string(), "{health}");
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "the Unix socket took {:?} during the flood",
@@ -106,17 +106,15 @@ fn a_tcp_flood_of_half_sent_requests_is_capped_and_timed_out_and_the_socket_stay
     // Every flood connection is closed: those over the cap at once, the others after the head
     // timeout (1 s); without limits they would stay open for as long as the client likes.
     let deadline = Instant::now() + Duration::from_secs(10);
-    let still_open = flood
-        .iter_mut()
-        .filter(|stream| {
-            !closed_within(
-                stream,
-                deadline
-                    .saturating_duration_since(Instant::now())
-                    .max(Duration::from_millis(10)),
-            )
-        })
-        .count();
+    let mut still_open = 0;
+    for stream in &mut flood {
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(10));
+        if !closed_within(stream, left) {
+            still_open += 1;
+        }
+    }
     assert_eq!(
         still_open, 0,
         "connections left open by the daemon after the head timeout"
@@ -220,8 +218,7 @@ fn request_fields_are_range_checked_and_unknown_ones_refused() {
 
     // body_hex: hex digits only (a sign is not one).
     for bad in ["+f+f", "6x", "abc"] {
-        let answer =
-            server.api_post_status("/v1/panes/%250/messages", &json!({"body_hex": bad}));
+        let answer = server.api_post_status("/v1/panes/%250/messages", &json!({"body_hex": bad}));
         assert!(refused(&answer).contains("body_hex"), "{bad}: {answer:?}");
     }
     assert!(setup.messages().is_empty(), "{:?}", setup.messages());
