@@ -24,6 +24,7 @@ use crate::status::signal::StatusSource;
 
 /// The body of `POST /v1/handoff` and `POST /v1/assign`.
 #[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HandoffBody {
     /// The worker's pane (any pane name); or give `launch`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -90,13 +91,16 @@ fn bad(message: impl Into<String>) -> ApiError {
 }
 
 fn timeout_of(seconds: Option<f64>) -> Result<Option<Duration>, ApiError> {
-    match seconds {
-        Some(s) if s.is_finite() && s > 0.0 => {
-            Ok(Some(Duration::from_secs_f64(s.min(86_400.0 * 30.0))))
-        }
-        Some(_) => Err(bad("timeout_seconds must be a positive number")),
-        None => Ok(None),
-    }
+    seconds
+        .map(|s| {
+            super::body::seconds(
+                "timeout_seconds",
+                s,
+                super::body::Zero::Refused,
+                super::body::MAX_WAIT_SECONDS,
+            )
+        })
+        .transpose()
 }
 
 /// The worker: the named pane, or one launched now.
@@ -194,7 +198,7 @@ async fn withdraw(state: &ApiState, message_id: i64) -> &'static str {
 pub(crate) async fn handoff(
     State(state): State<ApiState>,
     headers: HeaderMap,
-    axum::Json(body): axum::Json<HandoffBody>,
+    super::body::Json(body): super::body::Json<HandoffBody>,
 ) -> Result<Response, ApiError> {
     let permission = ShellPermission::of(state.mcp_allow_shell, &headers, body.allow_shell);
     if body.reply_to.is_some() {
@@ -258,7 +262,7 @@ pub(crate) async fn handoff(
 pub(crate) async fn assign(
     State(state): State<ApiState>,
     headers: HeaderMap,
-    axum::Json(body): axum::Json<HandoffBody>,
+    super::body::Json(body): super::body::Json<HandoffBody>,
 ) -> Result<Response, ApiError> {
     let permission = ShellPermission::of(state.mcp_allow_shell, &headers, body.allow_shell);
     let reply_name = body

@@ -33,6 +33,7 @@ pub const NAME_OPTION: &str = "@panectl_name";
 
 /// The body of `POST /v1/agents`.
 #[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LaunchBody {
     /// The provider whose `[launch]` command to run.
     pub provider: String,
@@ -71,6 +72,9 @@ pub struct LaunchBody {
     #[serde(default)]
     pub no_hooks: bool,
 }
+
+/// How long a launch waits for its agent to be ready when the request does not say.
+const DEFAULT_READY_SECONDS: f64 = 60.0;
 
 /// The hook events panectl installs for a Claude Code it launches.
 pub const CLAUDE_HOOK_EVENTS: [&str; 9] = [
@@ -215,7 +219,7 @@ pub(crate) async fn first_reply_line(
 /// `POST /v1/agents`. See the module documentation.
 pub(crate) async fn launch(
     State(state): State<ApiState>,
-    axum::Json(body): axum::Json<LaunchBody>,
+    super::body::Json(body): super::body::Json<LaunchBody>,
 ) -> Result<Response, ApiError> {
     let launched = launch_agent(&state, &body).await?;
     Ok((StatusCode::CREATED, axum::Json(launched)).into_response())
@@ -237,6 +241,13 @@ pub(crate) async fn launch_agent(
         .launch
         .clone()
         .ok_or_else(|| bad(format!("provider {} has no [launch] command", provider.id)))?;
+    // Checked before anything is created: a refused request leaves no pane behind.
+    let timeout = super::body::seconds(
+        "timeout_seconds",
+        body.timeout_seconds.unwrap_or(DEFAULT_READY_SECONDS),
+        super::body::Zero::Refused,
+        super::body::MAX_LAUNCH_SECONDS,
+    )?;
     if let Some(name) = &body.name
         && !is_plain_name(name)
     {
@@ -276,9 +287,12 @@ pub(crate) async fn launch_agent(
             .session
             .as_deref()
             .ok_or_else(|| bad("new_session needs a session name"))?;
-        if !is_plain_name(name) {
+        if !is_plain_name(name) || name.contains('.') {
+            // tmux turns '.' (and ':') in a session name into '_': the session would not be
+            // found by the name asked for.
             return Err(bad(format!(
-                "session name {name:?}: use 1-64 letters, digits, '_', '-' or '.'"
+                "session name {name:?}: use 1-64 letters, digits, '_' or '-' (tmux would turn \
+                 '.' into '_')"
             )));
         }
         let handle = handles.values().next().cloned().ok_or_else(|| {
@@ -370,7 +384,6 @@ pub(crate) async fn launch_agent(
     }
     first_reply_line(&handle, options).await?;
     started_or_failed(state, &handle, pane).await?;
-    let timeout = Duration::from_secs_f64(body.timeout_seconds.unwrap_or(60.0).clamp(0.0, 3600.0));
     let deadline = tokio::time::Instant::now() + timeout;
     let (status, accepted_prompts) = if body.no_wait {
         (Status::Unknown, Vec::new())

@@ -1,8 +1,6 @@
 //! The API routes that act on panes for orchestrators: type text (`input`), press keys
 //! (`keys`), and wait for a status (`wait`, a long poll on the event stream: no polling).
 
-use std::time::Duration;
-
 use axum::extract::{Path as UrlPath, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -18,6 +16,7 @@ use crate::tmux::ConnectionHandle;
 
 /// The body of `POST /v1/panes/{pane}/input`.
 #[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct InputBody {
     /// The text, typed literally.
     pub text: String,
@@ -32,6 +31,7 @@ pub struct InputBody {
 
 /// The body of `POST /v1/panes/{pane}/keys`.
 #[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct KeysBody {
     /// tmux key names, pressed in order.
     pub keys: Vec<String>,
@@ -39,6 +39,7 @@ pub struct KeysBody {
 
 /// The body of `POST /v1/panes/{pane}/wait`.
 #[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct WaitBody {
     /// The statuses to wait for.
     pub until: Vec<String>,
@@ -72,7 +73,7 @@ pub(crate) async fn input(
     State(state): State<ApiState>,
     UrlPath(name): UrlPath<String>,
     headers: axum::http::HeaderMap,
-    axum::Json(body): axum::Json<InputBody>,
+    super::body::Json(body): super::body::Json<InputBody>,
 ) -> Result<Response, ApiError> {
     let (pane, handle) = state.find(&name).await?;
     super::shell_guard::ShellPermission::of(state.mcp_allow_shell, &headers, body.allow_shell)
@@ -105,7 +106,7 @@ pub(crate) async fn input(
 pub(crate) async fn keys(
     State(state): State<ApiState>,
     UrlPath(name): UrlPath<String>,
-    axum::Json(body): axum::Json<KeysBody>,
+    super::body::Json(body): super::body::Json<KeysBody>,
 ) -> Result<Response, ApiError> {
     let Some((first, rest)) = body.keys.split_first() else {
         return Err(ApiError(StatusCode::BAD_REQUEST, "no keys given".into()));
@@ -130,7 +131,7 @@ pub(crate) async fn keys(
 pub(crate) async fn wait(
     State(state): State<ApiState>,
     UrlPath(name): UrlPath<String>,
-    axum::Json(body): axum::Json<WaitBody>,
+    super::body::Json(body): super::body::Json<WaitBody>,
 ) -> Result<Response, ApiError> {
     let wanted = body
         .until
@@ -144,16 +145,17 @@ pub(crate) async fn wait(
     if wanted.is_empty() {
         return Err(ApiError(StatusCode::BAD_REQUEST, "until is empty".into()));
     }
-    let timeout = match body.timeout_seconds {
-        Some(s) if s.is_finite() && s >= 0.0 => Some(Duration::from_secs_f64(s)),
-        Some(_) => {
-            return Err(ApiError(
-                StatusCode::BAD_REQUEST,
-                "timeout_seconds must be a non-negative number".into(),
-            ));
-        }
-        None => None,
-    };
+    let timeout = body
+        .timeout_seconds
+        .map(|s| {
+            super::body::seconds(
+                "timeout_seconds",
+                s,
+                super::body::Zero::Allowed,
+                super::body::MAX_WAIT_SECONDS,
+            )
+        })
+        .transpose()?;
     let started = std::time::Instant::now();
     let (pane, _) = state.find(&name).await?;
     let deadline = timeout.map(|t| tokio::time::Instant::now() + t);

@@ -81,6 +81,7 @@ pub struct ApiState {
 pub struct PeerCheckedListener {
     listener: UnixListener,
     uid: u32,
+    refused_log: super::listen::RateLimitedLog,
 }
 
 impl PeerCheckedListener {
@@ -96,47 +97,40 @@ impl PeerCheckedListener {
         Ok(PeerCheckedListener {
             listener,
             uid: nix::unistd::getuid().as_raw(),
+            refused_log: super::listen::RateLimitedLog::new(super::listen::LOG_EVERY),
         })
     }
 }
 
-impl axum::serve::Listener for PeerCheckedListener {
+impl super::listen::Accept for PeerCheckedListener {
     type Io = UnixStream;
-    type Addr = tokio::net::unix::SocketAddr;
 
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        loop {
-            match self.listener.accept().await {
-                Ok((stream, address)) => match stream.peer_cred() {
-                    Ok(cred) if cred.uid() == self.uid => return (stream, address),
-                    Ok(cred) => tracing::warn!(
-                        uid = cred.uid(),
-                        "refused an API connection from another user"
-                    ),
-                    Err(error) => tracing::warn!(%error, "cannot check an API peer; refused"),
-                },
-                Err(error) => {
-                    tracing::warn!(%error, "accepting an API connection failed");
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                }
-            }
+    async fn accept(&mut self) -> io::Result<Option<UnixStream>> {
+        let (stream, _) = self.listener.accept().await?;
+        let refused = match stream.peer_cred() {
+            Ok(cred) if cred.uid() == self.uid => return Ok(Some(stream)),
+            Ok(cred) => format!("uid {}", cred.uid()),
+            Err(error) => format!("unknown (cannot check: {error})"),
+        };
+        if let Some(held_back) = self.refused_log.allow(Instant::now()) {
+            tracing::warn!(
+                peer = refused,
+                held_back,
+                "refused an API connection from another user"
+            );
         }
-    }
-
-    fn local_addr(&self) -> io::Result<Self::Addr> {
-        self.listener.local_addr()
+        Ok(None)
     }
 }
 
-/// Serves the API until `cancel` fires.
+/// Serves the API on the Unix socket within `limits` until `cancel` fires.
 pub async fn serve(
     listener: PeerCheckedListener,
     state: ApiState,
+    limits: super::listen::Limits,
     cancel: CancellationToken,
-) -> io::Result<()> {
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(cancel.cancelled_owned())
-        .await
+) {
+    super::listen::serve(listener, router(state), limits, "unix", cancel).await;
 }
 
 /// One route of the API: the router and the OpenAPI document's check are made from the same
@@ -665,6 +659,7 @@ async fn last_response(
 
 /// Body of `POST /v1/panes/{pane}/provider`.
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ProviderBody {
     provider: Option<String>,
 }
@@ -672,7 +667,7 @@ struct ProviderBody {
 async fn set_provider(
     State(state): State<ApiState>,
     UrlPath(name): UrlPath<String>,
-    axum::Json(body): axum::Json<ProviderBody>,
+    super::body::Json(body): super::body::Json<ProviderBody>,
 ) -> Result<Response, ApiError> {
     let (pane, handle) = state.find(&name).await?;
     handle
@@ -689,7 +684,7 @@ async fn set_provider(
 async fn hook(
     State(state): State<ApiState>,
     UrlPath(name): UrlPath<String>,
-    axum::Json(report): axum::Json<crate::status::signal::HookReport>,
+    super::body::Json(report): super::body::Json<crate::status::signal::HookReport>,
 ) -> Result<Response, ApiError> {
     // Hooks come from `$TMUX_PANE`, a pane id: asked of each connection directly, without
     // listing every pane first (a hook waits for this answer).
@@ -710,6 +705,7 @@ async fn hook(
 
 /// Body of `POST /v1/panes/{pane}/transport`.
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct TransportBody {
     transport: crate::pipe::Transport,
 }
@@ -717,7 +713,7 @@ struct TransportBody {
 async fn set_transport(
     State(state): State<ApiState>,
     UrlPath(name): UrlPath<String>,
-    axum::Json(body): axum::Json<TransportBody>,
+    super::body::Json(body): super::body::Json<TransportBody>,
 ) -> Result<Response, ApiError> {
     let (pane, handle) = state.find(&name).await?;
     handle
@@ -749,7 +745,7 @@ struct FailedPane {
 async fn set_session_transport(
     State(state): State<ApiState>,
     UrlPath(name): UrlPath<String>,
-    axum::Json(body): axum::Json<TransportBody>,
+    super::body::Json(body): super::body::Json<TransportBody>,
 ) -> Result<Response, ApiError> {
     let panes = state.all_panes().await;
     let session = panes
@@ -858,6 +854,7 @@ async fn events(State(state): State<ApiState>) -> impl IntoResponse {
 /// The body of `POST /v1/panes/{pane}/messages`: the text as a string (`body`) or, for bytes
 /// that are not UTF-8, as hex (`body_hex`).
 #[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SendBody {
     /// The text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -879,7 +876,8 @@ pub struct SendBody {
 
 /// Reads hex digits into bytes.
 pub fn from_hex(hex: &str) -> Option<Vec<u8>> {
-    if !hex.len().is_multiple_of(2) {
+    // Hex digits only: `u8::from_str_radix` alone would take a sign (`+f`).
+    if !hex.len().is_multiple_of(2) || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     (0..hex.len())
@@ -903,7 +901,7 @@ async fn send_message(
     State(state): State<ApiState>,
     UrlPath(name): UrlPath<String>,
     headers: HeaderMap,
-    axum::Json(request): axum::Json<SendBody>,
+    super::body::Json(request): super::body::Json<SendBody>,
 ) -> Result<Response, ApiError> {
     let permission = super::shell_guard::ShellPermission::of(
         state.mcp_allow_shell,
@@ -912,8 +910,12 @@ async fn send_message(
     );
     let body = match (request.body, request.body_hex) {
         (Some(text), None) => text.into_bytes(),
-        (None, Some(hex)) => from_hex(&hex)
-            .ok_or_else(|| ApiError(StatusCode::BAD_REQUEST, "body_hex is not hex".into()))?,
+        (None, Some(hex)) => from_hex(&hex).ok_or_else(|| {
+            ApiError(
+                StatusCode::BAD_REQUEST,
+                "body_hex must be an even number of hex digits (0-9, a-f, A-F)".into(),
+            )
+        })?,
         _ => {
             return Err(ApiError(
                 StatusCode::BAD_REQUEST,
@@ -922,12 +924,14 @@ async fn send_message(
         }
     };
     let ttl_ms = match request.ttl_seconds {
-        Some(s) if s.is_finite() && s > 0.0 => Some((s * 1000.0) as i64),
-        Some(_) => {
-            return Err(ApiError(
-                StatusCode::BAD_REQUEST,
-                "ttl_seconds must be a positive number".into(),
-            ));
+        Some(s) => {
+            let ttl = super::body::seconds(
+                "ttl_seconds",
+                s,
+                super::body::Zero::Refused,
+                super::body::MAX_TTL_SECONDS,
+            )?;
+            Some(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX))
         }
         None => None,
     };

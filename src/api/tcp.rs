@@ -143,13 +143,22 @@ fn same(given: &[u8], token: &[u8]) -> bool {
             == 0
 }
 
+/// The credentials of an `Authorization` value of the `Bearer` scheme, whose name is
+/// case-insensitive (RFC 9110, 11.1): `Bearer`, `bearer` and `BEARER` alike.
+fn bearer_credentials(value: &str) -> Option<&str> {
+    let (scheme, credentials) = value.trim_start().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| credentials.trim())
+}
+
 async fn require_token(State(token): State<Arc<str>>, request: Request, next: Next) -> Response {
     let given = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    if given.is_some_and(|given| same(given.trim().as_bytes(), token.as_bytes())) {
+        .and_then(bearer_credentials);
+    if given.is_some_and(|given| same(given.as_bytes(), token.as_bytes())) {
         return next.run(request).await;
     }
     let mut answer = (
@@ -177,18 +186,18 @@ pub async fn bind(options: &TcpOptions) -> Result<TcpListener, TcpError> {
         })
 }
 
-/// Serves the API over TCP, every request checked against `token`, until `cancel` fires.
+/// Serves the API over TCP within `limits`, every request checked against `token`, until
+/// `cancel` fires.
 pub async fn serve(
     listener: TcpListener,
     token: String,
     state: ApiState,
+    limits: super::listen::Limits,
     cancel: CancellationToken,
-) -> io::Result<()> {
+) {
     let token: Arc<str> = Arc::from(token);
     let app = router(state).layer(axum::middleware::from_fn_with_state(token, require_token));
-    axum::serve(listener, app)
-        .with_graceful_shutdown(cancel.cancelled_owned())
-        .await
+    super::listen::serve(listener, app, limits, "tcp", cancel).await;
 }
 
 #[cfg(test)]
@@ -244,6 +253,15 @@ mod tests {
             load_or_create_token(&path),
             Err(TcpError::TokenInvalid(_))
         ));
+    }
+
+    #[test]
+    fn the_scheme_is_case_insensitive() {
+        assert_eq!(bearer_credentials("Bearer abc"), Some("abc"));
+        assert_eq!(bearer_credentials("bearer abc"), Some("abc"));
+        assert_eq!(bearer_credentials("BEARER  abc "), Some("abc"));
+        assert_eq!(bearer_credentials("Basic abc"), None);
+        assert_eq!(bearer_credentials("Bearerabc"), None);
     }
 
     #[test]

@@ -156,6 +156,17 @@ pub struct DaemonArgs {
     /// as a plain shell, which runs it as commands. Refused by default.
     #[arg(long)]
     mcp_allow_shell: bool,
+    /// Connections the API's Unix socket keeps open at once; more are closed as they arrive.
+    #[arg(long, default_value_t = 512, value_name = "N")]
+    api_max_connections: usize,
+    /// Connections the `--listen` TCP listener keeps open at once; more are closed as they
+    /// arrive (each listener has its own limit: a flood on TCP leaves the socket served).
+    #[arg(long, default_value_t = 128, value_name = "N")]
+    listen_max_connections: usize,
+    /// How long a request's head (request line and headers) may take to arrive on either
+    /// listener before its connection is closed.
+    #[arg(long, default_value_t = 10_000, value_name = "MS")]
+    api_header_timeout_ms: u64,
 }
 
 fn init_logging(log_file: Option<&PathBuf>) -> anyhow::Result<()> {
@@ -284,7 +295,16 @@ fn run(
         allow_remote: args.allow_remote,
         token_file: args.token_file.clone().unwrap_or_else(|| paths.token()),
     });
+    let header_timeout = Duration::from_millis(args.api_header_timeout_ms.max(50));
     let options = DaemonOptions {
+        api_limits: panectl::api::listen::Limits {
+            max_connections: args.api_max_connections.max(1),
+            header_timeout,
+        },
+        tcp_limits: panectl::api::listen::Limits {
+            max_connections: args.listen_max_connections.max(1),
+            header_timeout,
+        },
         tcp,
         inbox,
         delivery: panectl::inbox::delivery::DeliveryOptions {

@@ -52,6 +52,10 @@ pub struct DaemonOptions {
     pub command_line: Vec<String>,
     /// Whether MCP clients may send text to panes without a recognised agent.
     pub mcp_allow_shell: bool,
+    /// The Unix socket's connection limits.
+    pub api_limits: crate::api::listen::Limits,
+    /// The TCP listener's connection limits.
+    pub tcp_limits: crate::api::listen::Limits,
 }
 
 /// Why the daemon could not start.
@@ -285,19 +289,18 @@ pub async fn run(
         let tcp_state = api_state.clone();
         let tcp_cancel = cancel.clone();
         info!(address = ?address, "API also on TCP (bearer token required)");
-        tracker.spawn(async move {
-            if let Err(error) = crate::api::tcp::serve(listener, token, tcp_state, tcp_cancel).await
-            {
-                warn!(%error, "the TCP API listener stopped");
-            }
-        });
+        let limits = options.tcp_limits;
+        tracker.spawn(crate::api::tcp::serve(
+            listener, token, tcp_state, limits, tcp_cancel,
+        ));
     }
     let api_cancel = cancel.clone();
-    let api = tracker.spawn(async move {
-        if let Err(error) = crate::api::server::serve(listener, api_state, api_cancel).await {
-            warn!(%error, "the API server stopped");
-        }
-    });
+    let api = tracker.spawn(crate::api::server::serve(
+        listener,
+        api_state,
+        options.api_limits,
+        api_cancel,
+    ));
     info!(server = %options.address, api = %socket.display(), "panectl daemon started");
     tracker.spawn(publish::run(
         options.address.clone(),

@@ -20,6 +20,7 @@
 //! A failed request (the daemon's error answer, or no daemon at all) is a tool error carrying
 //! the daemon's message, never a protocol error. Stdout carries the protocol and nothing else.
 
+pub mod lines;
 mod params;
 
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -253,16 +254,46 @@ impl ServerHandler for PanectlMcp {}
 
 /// Serves MCP on stdin/stdout until the client closes the connection.
 pub async fn serve_stdio(server: PanectlMcp) -> Result<(), McpError> {
-    let running = server
-        .serve(rmcp::transport::stdio_pipes())
-        .await
-        .map_err(|e| McpError::Handshake(e.to_string()))?;
-    let reason = running
-        .waiting()
-        .await
-        .map_err(|e| McpError::Serve(e.to_string()))?;
-    tracing::debug!(?reason, "the MCP connection ended");
-    Ok(())
+    let (input, output) = rmcp::transport::stdio_pipes();
+    serve_lines(server, input, output).await
+}
+
+/// Serves MCP on `input` and `output`, one JSON-RPC message per line, until `input` ends. A
+/// line that is not JSON, or is longer than [`lines::MAX_LINE`], is answered with a JSON-RPC
+/// parse error (rmcp alone would drop it silently).
+pub async fn serve_lines<R, W>(server: PanectlMcp, input: R, output: W) -> Result<(), McpError>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (to_server, server_input) = tokio::io::duplex(64 * 1024);
+    let (server_output, from_server) = tokio::io::duplex(64 * 1024);
+    let (answers, answered) = tokio::sync::mpsc::channel(16);
+    let reader = tokio::spawn(lines::filter_input(input, to_server, answers));
+    let writer = tokio::spawn(lines::merge_output(from_server, answered, output));
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::<rmcp::RoleServer, _, _>::new(
+        server_input,
+        server_output,
+    )
+    // The filter has bounded the lines already.
+    .with_max_line_length(lines::MAX_LINE + 2);
+    let served = async {
+        let running = server
+            .serve(transport)
+            .await
+            .map_err(|e| McpError::Handshake(e.to_string()))?;
+        let reason = running
+            .waiting()
+            .await
+            .map_err(|e| McpError::Serve(e.to_string()))?;
+        tracing::debug!(?reason, "the MCP connection ended");
+        Ok(())
+    }
+    .await;
+    reader.abort();
+    // Everything answered is written before the end.
+    let _ = writer.await;
+    served
 }
 
 #[cfg(test)]

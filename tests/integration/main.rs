@@ -4,6 +4,7 @@
 mod agent_clis;
 mod agent_status;
 mod api;
+mod api_limits;
 mod board;
 mod cli_replay;
 mod command_roundtrip;
