@@ -29,6 +29,7 @@ mod screen_watch;
 mod seen;
 mod signals;
 mod signals_claude;
+mod startup_races;
 mod status;
 mod support;
 mod tmux_crashes;
