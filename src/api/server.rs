@@ -344,10 +344,7 @@ impl ApiState {
         }
     }
 
-    async fn find_now(
-        &self,
-        name: &str,
-    ) -> Result<(PaneSummary, ConnectionHandle), ApiError> {
+    async fn find_now(&self, name: &str) -> Result<(PaneSummary, ConnectionHandle), ApiError> {
         let panes = self.all_panes().await;
         let id = names::resolve(name, &panes)?;
         let pane = panes

@@ -500,14 +500,11 @@ fn daemon_pid(server: &ServerArgs, health: Option<&Health>) -> anyhow::Result<Op
         Some(RuntimePaths::for_server(&address).lock()),
         discovery::server_lock_path(&address),
     ];
-    let owners = locks
-        .into_iter()
-        .flatten()
-        .filter_map(|lock| {
-            discovery::read_lock_owner(&lock)
-                .map(|(pid, _)| pid)
-                .filter(|pid| discovery::holds_lock(*pid, &lock))
-        });
+    let owners = locks.into_iter().flatten().filter_map(|lock| {
+        discovery::read_lock_owner(&lock)
+            .map(|(pid, _)| pid)
+            .filter(|pid| discovery::holds_lock(*pid, &lock))
+    });
     Ok(discovery::published(&address)
         .pid
         .into_iter()

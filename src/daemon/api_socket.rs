@@ -33,12 +33,10 @@ impl FileIdentity {
     /// The identity of what is at `path` now (not following a symbolic link); `None` if
     /// nothing is.
     pub fn of_path(path: &Path) -> Option<FileIdentity> {
-        std::fs::symlink_metadata(path)
-            .ok()
-            .map(|m| FileIdentity {
-                dev: m.dev(),
-                ino: m.ino(),
-            })
+        std::fs::symlink_metadata(path).ok().map(|m| FileIdentity {
+            dev: m.dev(),
+            ino: m.ino(),
+        })
     }
 
     /// The identity of an open file.
@@ -65,14 +63,13 @@ pub async fn serve(
     let socket = paths.socket();
     let mut bound = FileIdentity::of_path(&socket);
     let mut current = spawn_server(listener, &state, &tracker, &cancel);
-    let mut hangup =
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
-            Ok(hangup) => Some(hangup),
-            Err(error) => {
-                warn!(%error, "cannot handle SIGHUP; the API socket is still checked every 2 s");
-                None
-            }
-        };
+    let mut hangup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+        Ok(hangup) => Some(hangup),
+        Err(error) => {
+            warn!(%error, "cannot handle SIGHUP; the API socket is still checked every 2 s");
+            None
+        }
+    };
     // Whether the last attempt to make the socket again failed (logged once, not every 2 s).
     let mut failing = false;
     let mut interval = tokio::time::interval(CHECK_INTERVAL);

@@ -12,7 +12,7 @@ use crate::support::{TmuxServer, daemon_test_lock};
 
 /// Sessions (of two panes each) the start-up test's server has: enough that the daemon takes a
 /// while to attach to all of them.
-const SESSIONS: usize = 30;
+const SESSIONS: usize = 12;
 
 /// The API socket under the test's runtime directory, once there is one.
 fn api_socket(server: &TmuxServer) -> Option<PathBuf> {
@@ -95,7 +95,10 @@ fn a_pane_asked_for_while_the_daemon_starts_is_found_and_health_says_starting() 
     let mut health = UnixStream::connect(&socket).expect("connect");
     let mut unknown = UnixStream::connect(&socket).expect("connect");
     let asked = Instant::now();
-    send_get(&mut pane, &format!("/v1/panes/{}", last.replace('%', "%25")));
+    send_get(
+        &mut pane,
+        &format!("/v1/panes/{}", last.replace('%', "%25")),
+    );
     send_get(&mut health, "/v1/health");
     send_get(&mut unknown, "/v1/panes/%2599999");
 
@@ -124,6 +127,18 @@ fn a_pane_asked_for_while_the_daemon_starts_is_found_and_health_says_starting() 
         asked.elapsed()
     );
 
+    let log = daemon.log_text();
+    let at = |what: &str| {
+        log.lines()
+            .find(|l| l.contains(what))
+            .and_then(|l| l.split_whitespace().next())
+            .map(str::to_string)
+    };
+    eprintln!(
+        "started {:?}, every session synced {:?}",
+        at("panectl daemon started"),
+        at("every session's panes are known")
+    );
     // Health says `ok` once every session is synced, and the CLI finds every pane.
     server.wait_for("health ok", Duration::from_secs(20), || {
         server.health()["status"] == "ok"
@@ -184,7 +199,10 @@ fn a_deleted_or_replaced_api_socket_is_made_again_and_sighup_does_it_at_once() {
     wait_for_socket(&server, &socket, "the replaced socket to be made again");
 
     // The whole runtime directory deleted (lock included): made again, lock retaken.
-    let runtime = socket.parent().expect("the runtime directory").to_path_buf();
+    let runtime = socket
+        .parent()
+        .expect("the runtime directory")
+        .to_path_buf();
     std::fs::remove_dir_all(&runtime).expect("delete the runtime directory");
     wait_for_socket(&server, &socket, "the runtime directory to be made again");
     let lock = std::fs::read_dir(&runtime)
@@ -205,7 +223,9 @@ fn a_deleted_or_replaced_api_socket_is_made_again_and_sighup_does_it_at_once() {
     hang_up(daemon.pid());
     wait_for_socket(&server, &socket, "SIGHUP to make the socket again");
     server.wait_for("the SIGHUP in the log", Duration::from_secs(5), || {
-        daemon.log_text().contains("SIGHUP: checking the API socket")
+        daemon
+            .log_text()
+            .contains("SIGHUP: checking the API socket")
     });
     // The daemon lives on.
     assert!(cli_reaches(&server));

@@ -846,7 +846,8 @@ impl Connection {
 
     /// The session's panes are known: requests waiting for them go on.
     fn mark_synced(&mut self) {
-        self.synced.send_if_modified(|synced| !std::mem::replace(synced, true));
+        self.synced
+            .send_if_modified(|synced| !std::mem::replace(synced, true));
     }
 
     fn send(&mut self, line: Line, purpose: Purpose) {
