@@ -46,6 +46,10 @@ use crate::ids::PaneId;
 use crate::mirror::PaneCounters;
 use crate::tmux::{ConnectionHandle, PaneSummary, ServerAddress};
 
+/// How long a request naming a pane the daemon does not know waits for the sessions' first
+/// sync (at start, or while a session attaches) before it is answered with 404.
+pub const SYNC_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// What the handlers share.
 #[derive(Clone)]
 pub struct ApiState {
@@ -285,10 +289,56 @@ impl ApiState {
         panes.into_values().collect()
     }
 
+    /// Whether every session's panes are known: the daemon has finished starting and every
+    /// connection has had its first sync. Until then a pane that exists may be missing.
+    pub(crate) fn synced(&self) -> bool {
+        !self.status.borrow().starting && self.handles().values().all(ConnectionHandle::is_synced)
+    }
+
+    /// Waits until [`ApiState::synced`], for `bound` at most; returns whether it is.
+    pub(crate) async fn wait_synced(&self, bound: std::time::Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + bound;
+        let mut status = self.status.clone();
+        let mut connections = self.connections.clone();
+        loop {
+            status.borrow_and_update();
+            connections.borrow_and_update();
+            if self.synced() {
+                return true;
+            }
+            let pending = self.handles().values().find(|h| !h.is_synced()).cloned();
+            let first_sync = async {
+                match pending {
+                    Some(handle) => handle.first_sync().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = tokio::time::sleep_until(deadline) => return self.synced(),
+                changed = status.changed() => if changed.is_err() { return self.synced() },
+                changed = connections.changed() => if changed.is_err() { return self.synced() },
+                () = first_sync => {}
+            }
+        }
+    }
+
+    /// The pane a name means and its connection. A name no pane has while sessions are still
+    /// having their first sync (the daemon starting, a session attaching) waits for that, up
+    /// to [`SYNC_WAIT`], before it is answered with 404.
     pub(crate) async fn find(
         &self,
         name: &str,
     ) -> Result<(PaneSummary, ConnectionHandle), ApiError> {
+        match self.find_now(name).await {
+            Err(ApiError(StatusCode::NOT_FOUND, _)) if !self.synced() => {
+                self.wait_synced(SYNC_WAIT).await;
+                self.find_now(name).await
+            }
+            found => found,
+        }
+    }
+
+    async fn find_now(&self, name: &str) -> Result<(PaneSummary, ConnectionHandle), ApiError> {
         let panes = self.all_panes().await;
         let id = names::resolve(name, &panes)?;
         let pane = panes
@@ -312,10 +362,12 @@ impl ApiState {
 /// The health report.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Health {
-    /// `ok`, or `degraded` while the tmux server is unreachable, the user's provider rules
-    /// have errors or the inbox database is damaged (`reasons` says which).
+    /// `ok`; `starting` until the panes of every session found at start are known (requests
+    /// that name a pane wait for that, a few seconds at most); `degraded` while the tmux server
+    /// is unreachable, the user's provider rules have errors or the inbox database is damaged
+    /// (`reasons` says which).
     pub status: String,
-    /// Why the status is `degraded`, one sentence each (empty when `ok`).
+    /// Why the status is not `ok`, one sentence each (empty when `ok`).
     #[serde(default)]
     pub reasons: Vec<String>,
     /// The daemon's process id.
@@ -441,6 +493,14 @@ async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
             state.address
         ));
     }
+    let starting = status.starting;
+    if starting {
+        let synced = handles.values().filter(|h| h.is_synced()).count();
+        reasons.push(format!(
+            "the daemon is starting: the panes of {synced} of {} session(s) are known",
+            handles.len()
+        ));
+    }
     if !rules_errors.is_empty() {
         reasons.push(format!(
             "{} error(s) in the provider rule files (the last good rules stay in force): {}",
@@ -460,7 +520,14 @@ async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
     };
     axum::Json(Health {
         inbox,
-        status: if reasons.is_empty() { "ok" } else { "degraded" }.into(),
+        status: if starting {
+            "starting"
+        } else if reasons.is_empty() {
+            "ok"
+        } else {
+            "degraded"
+        }
+        .into(),
         reasons,
         pid: std::process::id(),
         log_file: state.log_file.clone(),
@@ -692,9 +759,14 @@ async fn hook(
         Ok(pane) => pane,
         Err(_) => state.find(&name).await?.0.pane,
     };
-    for handle in state.handles().values() {
-        if let Ok(Some(answer)) = handle.hook(pane, report.clone()).await {
-            return Ok(axum::Json(answer).into_response());
+    for wait in [false, true] {
+        if wait && (state.synced() || !state.wait_synced(SYNC_WAIT).await) {
+            break;
+        }
+        for handle in state.handles().values() {
+            if let Ok(Some(answer)) = handle.hook(pane, report.clone()).await {
+                return Ok(axum::Json(answer).into_response());
+            }
         }
     }
     Err(ApiError(

@@ -435,6 +435,7 @@ fn detach(
     loop {
         if std::os::unix::net::UnixStream::connect(&socket).is_ok() {
             wait_for_publication(options, child.id());
+            wait_until_started(options, &socket);
             println!(
                 "panectl daemon started (pid {}) for the tmux server {}; API {}; log {}",
                 child.id(),
@@ -473,6 +474,30 @@ fn wait_for_publication(options: &DaemonOptions, pid: u32) {
     }
 }
 
+/// Waits (10 s at most) until the daemon's health no longer says `starting`: the panes of
+/// every session are known once `--detach` returns.
+fn wait_until_started(options: &DaemonOptions, socket: &std::path::Path) {
+    let client = panectl::api::client::ApiClient::new(
+        socket.to_path_buf(),
+        options.address.to_string(),
+        String::new(),
+    );
+    let waited = block_on(async {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while tokio::time::Instant::now() < deadline {
+            match client.get_json::<Health>("/v1/health").await {
+                Ok(health) if health.status == "starting" => {}
+                _ => return Ok(()),
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Ok(())
+    });
+    if let Err(error) = waited {
+        tracing::debug!(%error, "cannot wait for the daemon's start");
+    }
+}
+
 /// The health of the daemon serving the server, found as any client finds it; `None` when
 /// none answers.
 fn running(server: &ServerArgs) -> anyhow::Result<Option<Health>> {
@@ -485,25 +510,47 @@ fn running(server: &ServerArgs) -> anyhow::Result<Option<Health>> {
     }
 }
 
-/// Whether the process looks like a panectl daemon (when its command line can be read).
+/// Whether the process looks like a panectl daemon of this user: its command line is
+/// `panectl ... daemon ...` and `/proc/PID` belongs to this user (when /proc can be read).
 fn looks_like_daemon(pid: u32) -> bool {
-    match std::fs::read(format!("/proc/{pid}/cmdline")) {
-        Ok(cmdline) => cmdline.split(|&b| b == 0).any(|word| word == b"daemon"),
+    use std::os::unix::fs::MetadataExt;
+    let ours = std::fs::metadata(format!("/proc/{pid}"))
+        .map_or(true, |m| m.uid() == nix::unistd::getuid().as_raw());
+    let daemon = match std::fs::read(format!("/proc/{pid}/cmdline")) {
+        Ok(cmdline) => {
+            let mut words = cmdline.split(|&b| b == 0);
+            let program = words.next().unwrap_or_default();
+            let name = program.rsplit(|&b| b == b'/').next().unwrap_or_default();
+            name.starts_with(b"panectl") && words.any(|word| word == b"daemon")
+        }
         Err(_) => true,
-    }
+    };
+    ours && daemon
 }
 
-/// The daemon's pid: from its health, else from the server's `@panectl_pid` when that
-/// process lives and looks like a daemon (one whose API no longer answers).
+/// The daemon's pid: from its health, else (its API does not answer: its socket was deleted,
+/// say) from the server's `@panectl_pid` or the owner written in its lock files, when that
+/// process lives and looks like a panectl daemon of this user.
 fn daemon_pid(server: &ServerArgs, health: Option<&Health>) -> anyhow::Result<Option<u32>> {
     if let Some(pid) = health.map(|h| h.pid).filter(|pid| *pid != 0) {
         return Ok(Some(pid));
     }
     let address = server.address()?;
+    let locks = [
+        Some(RuntimePaths::for_server(&address).lock()),
+        discovery::server_lock_path(&address),
+    ];
+    let owners = locks.into_iter().flatten().filter_map(|lock| {
+        discovery::read_lock_owner(&lock)
+            .map(|(pid, _)| pid)
+            .filter(|pid| discovery::holds_lock(*pid, &lock))
+    });
     Ok(discovery::published(&address)
         .pid
+        .into_iter()
+        .chain(owners)
         .filter(|pid| *pid != std::process::id())
-        .filter(|pid| discovery::process_alive(*pid) && looks_like_daemon(*pid)))
+        .find(|pid| discovery::process_alive(*pid) && looks_like_daemon(*pid)))
 }
 
 /// Sends SIGTERM and waits up to `timeout` for the process to end.

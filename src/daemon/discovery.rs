@@ -190,6 +190,33 @@ pub fn read_lock_owner(path: &Path) -> Option<(u32, PathBuf)> {
     Some((pid, api))
 }
 
+/// Whether the process `pid` holds a `flock` on the file at `path`, as `/proc/locks` says
+/// (`true` when that cannot be read: a system without it). A pid written in a lock file is
+/// only trusted while its process still holds the lock: a pid reused by another process
+/// does not.
+pub fn holds_lock(pid: u32, path: &Path) -> bool {
+    let Ok(metadata) = fs::metadata(path) else {
+        return false;
+    };
+    let Ok(locks) = fs::read_to_string("/proc/locks") else {
+        return true;
+    };
+    let dev = metadata.dev();
+    let file = format!(
+        "{:02x}:{:02x}:{}",
+        nix::sys::stat::major(dev),
+        nix::sys::stat::minor(dev),
+        metadata.ino()
+    );
+    locks.lines().any(|line| {
+        // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"
+        let words: Vec<&str> = line.split_whitespace().collect();
+        words.get(1) == Some(&"FLOCK")
+            && words.get(4).and_then(|p| p.parse::<u32>().ok()) == Some(pid)
+            && words.get(5) == Some(&file.as_str())
+    })
+}
+
 /// A value for a server option, if it holds only characters no tmux version expands.
 pub fn option_value(value: &str) -> Option<SafeValue> {
     SafeValue::new(value).ok()

@@ -1,6 +1,7 @@
 //! The daemon: a supervisor of control connections, the event bus and the API, wired together
 //! and shut down through one cancellation token.
 
+pub mod api_socket;
 pub mod clients;
 pub mod discovery;
 pub mod events;
@@ -73,7 +74,11 @@ pub enum DaemonError {
         lock: String,
     },
     /// Another daemon serves the same tmux server, and says where.
-    #[error("a daemon (pid {pid}) already serves this tmux server ({server}); its API is at {api}")]
+    #[error(
+        "a daemon (pid {pid}) already serves this tmux server ({server}); its API is at {api} \
+         (if that socket is missing, `kill -HUP {pid}` makes it again at once; \
+         `panectl daemon stop` stops that daemon)"
+    )]
     AlreadyServed {
         /// The server.
         server: String,
@@ -115,6 +120,39 @@ impl InstanceLock {
                 warn!(lock = %path.display(), %error, "cannot write the lock's owner");
             }
         }
+    }
+
+    /// Takes again each lock whose file was deleted or replaced (a cleaner emptied the runtime
+    /// directory, say: a new daemon would take a new file's lock), and writes this daemon in
+    /// it. Returns the path of a lock another process took meanwhile, if one did.
+    pub fn retake(&mut self, api: &std::path::Path) -> Option<std::path::PathBuf> {
+        use api_socket::FileIdentity;
+        for (path, lock) in std::iter::once(&mut self.runtime).chain(self.server.as_mut()) {
+            let held = FileIdentity::of_file(lock);
+            if held.is_some() && FileIdentity::of_path(path) == held {
+                continue;
+            }
+            let file = match open_lock(path) {
+                Ok(file) => file,
+                Err(error) => {
+                    warn!(%error, "cannot make the lock again");
+                    continue;
+                }
+            };
+            match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+                Ok(mut taken) => {
+                    if let Err(error) =
+                        discovery::write_lock_owner(&mut taken, std::process::id(), api)
+                    {
+                        warn!(lock = %path.display(), %error, "cannot write the lock's owner");
+                    }
+                    warn!(lock = %path.display(), "the lock file was deleted or replaced; took it again");
+                    *lock = taken;
+                }
+                Err(_) => return Some(path.clone()),
+            }
+        }
+        None
     }
 }
 
@@ -294,13 +332,15 @@ pub async fn run(
             listener, token, tcp_state, limits, tcp_cancel,
         ));
     }
-    let api_cancel = cancel.clone();
-    let api = tracker.spawn(crate::api::server::serve(
+    let api = api_socket::serve(
+        options.paths.clone(),
         listener,
         api_state,
         options.api_limits,
-        api_cancel,
-    ));
+        lock,
+        tracker.clone(),
+        cancel.clone(),
+    );
     info!(server = %options.address, api = %socket.display(), "panectl daemon started");
     tracker.spawn(publish::run(
         options.address.clone(),
@@ -309,8 +349,13 @@ pub async fn run(
         cancel.clone(),
     ));
     ready();
-    supervisor.run().await;
-    cancel.cancel();
+    let supervise = async {
+        supervisor.run().await;
+        cancel.cancel();
+    };
+    // The socket keeper borrows the lock (to take it again if its file goes) and ends with
+    // `cancel`.
+    let ((), bound) = tokio::join!(supervise, api);
     tracker.close();
     if tokio::time::timeout(Duration::from_secs(5), tracker.wait())
         .await
@@ -318,12 +363,14 @@ pub async fn run(
     {
         warn!("some tasks did not finish within 5 s of shutdown");
     }
-    drop(api);
     publish::withdraw(&options.address).await;
     // The inbox thread ends when the last handle is dropped. It is not waited for: every job is
     // one SQLite transaction, so the process may end at any point without a torn state.
     drop(inbox_thread);
-    let _ = std::fs::remove_file(&socket);
+    // Only the socket this daemon bound: one another daemon made at the path is left alone.
+    if bound.is_some() && api_socket::FileIdentity::of_path(&socket) == bound {
+        let _ = std::fs::remove_file(&socket);
+    }
     info!("panectl daemon stopped");
     Ok(())
 }

@@ -42,6 +42,9 @@ pub struct ServerStatus {
     pub reconnects: u64,
     /// Leftover control clients of a previous daemon ended at start.
     pub leftover_clients_ended: usize,
+    /// The daemon is starting: the sessions it found at start have not all had their first
+    /// sync yet (their panes are not all known). Health says `starting` meanwhile.
+    pub starting: bool,
 }
 
 struct Entry {
@@ -114,6 +117,9 @@ impl Listing {
 type Ended = std::pin::Pin<Box<dyn std::future::Future<Output = (SessionId, EndReason)> + Send>>;
 
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// The longest the daemon says it is `starting`: a session whose panes are still unknown by
+/// then (a control client that never attaches) no longer holds the start up.
+const STARTING_BOUND: Duration = Duration::from_secs(30);
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 
 impl Supervisor {
@@ -138,6 +144,7 @@ impl Supervisor {
         let (connections, connections_receiver) = watch::channel(Arc::new(BTreeMap::new()));
         let (status, status_receiver) = watch::channel(ServerStatus {
             leftover_clients_ended,
+            starting: true,
             ..ServerStatus::default()
         });
         let (upcalls, upcall_receiver) = mpsc::unbounded_channel();
@@ -184,11 +191,27 @@ impl Supervisor {
             info!(server = %self.address, "waiting for a tmux server");
         }
         self.publish_status();
+        // The start is over once every session found now has had its first sync.
+        let first: Vec<ConnectionHandle> =
+            self.entries.values().map(|e| e.handle.clone()).collect();
+        let mut first_syncs = std::pin::pin!(async move {
+            let all = futures::future::join_all(first.iter().map(ConnectionHandle::first_sync));
+            if tokio::time::timeout(STARTING_BOUND, all).await.is_err() {
+                warn!(bound = ?STARTING_BOUND, "some sessions' panes are still unknown; start-up ends anyway");
+            }
+            first.len()
+        });
+        let mut starting = true;
         let mut poll = tokio::time::interval(Duration::from_millis(500));
         poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 () = self.cancel.cancelled() => break,
+                sessions = &mut first_syncs, if starting => {
+                    starting = false;
+                    info!(sessions, "every session's panes are known");
+                    self.status.send_modify(|status| status.starting = false);
+                }
                 Some(upcall) = self.upcall_receiver.recv() => match upcall {
                     Upcall::SessionsChanged => self.sync(&mut ended, ResyncReason::Attach).await,
                     Upcall::ControlRecovered(session) => {

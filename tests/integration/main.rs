@@ -32,6 +32,7 @@ mod seen;
 mod signals;
 mod signals_claude;
 mod stalled_daemon;
+mod startup_races;
 mod status;
 mod support;
 mod tmux_crashes;

@@ -526,6 +526,32 @@ impl TmuxServer {
 
     /// Starts a daemon with `env` added to its environment.
     pub fn start_daemon_with_env(&self, extra: &[&str], env: &[(String, String)]) -> Daemon {
+        let daemon = self.spawn_daemon_with_env(extra, env);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        // Up once health answers (exit code 1, degraded, counts: it answered) and no longer
+        // says `starting` (the panes of every session are known).
+        while self
+            .panectl()
+            .args(["health", "--json"])
+            .output()
+            .is_ok_and(|o| {
+                serde_json::from_slice::<serde_json::Value>(&o.stdout)
+                    .map_or(true, |health| health["status"] == "starting")
+            })
+        {
+            assert!(
+                Instant::now() < deadline,
+                "the daemon did not start: {}",
+                daemon.log_text()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        daemon
+    }
+
+    /// Starts a daemon (in the foreground, as a child of the test) and returns at once,
+    /// without waiting for its API.
+    pub fn spawn_daemon_with_env(&self, extra: &[&str], env: &[(String, String)]) -> Daemon {
         let log = self.dir.path().join(format!(
             "daemon-{}.log",
             NEXT_SERVER.fetch_add(1, Ordering::Relaxed)
@@ -543,23 +569,7 @@ impl TmuxServer {
             .stderr(Stdio::null())
             .spawn()
             .expect("start the daemon");
-        let daemon = Daemon { child, log };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        // Up once health answers (exit code 1, degraded, counts: it answered).
-        while self
-            .panectl()
-            .args(["health", "--json"])
-            .output()
-            .is_ok_and(|o| serde_json::from_slice::<serde_json::Value>(&o.stdout).is_err())
-        {
-            assert!(
-                Instant::now() < deadline,
-                "the daemon did not start: {}",
-                daemon.log_text()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        daemon
+        Daemon { child, log }
     }
 
     /// Waits until `condition` holds, polling; panics with `what` after `timeout`.

@@ -340,12 +340,29 @@ enum Request {
 pub struct ConnectionHandle {
     session: SessionId,
     requests: mpsc::Sender<Request>,
+    /// Becomes `true` once the session's panes are known (its first `list-panes` answered,
+    /// failed or timed out); closed when the connection ends.
+    synced: watch::Receiver<bool>,
 }
 
 impl ConnectionHandle {
     /// The session this connection mirrors.
     pub fn session(&self) -> SessionId {
         self.session
+    }
+
+    /// Whether the connection has had its first sync: the session's panes are known (or will
+    /// not be: the connection ended, or tmux did not answer in time). Until then a pane of the
+    /// session is missing from [`ConnectionHandle::panes`] although it exists.
+    pub fn is_synced(&self) -> bool {
+        *self.synced.borrow() || self.synced.has_changed().is_err()
+    }
+
+    /// Waits until [`ConnectionHandle::is_synced`].
+    pub async fn first_sync(&self) {
+        let mut synced = self.synced.clone();
+        // An error means the connection ended: nothing more to wait for.
+        let _ = synced.wait_for(|synced| *synced).await;
     }
 
     async fn ask<T>(
@@ -561,7 +578,12 @@ pub fn spawn(
     tracker: &tokio_util::task::TaskTracker,
 ) -> (ConnectionHandle, tokio::task::JoinHandle<EndReason>) {
     let (requests, receiver) = mpsc::channel(256);
-    let handle = ConnectionHandle { session, requests };
+    let (synced_sender, synced) = watch::channel(false);
+    let handle = ConnectionHandle {
+        session,
+        requests,
+        synced,
+    };
     let context = context.clone();
     let self_requests = handle.requests.downgrade();
     let task = tracker.spawn(async move {
@@ -572,6 +594,7 @@ pub fn spawn(
             receiver,
             self_requests,
             cancel,
+            synced_sender,
         )
         .await;
         debug!(%session, %reason, "control connection ended");
@@ -587,6 +610,7 @@ async fn run(
     requests: mpsc::Receiver<Request>,
     self_requests: mpsc::WeakSender<Request>,
     cancel: CancellationToken,
+    synced: watch::Sender<bool>,
 ) -> EndReason {
     let ConnectionContext {
         address,
@@ -643,6 +667,7 @@ async fn run(
         cancel: cancel.child_token(),
         program_checks: HashMap::new(),
         recover_at: None,
+        synced,
     };
     connection.start();
     let reason = connection.run(&mut stdout, requests, &cancel).await;
@@ -794,6 +819,9 @@ struct Connection {
     program_checks: HashMap<PaneId, programs::ProgramCheck>,
     /// When a connection started on pipes after failures moves its panes back to control.
     recover_at: Option<Instant>,
+    /// Set once the first `list-panes` of the session has completed (see
+    /// [`ConnectionHandle::is_synced`]).
+    synced: watch::Sender<bool>,
 }
 
 impl Connection {
@@ -814,6 +842,12 @@ impl Connection {
             Line::new(query::list_panes(Target::Session(self.session))),
             Purpose::Panes(reason),
         );
+    }
+
+    /// The session's panes are known: requests waiting for them go on.
+    fn mark_synced(&mut self) {
+        self.synced
+            .send_if_modified(|synced| !std::mem::replace(synced, true));
     }
 
     fn send(&mut self, line: Line, purpose: Purpose) {
@@ -1003,17 +1037,21 @@ impl Connection {
                 Some(Err(error)) => warn!(session = %self.session, %error),
                 None => {}
             },
-            Purpose::Panes(reason) => match replies.first().and_then(Option::as_ref) {
-                Some(reply) if reply.success => match query::parse_panes(reply) {
-                    Ok(rows) => {
-                        for row in rows {
-                            self.add_pane(row, reason);
+            Purpose::Panes(reason) => {
+                match replies.first().and_then(Option::as_ref) {
+                    Some(reply) if reply.success => match query::parse_panes(reply) {
+                        Ok(rows) => {
+                            for row in rows {
+                                self.add_pane(row, reason);
+                            }
                         }
-                    }
-                    Err(error) => warn!(session = %self.session, %error),
-                },
-                _ => {} // the window or session is gone already
-            },
+                        Err(error) => warn!(session = %self.session, %error),
+                    },
+                    _ => {} // the window or session is gone already
+                }
+                // The first `list-panes` is the session's (sent at start, answered first).
+                self.mark_synced();
+            }
             Purpose::Seed(pane, reason) => self.seeded(pane, reason, &replies),
             Purpose::Check(pane) => self.checked(pane, &replies),
             Purpose::LastResponse(pane, reply) => self.last_response_read(pane, &replies, reply),
@@ -1052,6 +1090,8 @@ impl Connection {
                         mirror.mark_stale();
                     }
                 }
+                // Its panes stay unknown until tmux says more; waiting for them ends here.
+                Purpose::Panes(_) => self.mark_synced(),
                 // The next watchdog round checks again.
                 Purpose::PipeCheck(pane) => self.pipe_checked(pane, &[]),
                 Purpose::ProgramCheck(pane) => self.program_checked(pane, &[]),
