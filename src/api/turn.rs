@@ -32,7 +32,8 @@ pub enum TurnEnd {
     Finished(Status),
     /// The deadline passed; the message's state and the worker's status then.
     TimedOut(State, Option<Status>),
-    /// The task message will never be delivered (failed, expired, cancelled).
+    /// The task message will never be delivered (failed, expired, cancelled), or whether it
+    /// was cannot be told (uncertain).
     NotDelivered(State, Option<String>),
     /// The worker's pane closed.
     PaneGone,
@@ -52,7 +53,7 @@ struct Turn {
 impl Turn {
     fn end(&self, now: tokio::time::Instant) -> Option<TurnEnd> {
         match self.message {
-            State::Failed | State::Expired | State::Cancelled => {
+            State::Failed | State::Uncertain | State::Expired | State::Cancelled => {
                 return Some(TurnEnd::NotDelivered(self.message, self.reason.clone()));
             }
             State::Pending | State::Delivering => return None,
@@ -155,7 +156,7 @@ pub(crate) async fn follow(
                         if *new == State::Delivered {
                             turn.delivered_at = Some(tokio::time::Instant::now());
                         }
-                        if matches!(new, State::Failed | State::Expired | State::Cancelled) {
+                        if matches!(new, State::Failed | State::Uncertain | State::Expired | State::Cancelled) {
                             refresh(state, message_id, pane, &mut turn).await?;
                         }
                         turn.message = *new;

@@ -180,8 +180,8 @@ enum Command {
         /// Only this pane's messages.
         #[arg(long)]
         pane: Option<String>,
-        /// Only messages in this state (pending, delivering, delivered, failed, expired,
-        /// cancelled).
+        /// Only messages in this state (pending, delivering, delivered, failed, uncertain,
+        /// expired, cancelled).
         #[arg(long)]
         state: Option<String>,
         /// Print one JSON object per line.

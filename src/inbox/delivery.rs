@@ -7,12 +7,24 @@
 //! key is sent; then the turn must be seen to start: the status leaves ready, or the pasted text
 //! leaves the input. Otherwise `Enter` is sent once more, but only while the status is still
 //! ready and the pasted text still sits in the input, so that a submit key can never answer a
-//! dialog; if the turn still does not start, the message fails with the reason.
+//! dialog. Before a message is given up the pane is looked at again (a tmux round trip first, so
+//! that the daemon's copy of the screen has caught up): a turn seen, or the text gone from the
+//! input and in the pane's history, makes it `delivered`; the text still in the input of a
+//! receiver that answers promptly makes it `failed`; anything else is `uncertain` (never retried
+//! automatically: the receiver may have taken it, and a retry would deliver it twice).
 //!
-//! After a crash a message can be left `delivering`. Before anything else is sent to its pane it
-//! is checked against the pane: its text still in the input (pasted, not submitted) is
-//! submitted; its text in the pane's history means it was delivered; otherwise, once the pane is
-//! ready, it goes back to `pending` and is delivered again.
+//! A turn too short to be seen busy (a shell running `echo`) is recognised by its end: the text
+//! left the input and is on the screen above it, the input is the cursor's row (no input box)
+//! and a ready rule matches the screen as it is now (the prompt is back). Then the next message
+//! may go at once; otherwise the next one waits up to the settle time for the status to say busy.
+//!
+//! The paste and a mark of it go to tmux in one command line: `paste-buffer` then `set-option
+//! -p @panectl_pasted ID:ATTEMPT_AT`; tmux runs both or neither. After a crash a message can be
+//! left `delivering`. Before anything else is sent to its pane the mark is read back: a pane
+//! without this message's mark never got its text (whatever text like it the pane shows), and the
+//! message goes back to `pending` once the pane is ready. With the mark, its text still in the
+//! input (pasted, not submitted) is submitted; its text in the pane's history means it was
+//! delivered; otherwise it is `uncertain`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -23,21 +35,39 @@ use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 use super::{InboxHandle, Message, now_ms};
-use crate::control::command::{Format, Line, Target, commands};
+use crate::control::command::{Format, Line, SafeValue, Target, commands};
 use crate::daemon::events::{DaemonEvent, EventBus, EventKind};
 use crate::daemon::supervisor::Connections;
 use crate::ids::PaneId;
 use crate::mirror::SyncState;
 use crate::status::Status;
 use crate::status::providers::ProviderSet;
-use crate::status::rules::Delivery;
-use crate::tmux::{ConnectionHandle, PaneSummary};
+use crate::status::rules::{Delivery, Verdict};
+use crate::tmux::{ConnectionHandle, PaneSummary, query};
 
 /// Raw bytes of message text per `set-buffer` line.
 const CHUNK: usize = 16 * 1024;
 
 /// How long history is read back when a crash left a message `delivering`.
 const HISTORY_LINES: i64 = 5000;
+
+/// The pane option the paste sets, in the same tmux command line, to `ID:ATTEMPT_AT` of the
+/// message pasted: what recovery reads to know whether a message's own paste happened.
+const PASTED_OPTION: &str = "@panectl_pasted";
+
+/// How often a delivery looks at its receiver while it waits.
+const POLL: Duration = Duration::from_millis(50);
+
+/// A look at the pane slower than this means a stalled machine: the receiver may still act on
+/// keys it has not read yet, so a text still in its input is no proof it will not be taken.
+const STALLED: Duration = Duration::from_secs(1);
+
+/// The first pause after a receiver's task failed on an error (the inbox database, tmux);
+/// doubled on each failure in a row, up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+
+/// The longest pause between attempts at a receiver whose tasks keep failing.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// Settings of the delivery task.
 #[derive(Debug, Clone)]
@@ -133,10 +163,24 @@ enum Confirmation {
 enum Outcome {
     Delivered,
     Failed(String),
+    /// Submitted, but whether the receiver took it cannot be told.
+    Uncertain(String),
     /// Not decided yet (a recovered message whose pane is busy): try again later.
     Later,
     /// A recovered message that never reached the pane.
     BackToPending,
+}
+
+/// What a receiver's task leaves for the loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    /// A message moved on: look at the receiver again at once (its next message).
+    Again,
+    /// Nothing to do now (the receiver is busy, not judged yet): wait for news of it, a new
+    /// message, or the next tick. Starting it again at once would spin.
+    Wait,
+    /// An error (the inbox database, tmux): try again after a pause that grows.
+    Error,
 }
 
 /// Runs deliveries until `cancel` fires.
@@ -149,23 +193,78 @@ pub async fn run(
     cancel: CancellationToken,
 ) {
     let mut events = bus.subscribe();
-    let (done_sender, mut done) = mpsc::unbounded_channel::<PaneId>();
+    let (done_sender, mut done) = mpsc::unbounded_channel::<(PaneId, Next)>();
     let mut in_flight: BTreeSet<PaneId> = BTreeSet::new();
     let mut missing_since: BTreeMap<PaneId, Instant> = BTreeMap::new();
+    // Receivers not started again until news of them (`None`) or until a time (after errors).
+    let mut parked: BTreeMap<PaneId, Option<Instant>> = BTreeMap::new();
+    let mut failures: BTreeMap<PaneId, u32> = BTreeMap::new();
+    // Receivers in flight that had news meanwhile: looked at again when their task ends.
+    let mut stirred: BTreeSet<PaneId> = BTreeSet::new();
+    let mut store_backoff = Duration::ZERO;
+    let mut connections_open = true;
     let mut tick = tokio::time::interval(Duration::from_millis(500));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             () = cancel.cancelled() => break,
-            () = inbox.queued() => {}
-            Some(pane) = done.recv() => { in_flight.remove(&pane); }
+            () = inbox.queued() => unpark_all(&mut parked),
+            Some((pane, next)) = done.recv() => {
+                in_flight.remove(&pane);
+                let news = stirred.remove(&pane);
+                match next {
+                    Next::Again => {
+                        failures.remove(&pane);
+                    }
+                    Next::Wait => {
+                        failures.remove(&pane);
+                        if !news {
+                            parked.insert(pane, None);
+                            continue;
+                        }
+                    }
+                    Next::Error => {
+                        let count = failures.entry(pane).or_default();
+                        *count = count.saturating_add(1);
+                        parked.insert(pane, Some(Instant::now() + backoff(*count)));
+                        continue;
+                    }
+                }
+            }
             event = events.recv() => match event {
-                Ok(event) if !is_relevant(&event) => continue,
-                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Ok(event) => match event_pane(&event) {
+                    Some(pane) => {
+                        if parked.get(&pane).is_some_and(Option::is_none) {
+                            parked.remove(&pane);
+                        }
+                        if in_flight.contains(&pane) {
+                            stirred.insert(pane);
+                        }
+                    }
+                    None => continue,
+                },
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    unpark_all(&mut parked);
+                    stirred.extend(in_flight.iter().copied());
+                }
                 Err(broadcast::error::RecvError::Closed) => break,
             },
-            _ = connections.changed() => {}
-            _ = tick.tick() => {}
+            changed = connections.changed(), if connections_open => {
+                // A closed channel would answer at once forever: stop listening to it.
+                if changed.is_err() {
+                    connections_open = false;
+                    continue;
+                }
+                unpark_all(&mut parked);
+            }
+            _ = tick.tick() => unpark_all(&mut parked),
+        }
+        if !store_backoff.is_zero() {
+            // The database failed last time: do not hammer it.
+            tokio::select! {
+                () = cancel.cancelled() => break,
+                () = tokio::time::sleep(store_backoff) => {}
+            }
         }
         // A damaged database was reported once (and is in health): nothing is delivered from
         // it, and the warnings of every pass would only repeat that.
@@ -175,6 +274,8 @@ pub async fn run(
         let current = connections.borrow().clone();
         if let Err(error) = inbox.call(|store| store.expire(now_ms())).await {
             warn!(%error, "cannot expire messages");
+            store_backoff = next_backoff(store_backoff);
+            continue;
         }
         let receivers = match inbox
             .call(|store| {
@@ -188,9 +289,13 @@ pub async fn run(
             })
             .await
         {
-            Ok(receivers) => receivers,
+            Ok(receivers) => {
+                store_backoff = Duration::ZERO;
+                receivers
+            }
             Err(error) => {
                 warn!(%error, "cannot read the inbox");
+                store_backoff = next_backoff(store_backoff);
                 continue;
             }
         };
@@ -199,7 +304,7 @@ pub async fn run(
                 fail_all(&inbox, &name, "not a pane id").await;
                 continue;
             };
-            if in_flight.contains(&pane) {
+            if in_flight.contains(&pane) || parked.contains_key(&pane) {
                 continue;
             }
             let Some(receiver) = find(&current, pane).await else {
@@ -227,18 +332,40 @@ pub async fn run(
             };
             let done = done_sender.clone();
             tokio::spawn(async move {
-                task.serve().await;
-                let _ = done.send(pane);
+                let next = task.serve().await;
+                let _ = done.send((pane, next));
             });
         }
     }
 }
 
-fn is_relevant(event: &DaemonEvent) -> bool {
-    matches!(
-        event.kind,
-        EventKind::Status { .. } | EventKind::PaneRemoved { .. } | EventKind::PaneAdded { .. }
-    )
+/// The pane an event brings news of, for the events that can make a receiver ready or gone.
+fn event_pane(event: &DaemonEvent) -> Option<PaneId> {
+    match &event.kind {
+        EventKind::Status { pane, .. }
+        | EventKind::PaneRemoved { pane }
+        | EventKind::PaneAdded { pane, .. } => Some(*pane),
+        _ => None,
+    }
+}
+
+/// Lets every receiver parked until news be started again (those pausing after errors wait out
+/// their pause).
+fn unpark_all(parked: &mut BTreeMap<PaneId, Option<Instant>>) {
+    let now = Instant::now();
+    parked.retain(|_, until| until.is_some_and(|until| until > now));
+}
+
+/// The pause after `failures` errors in a row.
+fn backoff(failures: u32) -> Duration {
+    FIRST_BACKOFF
+        .saturating_mul(1u32 << failures.saturating_sub(1).min(16))
+        .min(MAX_BACKOFF)
+}
+
+/// The pause after one more error in a row than `previous` was for.
+fn next_backoff(previous: Duration) -> Duration {
+    (previous * 2).clamp(FIRST_BACKOFF, MAX_BACKOFF)
 }
 
 /// Fails every pending or delivering message of a receiver.
@@ -287,7 +414,7 @@ impl Task {
         !self.is_ready(status) && !matches!(status, Status::Unknown | Status::Exited)
     }
 
-    async fn serve(self) {
+    async fn serve(self) -> Next {
         let pane = self.pane().to_string();
         let name = pane.clone();
         let found = self
@@ -302,16 +429,16 @@ impl Task {
             .await;
         let (message, recovered) = match found {
             Ok(Some(found)) => found,
-            Ok(None) => return,
+            Ok(None) => return Next::Wait,
             Err(error) => {
                 warn!(%error, "cannot read the inbox");
-                return;
+                return Next::Error;
             }
         };
         let summary = &self.receiver.summary;
         // Only a screen that equals tmux's, with its status evaluated, can be judged.
         if summary.sync != SyncState::Live || !summary.status_settled {
-            return;
+            return Next::Wait;
         }
         let outcome = if recovered {
             self.recover(&message).await
@@ -321,13 +448,13 @@ impl Task {
             let mirrored = format!("pid:{}", summary.pid);
             let ready = self.is_ready(summary.status) && !summary.dead;
             if !ready && message.agent == mirrored {
-                return;
+                return Next::Wait;
             }
             let (pid, command) = match pane_process(&self.receiver.handle, self.pane()).await {
                 Ok(process) => process,
                 Err(error) => {
                     warn!(error, pane, "cannot read the pane's process");
-                    return;
+                    return Next::Error;
                 }
             };
             let identity = format!("pid:{pid}");
@@ -336,29 +463,31 @@ impl Task {
                     "{pane} now runs another program ({identity}; the message was for {})",
                     message.agent
                 );
-                self.finish(&message, Outcome::Failed(reason), false).await;
-                return;
+                return self.finish(&message, Outcome::Failed(reason), false).await;
             }
             // The mirror learns of a new program in the pane up to a second late; until it has,
             // the status may be the previous program's.
             if !ready || summary.pid != pid || summary.command.as_bytes() != command.as_slice() {
-                return;
+                return Next::Wait;
             }
             let id = message.id;
-            if let Err(error) = self
+            let begun = match self
                 .inbox
                 .call(move |store| store.begin_delivery(id, now_ms()))
                 .await
             {
-                warn!(%error, id, "cannot begin a delivery");
-                return;
-            }
-            self.deliver(&message).await
+                Ok(begun) => begun,
+                Err(error) => {
+                    warn!(%error, id, "cannot begin a delivery");
+                    return Next::Error;
+                }
+            };
+            self.deliver(&begun).await
         };
-        self.finish(&message, outcome, recovered).await;
+        self.finish(&message, outcome, recovered).await
     }
 
-    async fn finish(&self, message: &Message, outcome: Outcome, recovered: bool) {
+    async fn finish(&self, message: &Message, outcome: Outcome, recovered: bool) -> Next {
         let id = message.id;
         let result = match &outcome {
             Outcome::Delivered => self
@@ -373,6 +502,13 @@ impl Task {
                     .await
                     .map(|_| ())
             }
+            Outcome::Uncertain(reason) => {
+                let reason = reason.clone();
+                self.inbox
+                    .call(move |store| store.uncertain(id, &reason))
+                    .await
+                    .map(|_| ())
+            }
             Outcome::BackToPending => self
                 .inbox
                 .call(move |store| store.back_to_pending(id))
@@ -381,8 +517,15 @@ impl Task {
             Outcome::Later => Ok(()),
         };
         match result {
-            Ok(()) => info!(id, pane = %self.pane(), ?outcome, recovered, "message delivery"),
-            Err(error) => warn!(%error, id, "cannot record a delivery's outcome"),
+            Ok(()) if matches!(outcome, Outcome::Later) => Next::Wait,
+            Ok(()) => {
+                info!(id, pane = %self.pane(), ?outcome, recovered, "message delivery");
+                Next::Again
+            }
+            Err(error) => {
+                warn!(%error, id, "cannot record a delivery's outcome");
+                Next::Error
+            }
         }
     }
 
@@ -400,7 +543,7 @@ impl Task {
         panes.into_iter().find(|p| p.pane == self.pane())
     }
 
-    /// Pastes and submits a message marked `delivering`.
+    /// Pastes and submits a message marked `delivering` (`message` as `begin_delivery` left it).
     async fn deliver(&self, message: &Message) -> Outcome {
         let mut events = self.bus.subscribe();
         let before = self.input().await.unwrap_or_default();
@@ -436,17 +579,21 @@ impl Task {
                 Some(Confirmation::Input) => {
                     // The text left the input, but the status has not said "busy" yet: wait
                     // for it (briefly) so that the next message does not go in on a status
-                    // that only lags behind the screen. A turn too short to be seen busy
-                    // leaves the text in the pane's history; a program that swallowed the
-                    // paste (still starting, say) does not.
-                    if self.await_busy(events).await || self.in_history(probe).await {
+                    // that only lags behind the screen, unless the turn is seen to be over
+                    // already (the prompt back). A turn too short to be seen busy leaves the
+                    // text in the pane's history; a program that swallowed the paste (still
+                    // starting, say) does not.
+                    if self.await_turn(events, pasted, probe).await {
                         return Outcome::Delivered;
                     }
-                    return Outcome::Failed(
-                        "the text left the input, but no turn started and the text is not in \
-                         the pane"
-                            .into(),
-                    );
+                    return self
+                        .look_again(
+                            before,
+                            pasted,
+                            probe,
+                            "the text left the input, but no turn was seen",
+                        )
+                        .await;
                 }
                 None => {}
             }
@@ -464,20 +611,80 @@ impl Task {
                 // The submit key went in and the text no longer sits there as pasted: a
                 // receiver slow to react (a loaded machine) may yet start the turn. Only a
                 // turn seen, or the text in the history, makes it delivered.
-                if self.await_busy(events).await || self.in_history(probe).await {
+                if self.await_turn(events, pasted, probe).await {
                     return Outcome::Delivered;
                 }
-                return Outcome::Failed(format!(
+                let what = format!(
                     "no sign that the turn started within {:?} of the submit key (status still \
                      ready: {still_ready}; text still in the input: {sitting})",
                     self.options.confirm_timeout
-                ));
+                );
+                return self.look_again(before, pasted, probe, &what).await;
             }
         }
-        Outcome::Failed(format!(
+        let what = format!(
             "the agent did not start a turn after two submit keys ({:?} each)",
             self.options.confirm_timeout
+        );
+        self.look_again(before, pasted, probe, &what).await
+    }
+
+    /// The last look before giving a submitted message up: after a tmux round trip (so that
+    /// the daemon's copy of the screen has caught up with a stalled tmux), a turn seen, or the
+    /// text gone from the input and in the history, means delivered; the text still in the
+    /// input of a receiver that answers promptly means failed (it was not taken); anything else
+    /// cannot be told, and a retry could deliver it twice: uncertain.
+    async fn look_again(
+        &self,
+        before: &str,
+        pasted: &str,
+        probe: Option<&str>,
+        what: &str,
+    ) -> Outcome {
+        let started = Instant::now();
+        if let Err(reason) = self.round_trip().await {
+            return Outcome::Uncertain(format!(
+                "{what}; tmux did not answer a last look at the pane: {reason}"
+            ));
+        }
+        if self
+            .status()
+            .await
+            .is_some_and(|s| self.is_busy(s.status) || s.dead)
+        {
+            return Outcome::Delivered;
+        }
+        let sitting = pasted != before && self.input().await.as_deref() == Some(pasted);
+        if !sitting && self.in_history(probe).await {
+            return Outcome::Delivered;
+        }
+        let took = started.elapsed();
+        if sitting && took < STALLED {
+            return Outcome::Failed(format!(
+                "{what}; the text still sits in the input, not submitted"
+            ));
+        }
+        if sitting {
+            return Outcome::Uncertain(format!(
+                "{what}; the text still sits in the input, but tmux took {took:?} to answer a \
+                 look at the pane: on a machine this slow the receiver may still submit it"
+            ));
+        }
+        Outcome::Uncertain(format!(
+            "{what}; the text is no longer in the input nor in the pane's history: the receiver \
+             may have taken it"
         ))
+    }
+
+    /// A tmux command answered: every output tmux wrote before it is in the daemon's copy of
+    /// the screen.
+    async fn round_trip(&self) -> Result<(), String> {
+        const CURSOR: Format = Format::new("#{cursor_y}");
+        self.run(Line::new(commands::display_print(
+            CURSOR,
+            Some(Target::Pane(self.pane())),
+        )))
+        .await
     }
 
     /// Waits for the turn to start: a status that is not ready, or the pasted text gone from
@@ -489,7 +696,7 @@ impl Task {
         events: &mut broadcast::Receiver<Arc<DaemonEvent>>,
     ) -> Option<Confirmation> {
         let deadline = tokio::time::Instant::now() + self.options.confirm_timeout;
-        let mut poll = tokio::time::interval(Duration::from_millis(100));
+        let mut poll = tokio::time::interval(POLL);
         loop {
             tokio::select! {
                 () = tokio::time::sleep_until(deadline) => return None,
@@ -527,19 +734,23 @@ impl Task {
             return true;
         };
         let input = self.input().await.unwrap_or_default();
-        match self.history().await {
-            Ok(lines) => lines
-                .iter()
-                .any(|l| l.contains(probe) && !input.contains(l.trim())),
+        match self.history(Some(HISTORY_LINES)).await {
+            Ok(lines) => outside_input(&lines, probe, &input),
             Err(_) => false,
         }
     }
 
-    /// Waits up to the settle time for the status to say the receiver is busy; returns
-    /// whether it did.
-    async fn await_busy(&self, events: &mut broadcast::Receiver<Arc<DaemonEvent>>) -> bool {
+    /// After the text left the input: waits up to the settle time for the status to say the
+    /// receiver is busy, or for the turn to be seen over already (see
+    /// [`Task::prompt_back`]); returns whether either happened.
+    async fn await_turn(
+        &self,
+        events: &mut broadcast::Receiver<Arc<DaemonEvent>>,
+        pasted: &str,
+        probe: Option<&str>,
+    ) -> bool {
         let deadline = tokio::time::Instant::now() + self.options.settle;
-        let mut poll = tokio::time::interval(Duration::from_millis(100));
+        let mut poll = tokio::time::interval(POLL);
         loop {
             tokio::select! {
                 () = tokio::time::sleep_until(deadline) => return false,
@@ -549,7 +760,15 @@ impl Task {
                     Err(broadcast::error::RecvError::Closed) => return false,
                 },
                 _ = poll.tick() => {
-                    if self.status().await.is_some_and(|s| self.is_busy(s.status) || s.dead) {
+                    let Some(summary) = self.status().await else {
+                        continue;
+                    };
+                    if self.is_busy(summary.status) || summary.dead {
+                        return true;
+                    }
+                    if let Some(probe) = probe
+                        && self.prompt_back(&summary, pasted, probe).await
+                    {
                         return true;
                     }
                 }
@@ -557,7 +776,45 @@ impl Task {
         }
     }
 
-    /// Puts the text into a paste buffer of its own and pastes it.
+    /// Whether a turn too short to be seen busy is over: the receiver's input is the cursor's
+    /// row (a provider drawing an input box empties it the moment it takes the text, long
+    /// before it shows it works, so there the settle wait stays), the pasted text left it and
+    /// is on the screen above it, the status is ready and up to date, and a ready rule matches
+    /// the screen as it is now: the program printed its prompt again, so it reads input again.
+    /// (The status alone would not do: a screen no rule matches keeps the last status for a
+    /// grace time.)
+    async fn prompt_back(&self, summary: &PaneSummary, pasted: &str, probe: &str) -> bool {
+        if !self.is_ready(summary.status)
+            || !summary.status_settled
+            || summary.sync != SyncState::Live
+        {
+            return false;
+        }
+        // tmux's screen first: the daemon's copy then holds at least what it shows.
+        let Ok(screen) = self.history(None).await else {
+            return false;
+        };
+        let Ok(Some(input)) = self.receiver.handle.input_view(self.pane()).await else {
+            return false;
+        };
+        if input.boxed || input.text == pasted || !outside_input(&screen, probe, &input.text) {
+            return false;
+        }
+        let Ok(Some(explanation)) = self.receiver.handle.explain(self.pane()).await else {
+            return false;
+        };
+        let ready_rule = explanation.rules.iter().any(|rule| {
+            rule.decisive
+                && matches!(
+                    rule.verdict,
+                    Verdict::Ready | Verdict::Idle | Verdict::Completed
+                )
+        });
+        ready_rule && explanation.signal.is_none_or(|s| !self.is_busy(s.status))
+    }
+
+    /// Puts the text into a paste buffer of its own and pastes it; the same command line marks
+    /// the pane with the message's paste (see [`PASTED_OPTION`]).
     async fn paste(&self, message: &Message) -> Result<(), String> {
         let buffer = format!("panectl-msg-{}", message.id);
         let mut line = None::<Line>;
@@ -575,11 +832,33 @@ impl Task {
         }
         let paste = commands::paste_buffer(buffer.as_bytes(), self.pane())
             .map_err(|e| format!("cannot encode the paste: {e}"))?;
+        let mark = SafeValue::new(paste_mark(message))
+            .map_err(|e| format!("cannot encode the paste's mark: {e}"))?;
+        let mark = query::set_pane_option(self.pane(), PASTED_OPTION, Some(&mark));
         let last = match line {
-            Some(line) => line.then(paste),
+            Some(line) => line.then(paste).then(mark),
             None => return Err("the message is empty".into()),
         };
         self.run(last).await
+    }
+
+    /// The pane's paste mark: `Some(value)` as the last paste left it, `None` when unset.
+    async fn pasted_mark(&self) -> Result<Option<String>, String> {
+        let replies = self
+            .receiver
+            .handle
+            .run(Line::new(query::show_pane_option(
+                self.pane(),
+                PASTED_OPTION,
+            )))
+            .await
+            .map_err(|e| e.to_string())?;
+        let value = replies
+            .first()
+            .map(|reply| reply.joined_body())
+            .unwrap_or_default();
+        let value = String::from_utf8_lossy(&value).trim().to_string();
+        Ok((!value.is_empty()).then_some(value))
     }
 
     async fn key(&self, pane: PaneId) -> Result<(), String> {
@@ -602,10 +881,31 @@ impl Task {
             .map_err(|e| e.to_string())
     }
 
-    /// Decides what became of a message a crash left `delivering`.
+    /// Decides what became of a message a crash left `delivering`: the pane's paste mark
+    /// says whether its own paste happened (text like it on the screen proves nothing: an
+    /// earlier message, or the user, may have put it there).
     async fn recover(&self, message: &Message) -> Outcome {
+        let pasted = match self.pasted_mark().await {
+            Ok(mark) => mark.as_deref() == Some(paste_mark(message).as_str()),
+            Err(reason) => {
+                warn!(reason, id = message.id, "cannot read the pane's paste mark");
+                return Outcome::Later;
+            }
+        };
+        if !pasted {
+            // The crash came between `delivering` and the paste: it never reached the pane.
+            return if self.is_ready(self.receiver.summary.status) {
+                Outcome::BackToPending
+            } else {
+                Outcome::Later
+            };
+        }
         let Some(probe) = probe(&message.body) else {
-            return Outcome::BackToPending;
+            return Outcome::Uncertain(
+                "pasted before a daemon crash; the text has nothing printable to look for on the \
+                 screen"
+                    .into(),
+            );
         };
         let input = self.input().await.unwrap_or_default();
         if input.contains(&probe) {
@@ -616,10 +916,13 @@ impl Task {
                 .submit(&before, &input, &mut events, Some(&probe))
                 .await;
         }
-        match self.history().await {
+        match self.history(Some(HISTORY_LINES)).await {
             Ok(history) if history.iter().any(|line| line.contains(&probe)) => Outcome::Delivered,
-            Ok(_) if self.is_ready(self.receiver.summary.status) => Outcome::BackToPending,
-            Ok(_) => Outcome::Later,
+            Ok(_) => Outcome::Uncertain(
+                "pasted before a daemon crash; the text is neither in the input nor in the pane's \
+                 history"
+                    .into(),
+            ),
             Err(reason) => {
                 warn!(reason, id = message.id, "cannot read the pane's history");
                 Outcome::Later
@@ -627,13 +930,17 @@ impl Task {
         }
     }
 
-    /// The pane's history and screen as text lines, wrapped lines joined.
-    async fn history(&self) -> Result<Vec<String>, String> {
+    /// The pane's text as lines, wrapped lines joined: its screen, and with `history` that many
+    /// lines of history above it.
+    async fn history(&self, history: Option<i64>) -> Result<Vec<String>, String> {
         let command = crate::control::command::Command::new("capture-pane")
             .flag("-p")
-            .flag("-J")
-            .number("-S", -HISTORY_LINES)
-            .target("-t", self.pane());
+            .flag("-J");
+        let command = match history {
+            Some(lines) => command.number("-S", -lines),
+            None => command,
+        };
+        let command = command.target("-t", self.pane());
         let replies = self
             .receiver
             .handle
@@ -651,6 +958,19 @@ impl Task {
             })
             .unwrap_or_default())
     }
+}
+
+/// The value of [`PASTED_OPTION`] for a message's current attempt: its id and when the attempt
+/// began, so that a mark left by another inbox file's message of the same id does not count.
+fn paste_mark(message: &Message) -> String {
+    format!("{}:{}", message.id, message.attempt_at.unwrap_or_default())
+}
+
+/// Whether a line holding `probe` is among `lines` other than the input's own.
+fn outside_input(lines: &[String], probe: &str, input: &str) -> bool {
+    lines
+        .iter()
+        .any(|l| l.contains(probe) && !input.contains(l.trim()))
 }
 
 /// What identifies a message's text on a screen: its first non-blank line, trimmed, up to 60

@@ -51,6 +51,9 @@ const MIGRATIONS: &[&str] = &[
         finished_at INTEGER
     );
     CREATE INDEX assignments_by_state ON assignments(state, id);",
+    // 3: the `uncertain` state (a panectl that does not know it refuses the file: it would not
+    // parse the state) and an index for listing by state.
+    "CREATE INDEX messages_by_state ON messages(state, id);",
 ];
 
 /// Where a message is in its life.
@@ -63,8 +66,12 @@ pub enum State {
     Delivering,
     /// Submitted, and the receiver's turn started.
     Delivered,
-    /// Given up (the reason says why).
+    /// Given up (the reason says why): the receiver is known not to have taken the text.
     Failed,
+    /// The text was pasted and submitted but whether the receiver took it cannot be told (a
+    /// stalled machine, a turn too short to see whose text does not stay on the screen); the
+    /// reason says what was seen. Never retried automatically: retrying could deliver it twice.
+    Uncertain,
     /// Its time to live ran out before it could be delivered.
     Expired,
     /// Cancelled before delivery.
@@ -73,11 +80,12 @@ pub enum State {
 
 impl State {
     /// Every state, in life order.
-    pub const ALL: [State; 6] = [
+    pub const ALL: [State; 7] = [
         State::Pending,
         State::Delivering,
         State::Delivered,
         State::Failed,
+        State::Uncertain,
         State::Expired,
         State::Cancelled,
     ];
@@ -89,6 +97,7 @@ impl State {
             State::Delivering => "delivering",
             State::Delivered => "delivered",
             State::Failed => "failed",
+            State::Uncertain => "uncertain",
             State::Expired => "expired",
             State::Cancelled => "cancelled",
         }
@@ -608,6 +617,19 @@ impl Store {
         self.get(id)
     }
 
+    /// Delivering -> uncertain, with what was seen: the text may have been taken, so it is not
+    /// delivered again.
+    pub fn uncertain(&mut self, id: i64, reason: &str) -> Result<Message, InboxError> {
+        self.transition(id, State::Delivering, State::Uncertain, |c| {
+            c.execute(
+                "UPDATE messages SET reason = ?2 WHERE id = ?1",
+                params![id, reason],
+            )
+            .map(|_| ())
+        })?;
+        self.get(id)
+    }
+
     /// Delivering -> pending: the attempt is known not to have reached the pane.
     pub fn back_to_pending(&mut self, id: i64) -> Result<Message, InboxError> {
         self.transition(id, State::Delivering, State::Pending, |_| Ok(()))?;
@@ -731,6 +753,19 @@ mod tests {
             store.cancel(999),
             Err(InboxError::NoSuchMessage(999))
         ));
+        // Uncertain only from delivering, with its reason, and then final.
+        let u = store.enqueue(new("%1", "u", 0)).unwrap();
+        assert!(matches!(
+            store.uncertain(u.id, "x"),
+            Err(InboxError::NotPending { .. })
+        ));
+        store.begin_delivery(u.id, 1).unwrap();
+        let unsure = store.uncertain(u.id, "the machine stalled").unwrap();
+        assert_eq!(unsure.state, State::Uncertain);
+        assert_eq!(unsure.reason.as_deref(), Some("the machine stalled"));
+        assert_eq!(store.next_for("%1").unwrap(), None);
+        assert!(store.back_to_pending(u.id).is_err());
+        assert_eq!(State::parse("uncertain"), Some(State::Uncertain));
         let f = store.enqueue(new("%1", "y", 0)).unwrap();
         let failed = store.failed(f.id, "the pane is gone").unwrap();
         assert_eq!(failed.reason.as_deref(), Some("the pane is gone"));

@@ -331,6 +331,17 @@ pub fn show_global_option(name: &'static str) -> Command {
         .option_name(name)
 }
 
+/// `show-options -pqv -t %p NAME` for one of panectl's pane options (`@panectl_*`): its value,
+/// or nothing when it is unset (message delivery reads back the mark its paste left).
+pub fn show_pane_option(pane: PaneId, name: &'static str) -> Command {
+    Command::new("show-options")
+        .flag("-p")
+        .flag("-q")
+        .flag("-v")
+        .target("-t", pane)
+        .option_name(name)
+}
+
 /// `set-option -s NAME VALUE` (or `-u`) for one of panectl's server options.
 pub fn set_server_option(name: &'static str, value: Option<&SafeValue>) -> Command {
     let command = Command::new("set-option").flag("-s");

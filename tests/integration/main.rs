@@ -11,6 +11,7 @@ mod command_roundtrip;
 mod connection;
 mod daemon;
 mod decoder_properties;
+mod delivery_faults;
 mod doctor;
 mod fake_model;
 mod handoff;

@@ -32,6 +32,17 @@ pub const PROVIDER_OPTION: &str = "@panectl_provider";
 /// Processes looked at per pane when recognising its provider.
 const PROCESS_LIMIT: usize = 64;
 
+/// A pane's input as message delivery reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputView {
+    /// The text: the rows inside the input box, else the cursor's row.
+    pub text: String,
+    /// Whether it was read from an input box the provider draws. Without one, the input is the
+    /// cursor's row: a program that prints its prompt on a new row is ready again, which is
+    /// how delivery sees the end of a turn too short to be seen busy (a shell's `echo`).
+    pub boxed: bool,
+}
+
 /// Why `panectl explain` says what it says.
 #[derive(Debug, Clone, Serialize)]
 pub struct Explanation {
@@ -382,16 +393,22 @@ impl Connection {
     /// The text in a pane's input: the rows inside the input box when its provider draws one,
     /// else the row the cursor is on. Message delivery compares it before and after a paste
     /// to tell whether pasted text still waits to be submitted.
-    pub(super) fn input_text(&self, pane: PaneId) -> Option<String> {
+    pub(super) fn input_text(&self, pane: PaneId) -> Option<InputView> {
         let view = self.view(pane)?;
         if let Some(provider) = self.agents.get(&pane).and_then(|a| a.provider()) {
             let layout = view.layout(&provider.rule_line);
             if layout.input_box.is_some() {
-                return Some(view.region_rows(Region::Input, layout).join("\n"));
+                return Some(InputView {
+                    text: view.region_rows(Region::Input, layout).join("\n"),
+                    boxed: true,
+                });
             }
         }
         let (_, row) = self.panes.get(&pane)?.screen().cursor();
-        Some(view.rows.get(usize::from(row)).cloned().unwrap_or_default())
+        Some(InputView {
+            text: view.rows.get(usize::from(row)).cloned().unwrap_or_default(),
+            boxed: false,
+        })
     }
 
     /// Why a pane has its status.

@@ -16,7 +16,9 @@ mod batch;
 mod pipes;
 mod programs;
 
-pub use agents::{Explanation, PROVIDER_OPTION, ProviderError, STATUS_OPTION, SignalReport};
+pub use agents::{
+    Explanation, InputView, PROVIDER_OPTION, ProviderError, STATUS_OPTION, SignalReport,
+};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -298,7 +300,7 @@ enum Request {
     },
     InputText {
         pane: PaneId,
-        reply: oneshot::Sender<Option<String>>,
+        reply: oneshot::Sender<Option<InputView>>,
     },
     InputSent {
         pane: PaneId,
@@ -450,6 +452,12 @@ impl ConnectionHandle {
     /// The text in a pane's input (see [`Connection::input_text`]); `None` if the pane is not
     /// in this session.
     pub async fn input_text(&self, pane: PaneId) -> Result<Option<String>, ConnectionError> {
+        Ok(self.input_view(pane).await?.map(|view| view.text))
+    }
+
+    /// The text in a pane's input and where it was read (see [`InputView`]); `None` if the
+    /// pane is not in this session.
+    pub async fn input_view(&self, pane: PaneId) -> Result<Option<InputView>, ConnectionError> {
         self.ask(|reply| Request::InputText { pane, reply }).await
     }
 
