@@ -332,11 +332,12 @@ fn text_for_a_plain_shell_is_refused_unless_allowed() {
         &["send", "%2", "echo REFUSED"],
         "%2 runs no agent panectl recognises (no provider)",
     );
-    for route in ["/v1/panes/%251/messages", "/v1/panes/%251/input"] {
-        let (status, answer) = server.api_post_status(
-            route,
-            &serde_json::json!({"body": "echo REFUSED", "text": "echo REFUSED"}),
-        );
+    for (route, field) in [
+        ("/v1/panes/%251/messages", "body"),
+        ("/v1/panes/%251/input", "text"),
+    ] {
+        let (status, answer) =
+            server.api_post_status(route, &serde_json::json!({ field: "echo REFUSED" }));
         assert_eq!(status, 409, "{route}: {answer}");
         assert!(
             answer["error"]
