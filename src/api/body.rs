@@ -7,7 +7,7 @@ use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, Request};
 use axum::http::StatusCode;
 
-use super::server::ApiError;
+use super::error::ApiError;
 
 /// A JSON body, as `axum::Json`, whose refusals are `{"error": ...}` answers: a body that does
 /// not fit the route's type (a missing or unknown field, a wrong type) is a 400 with serde's

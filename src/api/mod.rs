@@ -2,6 +2,7 @@
 
 pub(crate) mod body;
 pub mod client;
+pub(crate) mod error;
 pub mod handoff;
 pub mod launch;
 pub mod listen;

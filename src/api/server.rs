@@ -39,7 +39,7 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::names::{self, NameError};
+use super::names;
 use crate::daemon::events::{DaemonEvent, EventBus};
 use crate::daemon::supervisor::{Connections, ServerStatus};
 use crate::ids::PaneId;
@@ -230,6 +230,8 @@ async fn json_rejections(response: Response) -> Response {
     ApiError(status, text).into_response()
 }
 
+pub(crate) use super::error::ApiError;
+
 /// The OpenAPI document of this API.
 pub const OPENAPI: &str = include_str!("openapi.json");
 
@@ -242,31 +244,6 @@ async fn openapi() -> Response {
         OPENAPI,
     )
         .into_response()
-}
-
-/// An error answer: status and a JSON `{"error": ...}` body.
-pub(crate) struct ApiError(pub(crate) StatusCode, pub(crate) String);
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        (self.0, axum::Json(serde_json::json!({ "error": self.1 }))).into_response()
-    }
-}
-
-impl From<NameError> for ApiError {
-    fn from(error: NameError) -> Self {
-        let status = match error {
-            NameError::NotFound(_) => StatusCode::NOT_FOUND,
-            NameError::Ambiguous { .. } => StatusCode::CONFLICT,
-        };
-        ApiError(status, error.to_string())
-    }
-}
-
-impl From<super::shell_guard::ShellRefused> for ApiError {
-    fn from(refused: super::shell_guard::ShellRefused) -> Self {
-        ApiError(StatusCode::CONFLICT, refused.0)
-    }
 }
 
 impl ApiState {
