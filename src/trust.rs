@@ -203,14 +203,7 @@ pub fn check_file(
 ) -> Result<Option<fs::Metadata>, TrustError> {
     match fs::symlink_metadata(path) {
         Ok(metadata) => {
-            check_metadata(
-                what,
-                path,
-                &metadata,
-                "regular file",
-                |k| k.is_file(),
-                access,
-            )?;
+            check_regular_file(what, path, &metadata, access)?;
             Ok(Some(metadata))
         }
         Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -228,15 +221,25 @@ pub fn check_open_file(
     access: Access,
 ) -> Result<fs::Metadata, TrustError> {
     let metadata = file.metadata().map_err(io(what, path))?;
+    check_regular_file(what, path, &metadata, access)?;
+    Ok(metadata)
+}
+
+/// [`check_metadata`] for a regular file.
+fn check_regular_file(
+    what: &'static str,
+    path: &Path,
+    metadata: &fs::Metadata,
+    access: Access,
+) -> Result<(), TrustError> {
     check_metadata(
         what,
         path,
-        &metadata,
+        metadata,
         "regular file",
         |k| k.is_file(),
         access,
-    )?;
-    Ok(metadata)
+    )
 }
 
 /// Checks an API socket before connecting: its directory is private and ours, and the socket

@@ -608,11 +608,7 @@ impl Store {
             });
         }
         self.transition(id, current.state, State::Failed, |c| {
-            c.execute(
-                "UPDATE messages SET reason = ?2 WHERE id = ?1",
-                params![id, reason],
-            )
-            .map(|_| ())
+            set_reason(c, id, reason)
         })?;
         self.get(id)
     }
@@ -621,11 +617,7 @@ impl Store {
     /// delivered again.
     pub fn uncertain(&mut self, id: i64, reason: &str) -> Result<Message, InboxError> {
         self.transition(id, State::Delivering, State::Uncertain, |c| {
-            c.execute(
-                "UPDATE messages SET reason = ?2 WHERE id = ?1",
-                params![id, reason],
-            )
-            .map(|_| ())
+            set_reason(c, id, reason)
         })?;
         self.get(id)
     }
@@ -681,6 +673,16 @@ impl Store {
         ids.dedup();
         ids.into_iter().filter_map(|id| self.get(id).ok()).collect()
     }
+}
+
+/// Records why a message ended as it did (inside a state transition).
+fn set_reason(connection: &Connection, id: i64, reason: &str) -> rusqlite::Result<()> {
+    connection
+        .execute(
+            "UPDATE messages SET reason = ?2 WHERE id = ?1",
+            params![id, reason],
+        )
+        .map(|_| ())
 }
 
 #[cfg(test)]
