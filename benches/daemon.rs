@@ -226,7 +226,7 @@ fn run_daemon_latency(server: &TmuxServer, dir: &Path, daemon_args: &[&str]) -> 
             nix::unistd::getuid(),
             server.socket_name()
         )));
-        let paths = panectl::daemon::paths::RuntimePaths::in_dir(
+        let paths = panectl::paths::RuntimePaths::in_dir(
             server.dir().join("run/panectl"),
             address.socket(),
         );

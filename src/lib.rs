@@ -1,18 +1,24 @@
 //! panectl: a tmux control-mode client that mirrors every pane of a tmux server.
 //!
 //! The crate is a sans-IO core ([`control`] for the protocol, [`screen`] and [`mirror`] for pane
-//! state, [`tmux::query`] for the queries) inside an IO shell ([`tmux`] connections, the
+//! state, [`query`] for the queries) inside an IO shell ([`tmux`] connections, the
 //! [`daemon`] that supervises them, the [`api`]). See README.md for the tour.
 
+pub mod address;
 pub mod api;
+pub mod clients;
 pub mod control;
 pub mod daemon;
+pub mod events;
 pub mod ids;
 pub mod inbox;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+pub mod message;
 pub mod mirror;
+pub mod paths;
 pub mod pipe;
+pub mod query;
 pub mod raw;
 pub mod replay;
 pub mod screen;

@@ -333,7 +333,7 @@ pub async fn resume(state: ApiState) {
 /// Waits for the worker's turn and queues its answer (or why there is none) for the assigner.
 async fn finish(
     state: ApiState,
-    events: tokio::sync::broadcast::Receiver<std::sync::Arc<crate::daemon::events::DaemonEvent>>,
+    events: tokio::sync::broadcast::Receiver<std::sync::Arc<crate::events::DaemonEvent>>,
     assignment: Assignment,
 ) {
     let id = assignment.id;

@@ -23,9 +23,9 @@ use super::orchestrate::{await_agent_status, await_status};
 use super::server::{ApiError, ApiState};
 use crate::control::command::{Command, Format, Line, SafeValue, Target, commands};
 use crate::ids::PaneId;
+use crate::query;
 use crate::status::Status;
 use crate::status::rules::Launch;
-use crate::tmux::query;
 use crate::tmux::{ConnectionHandle, RunError};
 
 /// The pane option that holds an agent's name.

@@ -9,7 +9,7 @@ use tokio::sync::broadcast;
 
 use super::server::{ApiError, ApiState};
 use crate::control::command::{Line, commands};
-use crate::daemon::events::EventKind;
+use crate::events::EventKind;
 use crate::ids::PaneId;
 use crate::status::Status;
 use crate::tmux::ConnectionHandle;

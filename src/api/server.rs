@@ -40,10 +40,11 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::names;
-use crate::daemon::events::{DaemonEvent, EventBus};
-use crate::daemon::supervisor::{Connections, ServerStatus};
+use crate::daemon::supervisor::ServerStatus;
+use crate::events::{DaemonEvent, EventBus};
 use crate::ids::PaneId;
 use crate::mirror::PaneCounters;
+use crate::tmux::Connections;
 use crate::tmux::{ConnectionHandle, PaneSummary, ServerAddress};
 
 /// How long a request naming a pane the daemon does not know waits for the sessions' first
@@ -532,7 +533,7 @@ async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
         cross_check_matched,
         cross_check_findings,
         last_event: state.bus.last_id(),
-        processes_started: crate::tmux::address::processes_started(),
+        processes_started: crate::address::processes_started(),
         statuses,
         rules_errors,
     })

@@ -12,7 +12,7 @@ use axum::http::StatusCode;
 use tokio::sync::broadcast;
 
 use super::server::{ApiError, ApiState};
-use crate::daemon::events::{DaemonEvent, EventKind};
+use crate::events::{DaemonEvent, EventKind};
 use crate::ids::PaneId;
 use crate::inbox::State;
 use crate::status::Status;

@@ -314,7 +314,7 @@ fn runtime_check(checks: &mut Vec<Check>, address: &ServerAddress, published: bo
 /// daemon refuses it.
 fn files_check(checks: &mut Vec<Check>, address: &ServerAddress) {
     use panectl::trust::{Access, check_dir, is_missing};
-    let paths = panectl::daemon::paths::RuntimePaths::for_server(address);
+    let paths = panectl::paths::RuntimePaths::for_server(address);
     let mut problems = Vec::new();
     if let Err(error) = check_dir("runtime directory", paths.dir(), Access::Private)
         && !is_missing(&error)

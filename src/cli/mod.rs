@@ -348,7 +348,7 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
                 (false, _) => found.socket,
                 // The token lies next to the socket of a daemon found through tmux.
                 (true, true) => found.socket.with_extension("token"),
-                (true, false) => panectl::daemon::paths::RuntimePaths::for_server(&address).token(),
+                (true, false) => panectl::paths::RuntimePaths::for_server(&address).token(),
             };
             println!("{}", path.display());
             Ok(ExitCode::SUCCESS)

@@ -16,9 +16,9 @@ use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
 use super::InstanceLock;
-use super::paths::RuntimePaths;
 use crate::api::listen::Limits;
 use crate::api::server::{ApiState, PeerCheckedListener};
+use crate::paths::RuntimePaths;
 
 /// How often the socket's path is checked.
 pub const CHECK_INTERVAL: Duration = Duration::from_secs(2);
@@ -136,7 +136,7 @@ fn spawn_server(
 pub enum RecreateError {
     /// The runtime directory cannot be made.
     #[error(transparent)]
-    Paths(#[from] super::paths::PathError),
+    Paths(#[from] crate::paths::PathError),
     /// The lock file went too, and another process holds the new one.
     #[error("the lock {0} is held by another daemon now")]
     LockTaken(PathBuf),

@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::paths::RuntimePaths;
 use crate::control::command::SafeValue;
+use crate::paths::RuntimePaths;
 use crate::tmux::ServerAddress;
 
 /// The server option naming the daemon's API socket.
@@ -43,7 +43,7 @@ pub struct Published {
 /// Runs `tmux -S SOCKET ARGS` without a shell and returns its stdout if it succeeded within
 /// a few seconds. Arguments are passed as they are: none is a format.
 pub fn tmux_output(address: &ServerAddress, args: &[&str]) -> Option<String> {
-    crate::tmux::address::count_process_started();
+    crate::address::count_process_started();
     let mut child = Command::new("tmux")
         .arg("-u")
         .arg("-S")

@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use super::supervisor::ServerStatus;
-use crate::tmux::address::ServerAddress;
+use crate::address::ServerAddress;
 use crate::tmux::attach;
 
 /// The wait before the guard is attached again after it ended or failed to start; doubles up
@@ -101,7 +101,7 @@ async fn guard(
     } = client;
     let pid = child.id();
     if let Some(pid) = pid {
-        super::clients::remember(address, pid);
+        crate::clients::remember(address, pid);
     }
     let cancelled = tokio::select! {
         () = cancel.cancelled() => true,
@@ -123,7 +123,7 @@ async fn guard(
         let _ = child.kill().await;
     }
     if let Some(pid) = pid {
-        super::clients::forget(address, pid);
+        crate::clients::forget(address, pid);
     }
     if tokio::time::timeout(Duration::from_secs(1), &mut relay)
         .await

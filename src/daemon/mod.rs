@@ -2,13 +2,10 @@
 //! and shut down through one cancellation token.
 
 pub mod api_socket;
-pub mod clients;
 pub mod discovery;
-pub mod events;
 pub mod flow_guard;
 pub mod notify;
 pub mod pane_poll;
-pub mod paths;
 pub mod publish;
 pub mod rules;
 pub mod summary;
@@ -23,9 +20,9 @@ use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
 use crate::api::server::{ApiState, PeerCheckedListener};
+use crate::events::EventBus;
+use crate::paths::{self, RuntimePaths};
 use crate::tmux::{ConnectionConfig, ServerAddress};
-use events::EventBus;
-use paths::RuntimePaths;
 use supervisor::{Supervisor, SupervisorOptions};
 
 /// Everything a daemon needs to know.
@@ -234,12 +231,12 @@ pub async fn run(
     ready: impl FnOnce(),
 ) -> Result<(), DaemonError> {
     let started = Instant::now();
-    let leftovers = clients::end_leftovers(
+    let leftovers = crate::clients::end_leftovers(
         &options.paths.clients(),
         &options.address,
         &options.connection.attach_dir,
     );
-    clients::init(options.paths.clients());
+    crate::clients::init(options.paths.clients());
     // Relay sockets a daemon killed mid-attach left behind (this one holds the lock).
     crate::tmux::attach::remove_stale_sockets(&options.connection.attach_dir);
     // The inbox first: a database that is not the user's own, empty or damaged stops the start

@@ -17,12 +17,12 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
-use super::events::{EventBus, EventKind};
-use super::supervisor::Connections;
 use crate::control::command::{Command, Format, Line, SafeValue, Target};
+use crate::events::{EventBus, EventKind};
 use crate::ids::PaneId;
 use crate::status::Status;
 use crate::tmux::ConnectionHandle;
+use crate::tmux::Connections;
 
 /// The option that turns client messages on.
 pub const NOTIFY_OPTION: &str = "@panectl-notify";
@@ -70,11 +70,9 @@ struct Settings {
 /// Reads the options; `None` when tmux cannot be asked.
 async fn settings(handle: &ConnectionHandle) -> Option<Settings> {
     const VERSION: Format = Format::new("#{version}");
-    let line = Line::new(crate::tmux::query::show_global_option(NOTIFY_OPTION))
-        .then(crate::tmux::query::show_global_option(
-            NOTIFY_COMMAND_OPTION,
-        ))
-        .then(crate::tmux::query::show_global_option(NOTIFY_BELL_OPTION))
+    let line = Line::new(crate::query::show_global_option(NOTIFY_OPTION))
+        .then(crate::query::show_global_option(NOTIFY_COMMAND_OPTION))
+        .then(crate::query::show_global_option(NOTIFY_BELL_OPTION))
         .then(crate::control::command::commands::display_print(
             VERSION, None,
         ));
@@ -204,7 +202,7 @@ fn run_command(command: &str, env: BTreeMap<&'static str, String>) {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(false);
-    crate::tmux::address::count_process_started();
+    crate::address::count_process_started();
     match child.spawn() {
         Ok(mut child) => {
             tokio::spawn(async move {

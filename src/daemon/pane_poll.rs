@@ -14,10 +14,10 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
-use super::supervisor::Connections;
 use crate::control::command::Line;
 use crate::ids::{PaneId, SessionId};
-use crate::tmux::query::{self, PaneUpdate};
+use crate::query::{self, PaneUpdate};
+use crate::tmux::Connections;
 
 /// How often the panes are looked at.
 pub const INTERVAL: Duration = Duration::from_secs(1);

@@ -26,12 +26,13 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
-use super::events::{EventBus, EventKind};
-use super::supervisor::Connections;
 use crate::control::command::{Command, Format, Line};
+use crate::events::{EventBus, EventKind};
 use crate::ids::PaneId;
+use crate::query;
 use crate::status::Status;
-use crate::tmux::{ConnectionHandle, query};
+use crate::tmux::ConnectionHandle;
+use crate::tmux::Connections;
 
 /// The server option's name.
 pub const SUMMARY_OPTION: &str = "@panectl_summary";
@@ -192,11 +193,11 @@ pub fn summary(statuses: impl IntoIterator<Item = Status>) -> String {
 
 /// Reads the options; the defaults when tmux cannot be asked.
 async fn read_options(handle: &ConnectionHandle) -> SummaryOptions {
-    let line = Line::new(crate::tmux::query::show_global_option(FORMAT_OPTION))
-        .then(crate::tmux::query::show_global_option(COLOUR_OPTION))
-        .then(crate::tmux::query::show_global_option(EMPTY_OPTION))
-        .then(crate::tmux::query::show_global_option(ONLY_OPTION))
-        .then(crate::tmux::query::show_global_option(SEEN_OPTION));
+    let line = Line::new(crate::query::show_global_option(FORMAT_OPTION))
+        .then(crate::query::show_global_option(COLOUR_OPTION))
+        .then(crate::query::show_global_option(EMPTY_OPTION))
+        .then(crate::query::show_global_option(ONLY_OPTION))
+        .then(crate::query::show_global_option(SEEN_OPTION));
     let Ok(replies) = handle.run(line).await else {
         return SummaryOptions::default();
     };

@@ -19,17 +19,14 @@ use tokio_util::task::TaskTracker;
 use tracing::{debug, info, warn};
 
 use crate::control::command::Line;
-use crate::daemon::events::{EventBus, EventKind, ResyncReason};
+use crate::events::{EventBus, EventKind, ResyncReason};
 use crate::ids::SessionId;
 use crate::pipe::Transport;
+use crate::query::{self, SessionRow};
 use crate::raw::RawBytes;
 use crate::status::providers::ProviderSet;
 use crate::tmux::connection::{self, ConnectionContext, EndReason, Upcall};
-use crate::tmux::query::{self, SessionRow};
-use crate::tmux::{ConnectionConfig, ConnectionHandle, ServerAddress};
-
-/// The live connections, by session, as the API sees them.
-pub type Connections = Arc<BTreeMap<SessionId, ConnectionHandle>>;
+use crate::tmux::{ConnectionConfig, ConnectionHandle, Connections, ServerAddress};
 
 /// The supervisor's view of the server, published for `panectl health`.
 #[derive(Debug, Clone, Default, Serialize)]

@@ -36,14 +36,15 @@ use tracing::{info, warn};
 
 use super::{InboxHandle, Message, now_ms};
 use crate::control::command::{Format, Line, SafeValue, Target, commands};
-use crate::daemon::events::{DaemonEvent, EventBus, EventKind};
-use crate::daemon::supervisor::Connections;
+use crate::events::{DaemonEvent, EventBus, EventKind};
 use crate::ids::PaneId;
 use crate::mirror::SyncState;
+use crate::query;
 use crate::status::Status;
 use crate::status::providers::ProviderSet;
 use crate::status::rules::{Delivery, Verdict};
-use crate::tmux::{ConnectionHandle, PaneSummary, query};
+use crate::tmux::Connections;
+use crate::tmux::{ConnectionHandle, PaneSummary};
 
 /// Raw bytes of message text per `set-buffer` line.
 const CHUNK: usize = 16 * 1024;

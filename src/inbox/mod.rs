@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use tokio::sync::{Notify, mpsc, oneshot};
 
-use crate::daemon::events::{EventBus, EventKind};
+use crate::events::{EventBus, EventKind};
 
 pub use assignments::{Assignment, AssignmentState, NewAssignment};
 pub use store::{InboxError, Message, NewMessage, State, Store};

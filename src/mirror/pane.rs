@@ -7,9 +7,9 @@ use serde::Serialize;
 
 use super::ring::{GapReason, OutputRing, RingRead};
 use crate::ids::{PaneId, WindowId};
+use crate::query::{PaneRow, PaneUpdate, ShownScreen};
 use crate::raw::RawBytes;
 use crate::screen::{PaneScreen, Snapshot, normalize_rows};
-use crate::tmux::query::{PaneRow, PaneUpdate, ShownScreen};
 
 /// How far the screen can be trusted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

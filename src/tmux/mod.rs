@@ -1,13 +1,16 @@
 //! The IO shell around tmux: which server, and one control connection per session.
 
-pub mod address;
 pub mod attach;
 pub mod connection;
-pub mod query;
 pub mod versions;
 
-pub use address::{AddressError, ServerAddress};
+pub use crate::address::{AddressError, ServerAddress};
 pub use connection::{
     AutoFailover, ConnectionConfig, ConnectionError, ConnectionHandle, EndReason, PaneSummary,
     RunError, ScreenDump,
 };
+
+/// The live connections, by session: what the supervisor publishes and the API and the inbox's
+/// delivery read to reach a pane.
+pub type Connections =
+    std::sync::Arc<std::collections::BTreeMap<crate::ids::SessionId, ConnectionHandle>>;

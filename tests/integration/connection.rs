@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use panectl::control::command::{Command, Line, SafeValue, commands};
-use panectl::daemon::events::{EventBus, ResyncReason};
+use panectl::events::{EventBus, ResyncReason};
 use panectl::ids::SessionId;
 use panectl::tmux::connection::{self, ConnectionContext};
 use panectl::tmux::{ConnectionConfig, ConnectionError, ServerAddress};

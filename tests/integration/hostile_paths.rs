@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use panectl::daemon::paths::RuntimePaths;
+use panectl::paths::RuntimePaths;
 
 use crate::support::{TmuxServer, daemon_test_lock};
 

@@ -24,7 +24,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::task::JoinHandle;
 use tracing::warn;
 
-use super::address::ServerAddress;
+use crate::address::ServerAddress;
 use crate::ids::SessionId;
 
 /// Why a control client could not be started.

@@ -13,8 +13,9 @@ use tracing::debug;
 use super::{Connection, Purpose};
 use crate::control::Reply;
 use crate::control::command::{Command, Line, SafeValue};
-use crate::daemon::events::EventKind;
+use crate::events::EventKind;
 use crate::ids::PaneId;
+use crate::query::{self, PROVIDER_OVERRIDE_OPTION};
 use crate::status::engine::{self, RuleReport};
 use crate::status::pane::{PaneAgent, ProviderSource};
 use crate::status::providers::SHELL;
@@ -22,7 +23,6 @@ use crate::status::signal::{HookAnswer, HookReport, Reported, Signal, StatusSour
 use crate::status::tracker::Change;
 use crate::status::view::{Region, ScreenView};
 use crate::status::{Status, process};
-use crate::tmux::query::{self, PROVIDER_OVERRIDE_OPTION};
 
 /// The pane option with the status word.
 pub const STATUS_OPTION: &str = "@panectl_status";

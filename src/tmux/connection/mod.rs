@@ -33,15 +33,15 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use self::batch::{Batch, Item};
-use super::address::ServerAddress;
 use super::attach;
-use super::query::{self, PaneRow, SEED_PARTS};
+use crate::address::ServerAddress;
 use crate::control::command::{Line, Target, commands};
 use crate::control::{Decoder, Event, Notification, Reply};
-use crate::daemon::events::{EventBus, EventKind, ResyncReason};
+use crate::events::{EventBus, EventKind, ResyncReason};
 use crate::ids::{PaneId, SessionId, WindowId};
 use crate::mirror::{PaneCounters, PaneMirror, RingRead, SyncState};
 use crate::pipe::{Transport, WatchdogConfig};
+use crate::query::{self, PaneRow, SEED_PARTS};
 use crate::raw::RawBytes;
 use crate::status::Status;
 use crate::status::pane::PaneAgent;
@@ -638,7 +638,7 @@ async fn run(
         mut relay,
     } = client;
     if let Some(pid) = child.id() {
-        crate::daemon::clients::remember(&address, pid);
+        crate::clients::remember(&address, pid);
     }
     let (lines, line_receiver) = mpsc::unbounded_channel();
     let writer = tokio::spawn(write_lines(stdin, line_receiver));
@@ -693,7 +693,7 @@ async fn run(
     drain(&mut stdout).await;
     end_child(&mut child).await;
     if let Some(pid) = child.id() {
-        crate::daemon::clients::forget(&address, pid);
+        crate::clients::forget(&address, pid);
     }
     // The client has gone, so the relay has seen its connection close.
     if tokio::time::timeout(Duration::from_secs(1), &mut relay)
@@ -726,7 +726,7 @@ async fn end_child(child: &mut Child) {
         let _ = child.kill().await;
     }
     if let Some(pid) = pid {
-        crate::daemon::clients::forget_pid(pid);
+        crate::clients::forget_pid(pid);
     }
 }
 

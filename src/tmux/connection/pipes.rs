@@ -25,14 +25,14 @@ use tracing::{info, warn};
 use super::{Connection, Purpose, Request};
 use crate::control::Reply;
 use crate::control::command::{Line, commands};
-use crate::daemon::events::{EventKind, ResyncReason};
+use crate::events::{EventKind, ResyncReason};
 use crate::ids::PaneId;
 use crate::mirror::SyncState;
 use crate::pipe::cross_check::{CrossCheck, Finding};
 use crate::pipe::watchdog::RearmReason;
 use crate::pipe::{Fifo, PipeLiveness, Probe, Transport, Verdict};
+use crate::query;
 use crate::raw::RawBytes;
-use crate::tmux::query;
 
 /// A pane on the pipe transport.
 pub(super) struct PanePipe {

@@ -14,7 +14,7 @@ use super::{Connection, Purpose};
 use crate::control::Reply;
 use crate::control::command::Line;
 use crate::ids::PaneId;
-use crate::tmux::query;
+use crate::query;
 
 /// Least time between two questions about one pane.
 pub(super) const MIN_INTERVAL: Duration = Duration::from_millis(100);

@@ -136,7 +136,7 @@ pub enum EventKind {
         /// The receiving pane.
         pane: String,
         /// Its new state.
-        state: crate::inbox::State,
+        state: crate::message::State,
         /// Its sender.
         sender: String,
     },

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::tmux::ServerAddress;
+use crate::address::ServerAddress;
 
 /// Why the runtime directory cannot be used.
 #[derive(Debug, thiserror::Error)]

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::tmux::ServerAddress;
+use crate::address::ServerAddress;
 
 struct Registry {
     file: PathBuf,

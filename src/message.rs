@@ -1,0 +1,63 @@
+//! What a queued message is, in the words every layer shares: the inbox stores it, the event
+//! bus reports its changes and the API and CLI show it, so its state sits below all of them.
+
+use serde::Serialize;
+
+/// Where a message is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// Waiting for its receiver to be ready.
+    Pending,
+    /// Being pasted and submitted (committed before the paste).
+    Delivering,
+    /// Submitted, and the receiver's turn started.
+    Delivered,
+    /// Given up (the reason says why): the receiver is known not to have taken the text.
+    Failed,
+    /// The text was pasted and submitted but whether the receiver took it cannot be told (a
+    /// stalled machine, a turn too short to see whose text does not stay on the screen); the
+    /// reason says what was seen. Never retried automatically: retrying could deliver it twice.
+    Uncertain,
+    /// Its time to live ran out before it could be delivered.
+    Expired,
+    /// Cancelled before delivery.
+    Cancelled,
+}
+
+impl State {
+    /// Every state, in life order.
+    pub const ALL: [State; 7] = [
+        State::Pending,
+        State::Delivering,
+        State::Delivered,
+        State::Failed,
+        State::Uncertain,
+        State::Expired,
+        State::Cancelled,
+    ];
+
+    /// The word stored and shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Pending => "pending",
+            State::Delivering => "delivering",
+            State::Delivered => "delivered",
+            State::Failed => "failed",
+            State::Uncertain => "uncertain",
+            State::Expired => "expired",
+            State::Cancelled => "cancelled",
+        }
+    }
+
+    /// Reads a state word.
+    pub fn parse(word: &str) -> Option<State> {
+        State::ALL.into_iter().find(|s| s.as_str() == word)
+    }
+}
+
+impl std::fmt::Display for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
