@@ -306,7 +306,7 @@ pub(crate) async fn assign(
         message_id: message.id,
         reply_to: assignment.reply_to.clone(),
     };
-    tokio::spawn(finish(state.clone(), events, assignment));
+    state.tasks.spawn(finish(state.clone(), events, assignment));
     Ok((StatusCode::CREATED, axum::Json(answer)).into_response())
 }
 
@@ -326,7 +326,7 @@ pub async fn resume(state: ApiState) {
     for assignment in working {
         info!(id = assignment.id, worker = %assignment.worker, "following an assignment again");
         let events = state.bus.subscribe();
-        tokio::spawn(finish(state.clone(), events, assignment));
+        state.tasks.spawn(finish(state.clone(), events, assignment));
     }
 }
 
@@ -349,9 +349,10 @@ async fn finish(
                 tokio::time::Instant::now() + Duration::from_millis(left)
             });
             let inbox = state.inbox.clone();
+            let tasks = state.tasks.clone();
             let on_busy = move || {
                 let inbox = inbox.clone();
-                tokio::spawn(async move {
+                tasks.spawn(async move {
                     if let Err(error) = inbox.call(move |store| store.assignment_busy(id)).await {
                         warn!(%error, id, "cannot record that the worker is busy");
                     }

@@ -80,6 +80,9 @@ pub struct ApiState {
     pub mcp_allow_shell: bool,
     /// The completed agents an attached client has seen.
     pub seen: watch::Receiver<std::collections::BTreeSet<PaneId>>,
+    /// The daemon's task tracker: work that outlives a request (following an assignment) runs
+    /// on it, so that shutdown waits for it.
+    pub tasks: tokio_util::task::TaskTracker,
 }
 
 /// A Unix listener that only hands out connections from the daemon's own user.

@@ -230,7 +230,7 @@ pub fn command(
                 command.args.config.as_deref(),
             )?;
             let args = parse_flags(&words)?;
-            run(server, args, &given)
+            run(server, args, &without_detach(std::env::args_os().skip(1)))
         }
     }
 }
@@ -244,6 +244,16 @@ pub(super) fn daemon_flags() -> clap::Command {
 pub(super) fn parse_flags(args: &[OsString]) -> Result<DaemonArgs, clap::Error> {
     let matches = daemon_flags().try_get_matches_from(args)?;
     DaemonArgs::from_arg_matches(&matches)
+}
+
+/// A daemon's command line (after the program name) without `--detach`: what a detached or
+/// restarted daemon runs with. `--detach` takes no value, so a word equal to it is that flag
+/// (a value that looks like it is written `--flag=--detach`).
+fn without_detach(words: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    words
+        .into_iter()
+        .filter(|w| w != "--detach" && !w.to_string_lossy().starts_with("--detach="))
+        .collect()
 }
 
 /// The flags given on the command line (not defaults), each as `--long` or `--long=VALUE`
@@ -277,11 +287,7 @@ fn given_args(matches: &ArgMatches) -> anyhow::Result<Vec<(String, Vec<OsString>
 }
 
 /// Runs the daemon (or, with `--detach`, starts it in the background).
-fn run(
-    server: &ServerArgs,
-    args: DaemonArgs,
-    given: &[(String, Vec<OsString>)],
-) -> anyhow::Result<ExitCode> {
+fn run(server: &ServerArgs, args: DaemonArgs, forward: &[OsString]) -> anyhow::Result<ExitCode> {
     let address = server.address()?;
     let paths = RuntimePaths::for_server(&address);
     let pipe_dir = paths.pipes();
@@ -351,7 +357,7 @@ fn run(
         command_line: std::env::args().collect(),
     };
     if args.detach {
-        return detach(&args, given, &options);
+        return detach(&args, forward, &options);
     }
     init_logging(args.log_file.as_ref())?;
     let mut lock = daemon::lock(&options)?;
@@ -385,11 +391,11 @@ fn spawn_signal_handler(cancel: CancellationToken) -> anyhow::Result<()> {
 }
 
 /// Starts `panectl daemon` in a new session with its log in the runtime directory, and returns
-/// once its API answers. The child gets every flag given here but `--detach` (and reads the
-/// same config file).
+/// once its API answers. The child gets this command line as it was typed, `--detach` taken
+/// out (`forward`), so no flag can be left behind, and reads the same config file.
 fn detach(
     args: &DaemonArgs,
-    given: &[(String, Vec<OsString>)],
+    forward: &[OsString],
     options: &DaemonOptions,
 ) -> anyhow::Result<ExitCode> {
     if !args.wait_for_server && !options.address.is_alive() {
@@ -403,16 +409,7 @@ fn detach(
     let log = args.log_file.clone().unwrap_or_else(|| options.paths.log());
     let exe = std::env::current_exe().context("cannot find the panectl executable")?;
     let mut command = std::process::Command::new(exe);
-    command
-        .arg("-S")
-        .arg(options.address.socket())
-        .arg("daemon")
-        .args(
-            given
-                .iter()
-                .filter(|(id, _)| id != "detach")
-                .flat_map(|(_, words)| words),
-        );
+    command.args(forward);
     if args.log_file.is_none() {
         let mut word = OsString::from("--log-file=");
         word.push(&log);
@@ -644,11 +641,7 @@ fn restart(server: &ServerArgs, timeout: Duration) -> anyhow::Result<ExitCode> {
     let mut command = std::process::Command::new(exe);
     match &old_args {
         Some(words) => {
-            command.args(
-                words
-                    .iter()
-                    .filter(|w| *w != "--detach" && !w.to_string_lossy().starts_with("--detach=")),
-            );
+            command.args(without_detach(words.iter().cloned()));
         }
         None if pid.is_some() => bail!(
             "cannot read the command line of the daemon (pid {}); stop it with `panectl daemon \
@@ -768,6 +761,33 @@ mod tests {
             Cli::from_arg_matches(&matches).expect("converts");
         }
         assert!(daemon_matches(&["panectl", "daemon", "--detach", "stop"]).is_err());
+    }
+
+    #[test]
+    fn a_detached_daemon_gets_the_command_line_as_typed_without_detach() {
+        let typed = [
+            "-L",
+            "x",
+            "daemon",
+            "--detach",
+            "--submit-delay-ms",
+            "250",
+            "--log-file=--detach",
+            "--a-flag-added-later",
+        ];
+        let forwarded = without_detach(typed.iter().map(OsString::from));
+        assert_eq!(
+            forwarded,
+            [
+                "-L",
+                "x",
+                "daemon",
+                "--submit-delay-ms",
+                "250",
+                "--log-file=--detach",
+                "--a-flag-added-later"
+            ]
+        );
     }
 
     #[test]

@@ -276,6 +276,7 @@ pub async fn run(
     tracker.spawn(notify::run(
         bus.clone(),
         connections.clone(),
+        tracker.clone(),
         cancel.clone(),
     ));
     tracker.spawn(pane_poll::run(connections.clone(), cancel.clone()));
@@ -300,6 +301,7 @@ pub async fn run(
         rules.providers.clone(),
         bus.clone(),
         options.delivery.clone(),
+        tracker.clone(),
         cancel.clone(),
     ));
     let status_for_publish = status.clone();
@@ -317,6 +319,7 @@ pub async fn run(
         command_line: options.command_line.clone(),
         mcp_allow_shell: options.mcp_allow_shell,
         seen: seen_panes,
+        tasks: tracker.clone(),
     };
     tracker.spawn(crate::api::handoff::resume(api_state.clone()));
     if let Some((listener, token)) = tcp {

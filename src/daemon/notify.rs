@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use tracing::{debug, info, warn};
 
 use crate::control::command::{Command, Format, Line, SafeValue, Target};
@@ -192,7 +193,12 @@ async fn show(handle: &ConnectionHandle, pane: PaneId, status: Status) {
 }
 
 /// Runs the user's command, detached; it is reaped when it ends.
-fn run_command(command: &str, env: BTreeMap<&'static str, String>) {
+fn run_command(
+    command: &str,
+    env: BTreeMap<&'static str, String>,
+    tracker: &TaskTracker,
+    cancel: &CancellationToken,
+) {
     let mut child = tokio::process::Command::new("sh");
     child
         .arg("-c")
@@ -205,8 +211,13 @@ fn run_command(command: &str, env: BTreeMap<&'static str, String>) {
     crate::address::count_process_started();
     match child.spawn() {
         Ok(mut child) => {
-            tokio::spawn(async move {
-                let _ = child.wait().await;
+            // Reaped on the tracker; at shutdown the command is left running (init reaps it).
+            let cancel = cancel.clone();
+            tracker.spawn(async move {
+                tokio::select! {
+                    () = cancel.cancelled() => {}
+                    _ = child.wait() => {}
+                }
             });
         }
         Err(error) => warn!(%error, "cannot run @panectl-notify-command"),
@@ -217,6 +228,7 @@ fn run_command(command: &str, env: BTreeMap<&'static str, String>) {
 pub async fn run(
     bus: EventBus,
     connections: watch::Receiver<Connections>,
+    tracker: TaskTracker,
     cancel: CancellationToken,
 ) {
     let mut events = bus.subscribe();
@@ -260,6 +272,8 @@ pub async fn run(
             run_command(
                 &settings.command,
                 command_env(*pane, &provider, *status, *previous),
+                &tracker,
+                &cancel,
             );
         }
     }

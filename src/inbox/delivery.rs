@@ -191,6 +191,7 @@ pub async fn run(
     providers: watch::Receiver<Arc<ProviderSet>>,
     bus: EventBus,
     options: DeliveryOptions,
+    tracker: tokio_util::task::TaskTracker,
     cancel: CancellationToken,
 ) {
     let mut events = bus.subscribe();
@@ -332,9 +333,16 @@ pub async fn run(
                 receiver,
             };
             let done = done_sender.clone();
-            tokio::spawn(async move {
-                let next = task.serve().await;
-                let _ = done.send((pane, next));
+            let cancel = cancel.clone();
+            // At shutdown a delivery stops at its next await, as a crash would stop it: what it
+            // committed is recovered at the next start (see `recover`).
+            tracker.spawn(async move {
+                tokio::select! {
+                    () = cancel.cancelled() => {}
+                    next = task.serve() => {
+                        let _ = done.send((pane, next));
+                    }
+                }
             });
         }
     }

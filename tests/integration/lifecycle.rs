@@ -186,13 +186,18 @@ fn detach_passes_every_flag_and_restart_keeps_them() {
     let (running, status) = status_json(server.panectl());
     assert!(running, "{status}");
     let line: Vec<String> = serde_json::from_value(status["command_line"].clone()).unwrap();
-    for flag in [
+    // The command line as typed, `--detach` taken out.
+    let typed = [
+        "daemon",
         "--exit-with-server",
         "--status-quiet-ms=33",
-        "--submit-delay-ms=250",
-    ] {
-        assert!(line.iter().any(|w| w == flag), "{flag} missing in {line:?}");
-    }
+        "--submit-delay-ms",
+        "250",
+    ];
+    assert!(
+        line.windows(typed.len()).any(|w| w == typed),
+        "{typed:?} missing in {line:?}"
+    );
     assert!(!line.iter().any(|w| w.starts_with("--detach")), "{line:?}");
     assert!(
         status["log_file"]
