@@ -16,6 +16,7 @@ pub mod inbox;
 pub mod mcp;
 pub mod message;
 pub mod mirror;
+pub mod orchestration;
 pub mod paths;
 pub mod pipe;
 pub mod query;

@@ -62,7 +62,7 @@ pub struct ApiClient {
     socket: PathBuf,
     server: String,
     start: String,
-    /// The value of [`crate::api::shell_guard::CLIENT_HEADER`] sent with every request.
+    /// The value of [`crate::orchestration::shell_guard::CLIENT_HEADER`] sent with every request.
     kind: Option<&'static str>,
 }
 
@@ -157,7 +157,7 @@ impl ApiClient {
             request = request.header("content-type", "application/json");
         }
         if let Some(kind) = self.kind {
-            request = request.header(crate::api::shell_guard::CLIENT_HEADER, kind);
+            request = request.header(crate::orchestration::shell_guard::CLIENT_HEADER, kind);
         }
         let request = request
             .body(Full::new(Bytes::from(json.unwrap_or_default())))

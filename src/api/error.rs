@@ -1,10 +1,11 @@
 //! The API's error answer, apart from the server so that the request-body checks and the
-//! workflows can return it without depending on the HTTP module.
+//! routes can return it without depending on the HTTP module. The workflows' errors become
+//! answers through `From`, one status code per kind.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
-use super::names::NameError;
+use crate::orchestration::Error;
 
 /// An error answer: status and a JSON `{"error": ...}` body.
 pub(crate) struct ApiError(pub(crate) StatusCode, pub(crate) String);
@@ -15,18 +16,43 @@ impl IntoResponse for ApiError {
     }
 }
 
-impl From<NameError> for ApiError {
-    fn from(error: NameError) -> Self {
-        let status = match error {
-            NameError::NotFound(_) => StatusCode::NOT_FOUND,
-            NameError::Ambiguous { .. } => StatusCode::CONFLICT,
+impl From<Error> for ApiError {
+    fn from(error: Error) -> Self {
+        let status = match &error {
+            Error::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Error::NotFound(_) => StatusCode::NOT_FOUND,
+            Error::Conflict(_) => StatusCode::CONFLICT,
+            Error::Gone(_) => StatusCode::GONE,
+            Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Error::Failed(_) => StatusCode::BAD_GATEWAY,
+            Error::TimedOut(_) => StatusCode::GATEWAY_TIMEOUT,
+            Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiError(status, error.to_string())
     }
 }
 
-impl From<super::shell_guard::ShellRefused> for ApiError {
-    fn from(refused: super::shell_guard::ShellRefused) -> Self {
-        ApiError(StatusCode::CONFLICT, refused.0)
+impl From<crate::orchestration::names::NameError> for ApiError {
+    fn from(error: crate::orchestration::names::NameError) -> Self {
+        Error::from(error).into()
+    }
+}
+
+impl From<crate::orchestration::shell_guard::ShellRefused> for ApiError {
+    fn from(refused: crate::orchestration::shell_guard::ShellRefused) -> Self {
+        Error::from(refused).into()
+    }
+}
+
+impl From<crate::inbox::InboxError> for ApiError {
+    fn from(error: crate::inbox::InboxError) -> Self {
+        Error::from(error).into()
+    }
+}
+
+/// A connection that failed or closed: the daemon cannot answer now (503).
+impl From<crate::tmux::ConnectionError> for ApiError {
+    fn from(error: crate::tmux::ConnectionError) -> Self {
+        ApiError(StatusCode::SERVICE_UNAVAILABLE, error.to_string())
     }
 }

@@ -1,14 +1,16 @@
-//! The daemon's local API ([`server`]), the client the CLI uses ([`client`]), and pane names.
+//! The daemon's local API: the HTTP layer ([`server`] with its routes, [`workflows`] over
+//! [`crate::orchestration`]), its listeners ([`listen`], [`tcp`]) and the client the CLI uses
+//! ([`client`]).
 
 pub(crate) mod body;
 pub mod client;
 pub(crate) mod error;
-pub mod handoff;
-pub mod launch;
+pub(crate) mod events;
+pub(crate) mod health;
 pub mod listen;
-pub mod names;
-pub mod orchestrate;
+pub(crate) mod messages;
+pub(crate) mod panes;
 pub mod server;
-pub mod shell_guard;
+pub mod state;
 pub mod tcp;
-pub mod turn;
+pub(crate) mod workflows;

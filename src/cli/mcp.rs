@@ -21,7 +21,7 @@ pub fn run(server: &ServerArgs) -> anyhow::Result<ExitCode> {
         .with_writer(std::io::stderr)
         .try_init();
     // The daemon need not run yet: every tool call finds it afresh and says so if it is missing.
-    let client = client(server)?.with_kind(panectl::api::shell_guard::MCP_CLIENT);
+    let client = client(server)?.with_kind(panectl::orchestration::shell_guard::MCP_CLIENT);
     let caller = std::env::var("TMUX_PANE").ok();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -23,8 +23,8 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
-use super::supervisor::ServerStatus;
 use crate::address::ServerAddress;
+use crate::tmux::ServerStatus;
 use crate::tmux::attach;
 
 /// The wait before the guard is attached again after it ended or failed to start; doubles up

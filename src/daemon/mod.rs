@@ -21,6 +21,7 @@ use tracing::{info, warn};
 
 use crate::api::server::{ApiState, PeerCheckedListener};
 use crate::events::EventBus;
+use crate::orchestration::Context;
 use crate::paths::{self, RuntimePaths};
 use crate::tmux::{ConnectionConfig, ServerAddress};
 use supervisor::{Supervisor, SupervisorOptions};
@@ -305,23 +306,27 @@ pub async fn run(
         cancel.clone(),
     ));
     let status_for_publish = status.clone();
-    let api_state = ApiState {
+    let context = Context {
         inbox,
         connections,
         status,
         bus,
         address: options.address.clone(),
         api_socket: socket.display().to_string(),
-        started,
+        providers: rules.providers.clone(),
         shutdown: cancel.clone(),
-        rules,
-        log_file: options.log_file.as_ref().map(|p| p.display().to_string()),
-        command_line: options.command_line.clone(),
         mcp_allow_shell: options.mcp_allow_shell,
         seen: seen_panes,
         tasks: tracker.clone(),
     };
-    tracker.spawn(crate::api::handoff::resume(api_state.clone()));
+    tracker.spawn(crate::orchestration::handoff::resume(context.clone()));
+    let api_state = ApiState {
+        ctx: context,
+        started,
+        rules_errors: rules.errors.clone(),
+        log_file: options.log_file.as_ref().map(|p| p.display().to_string()),
+        command_line: options.command_line.clone(),
+    };
     if let Some((listener, token)) = tcp {
         let address = listener.local_addr().ok();
         let tcp_state = api_state.clone();

@@ -11,8 +11,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn};
 
 use super::discovery::{self, API_OPTION, PID_OPTION, VERSION_OPTION};
-use super::supervisor::ServerStatus;
 use crate::tmux::ServerAddress;
+use crate::tmux::ServerStatus;
 
 /// `set-option -s` of the three options, as one tmux command line (`;` separates commands).
 /// `None` if the socket path holds characters that are not safe in a tmux option.

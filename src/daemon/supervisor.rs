@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use serde::Serialize;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -26,23 +25,7 @@ use crate::query::{self, SessionRow};
 use crate::raw::RawBytes;
 use crate::status::providers::ProviderSet;
 use crate::tmux::connection::{self, ConnectionContext, EndReason, Upcall};
-use crate::tmux::{ConnectionConfig, ConnectionHandle, Connections, ServerAddress};
-
-/// The supervisor's view of the server, published for `panectl health`.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct ServerStatus {
-    /// Whether the tmux server answers.
-    pub server_alive: bool,
-    /// Sessions with a live control connection.
-    pub sessions: usize,
-    /// Connections restarted after they ended unexpectedly.
-    pub reconnects: u64,
-    /// Leftover control clients of a previous daemon ended at start.
-    pub leftover_clients_ended: usize,
-    /// The daemon is starting: the sessions it found at start have not all had their first
-    /// sync yet (their panes are not all known). Health says `starting` meanwhile.
-    pub starting: bool,
-}
+use crate::tmux::{ConnectionConfig, ConnectionHandle, Connections, ServerAddress, ServerStatus};
 
 struct Entry {
     handle: ConnectionHandle,

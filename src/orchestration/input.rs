@@ -1,13 +1,10 @@
-//! The API routes that act on panes for orchestrators: type text (`input`), press keys
+//! Acting on panes for orchestrators: type text (`input`), press keys
 //! (`keys`), and wait for a status (`wait`, a long poll on the event stream: no polling).
 
-use axum::extract::{Path as UrlPath, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
-use super::server::{ApiError, ApiState};
+use super::{Context, Error};
 use crate::control::command::{Line, commands};
 use crate::events::EventKind;
 use crate::ids::PaneId;
@@ -61,27 +58,20 @@ pub struct WaitAnswer {
     pub waited_seconds: f64,
 }
 
-async fn run(handle: &ConnectionHandle, line: Line) -> Result<(), ApiError> {
-    super::launch::first_reply_line(handle, line)
-        .await
-        .map(|_| ())
+async fn run(handle: &ConnectionHandle, line: Line) -> Result<(), Error> {
+    super::first_reply_line(handle, line).await.map(|_| ())
 }
 
 /// `POST /v1/panes/{pane}/input`: types the text (`send-keys -l`, nothing expanded), then
 /// Enter unless `enter` is false.
-pub(crate) async fn input(
-    State(state): State<ApiState>,
-    UrlPath(name): UrlPath<String>,
-    headers: axum::http::HeaderMap,
-    super::body::Json(body): super::body::Json<InputBody>,
-) -> Result<Response, ApiError> {
-    let (pane, handle) = state.find(&name).await?;
-    super::shell_guard::ShellPermission::of(state.mcp_allow_shell, &headers, body.allow_shell)
+pub async fn input(state: &Context, name: &str, body: &InputBody, mcp: bool) -> Result<(), Error> {
+    let (pane, handle) = state.find(name).await?;
+    super::shell_guard::ShellPermission::of(state.mcp_allow_shell, mcp, body.allow_shell)
         .check(&pane)?;
     let mut line = None::<Line>;
     if !body.text.is_empty() {
         let command = commands::send_literal(pane.pane, body.text.as_bytes())
-            .map_err(|e| ApiError(StatusCode::BAD_REQUEST, e.to_string()))?;
+            .map_err(|e| Error::BadRequest(e.to_string()))?;
         line = Some(Line::new(command));
     }
     if body.enter.unwrap_or(true) {
@@ -92,104 +82,90 @@ pub(crate) async fn input(
         });
     }
     let Some(line) = line else {
-        return Err(ApiError(
-            StatusCode::BAD_REQUEST,
+        return Err(Error::BadRequest(
             "nothing to send: empty text and no Enter".into(),
         ));
     };
     run(&handle, line).await?;
     let _ = handle.input_sent(pane.pane).await;
-    Ok(StatusCode::NO_CONTENT.into_response())
+    Ok(())
 }
 
 /// `POST /v1/panes/{pane}/keys`: presses tmux keys by name, each checked first.
-pub(crate) async fn keys(
-    State(state): State<ApiState>,
-    UrlPath(name): UrlPath<String>,
-    super::body::Json(body): super::body::Json<KeysBody>,
-) -> Result<Response, ApiError> {
+pub async fn keys(state: &Context, name: &str, body: &KeysBody) -> Result<(), Error> {
     let Some((first, rest)) = body.keys.split_first() else {
-        return Err(ApiError(StatusCode::BAD_REQUEST, "no keys given".into()));
+        return Err(Error::BadRequest("no keys given".into()));
     };
     if let Some(bad) = body.keys.iter().find(|k| !commands::is_key_name(k)) {
-        return Err(ApiError(
-            StatusCode::BAD_REQUEST,
-            format!("{bad:?} is not a key name (Enter, Escape, C-c, F5, Up, y, ...)"),
-        ));
+        return Err(Error::BadRequest(format!(
+            "{bad:?} is not a key name (Enter, Escape, C-c, F5, Up, y, ...)"
+        )));
     }
-    let (pane, handle) = state.find(&name).await?;
+    let (pane, handle) = state.find(name).await?;
     let line = rest.iter().fold(
         Line::new(commands::send_key(pane.pane, first)),
         |line, key| line.then(commands::send_key(pane.pane, key)),
     );
-    run(&handle, line).await?;
-    Ok(StatusCode::NO_CONTENT.into_response())
+    run(&handle, line).await
 }
 
 /// `POST /v1/panes/{pane}/wait`: answers when the pane's status is one of `until` (at once if
 /// it already is), or when the timeout passes (`reached: false`).
-pub(crate) async fn wait(
-    State(state): State<ApiState>,
-    UrlPath(name): UrlPath<String>,
-    super::body::Json(body): super::body::Json<WaitBody>,
-) -> Result<Response, ApiError> {
+pub async fn wait(state: &Context, name: &str, body: &WaitBody) -> Result<WaitAnswer, Error> {
     let wanted = body
         .until
         .iter()
         .map(|word| {
-            Status::parse(word).ok_or_else(|| {
-                ApiError(StatusCode::BAD_REQUEST, format!("unknown status {word:?}"))
-            })
+            Status::parse(word).ok_or_else(|| Error::BadRequest(format!("unknown status {word:?}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
     if wanted.is_empty() {
-        return Err(ApiError(StatusCode::BAD_REQUEST, "until is empty".into()));
+        return Err(Error::BadRequest("until is empty".into()));
     }
     let timeout = body
         .timeout_seconds
         .map(|s| {
-            super::body::seconds(
+            crate::orchestration::limits::seconds(
                 "timeout_seconds",
                 s,
-                super::body::Zero::Allowed,
-                super::body::MAX_WAIT_SECONDS,
+                crate::orchestration::limits::Zero::Allowed,
+                crate::orchestration::limits::MAX_WAIT_SECONDS,
             )
         })
         .transpose()?;
     let started = std::time::Instant::now();
-    let (pane, _) = state.find(&name).await?;
+    let (pane, _) = state.find(name).await?;
     let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
     let (reached, status) =
-        await_status(&state, pane.pane, |s| wanted.contains(&s), deadline).await?;
-    Ok(axum::Json(WaitAnswer {
+        await_status(state, pane.pane, |s| wanted.contains(&s), deadline).await?;
+    Ok(WaitAnswer {
         pane: pane.pane.to_string(),
         reached,
         status: status.map_or_else(|| "unknown".to_string(), |s| s.to_string()),
         waited_seconds: started.elapsed().as_secs_f64(),
     })
-    .into_response())
 }
 
 /// Waits on the event stream (no polling) until `pane`'s status satisfies `wanted`, or until
 /// `deadline`. The pane may not be mirrored yet (a window just created): its arrival is waited
 /// for too. Returns whether the status was reached and the last status seen.
-pub(crate) async fn await_status(
-    state: &ApiState,
+pub async fn await_status(
+    state: &Context,
     pane: PaneId,
     wanted: impl Fn(Status) -> bool,
     deadline: Option<tokio::time::Instant>,
-) -> Result<(bool, Option<Status>), ApiError> {
+) -> Result<(bool, Option<Status>), Error> {
     await_agent_status(state, pane, |status, _| wanted(status), deadline).await
 }
 
 /// Like [`await_status`], with the pane's provider given to `wanted` too (a new window runs a
 /// shell before the agent: its `idle` is not the agent's).
-pub(crate) async fn await_agent_status(
-    state: &ApiState,
+pub async fn await_agent_status(
+    state: &Context,
     pane: PaneId,
     wanted: impl Fn(Status, Option<&str>) -> bool,
     deadline: Option<tokio::time::Instant>,
-) -> Result<(bool, Option<Status>), ApiError> {
+) -> Result<(bool, Option<Status>), Error> {
     // Subscribe before reading the status, so that no change falls between the two.
     let mut events = state.bus.subscribe();
     let current_status = || async {
@@ -214,7 +190,7 @@ pub(crate) async fn await_agent_status(
         };
         tokio::select! {
             () = state.shutdown.cancelled() => {
-                return Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping".into()));
+                return Err(Error::Unavailable("the daemon is stopping".into()));
             }
             event = next => match event {
                 None => return Ok((false, current.map(|(s, _)| s))),
@@ -225,14 +201,14 @@ pub(crate) async fn await_agent_status(
                     // Listed now: its status may be known already.
                     EventKind::PaneAdded { pane: p, .. } if *p == pane => current = current_status().await,
                     EventKind::PaneRemoved { pane: p } if *p == pane => {
-                        return Err(ApiError(StatusCode::GONE, format!("{pane} closed")));
+                        return Err(Error::Gone(format!("{pane} closed")));
                     }
                     _ => {}
                 },
                 // Events were missed: read the status again.
                 Some(Err(broadcast::error::RecvError::Lagged(_))) => current = current_status().await,
                 Some(Err(broadcast::error::RecvError::Closed)) => {
-                    return Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping".into()));
+                    return Err(Error::Unavailable("the daemon is stopping".into()));
                 }
             }
         }

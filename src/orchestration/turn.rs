@@ -8,10 +8,9 @@
 
 use std::time::Duration;
 
-use axum::http::StatusCode;
 use tokio::sync::broadcast;
 
-use super::server::{ApiError, ApiState};
+use super::{Context, Error};
 use crate::events::{DaemonEvent, EventKind};
 use crate::ids::PaneId;
 use crate::inbox::State;
@@ -99,14 +98,14 @@ impl Turn {
 /// followed again after a restart, before this call). `busy_seen` carries what an earlier
 /// follower saw; `on_busy` is called once when the worker is first seen busy.
 pub(crate) async fn follow(
-    state: &ApiState,
+    state: &Context,
     mut events: broadcast::Receiver<std::sync::Arc<DaemonEvent>>,
     message_id: i64,
     pane: PaneId,
     busy_seen: bool,
     deadline: Option<tokio::time::Instant>,
     mut on_busy: impl FnMut(),
-) -> Result<TurnEnd, ApiError> {
+) -> Result<TurnEnd, Error> {
     let mut turn = Turn {
         message: State::Pending,
         reason: None,
@@ -133,7 +132,7 @@ pub(crate) async fn follow(
         };
         tokio::select! {
             () = state.shutdown.cancelled() => {
-                return Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping".into()));
+                return Err(Error::Unavailable("the daemon is stopping".into()));
             }
             () = sleep => {
                 if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
@@ -175,7 +174,7 @@ pub(crate) async fn follow(
                     refresh(state, message_id, pane, &mut turn).await?;
                 }
                 Err(broadcast::error::RecvError::Closed) => {
-                    return Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping".into()));
+                    return Err(Error::Unavailable("the daemon is stopping".into()));
                 }
             }
         }
@@ -195,16 +194,16 @@ fn note_busy(turn: &mut Turn, on_busy: &mut impl FnMut()) {
 
 /// Reads the message's state and the pane's status afresh.
 async fn refresh(
-    state: &ApiState,
+    state: &Context,
     message_id: i64,
     pane: PaneId,
     turn: &mut Turn,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let message = state
         .inbox
         .call(move |store| store.get(message_id))
         .await
-        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+        .map_err(|e| Error::Internal(e.to_string()))?;
     if message.state == State::Delivered && turn.delivered_at.is_none() {
         // Delivered before this follower started: count the grace from its delivery time.
         let ago = (crate::inbox::now_ms() - message.delivered_at.unwrap_or(0)).max(0) as u64;

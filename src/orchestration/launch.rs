@@ -14,13 +14,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
-use super::orchestrate::{await_agent_status, await_status};
-use super::server::{ApiError, ApiState};
+use super::input::{await_agent_status, await_status};
+use super::{Context, Error, first_reply_line};
 use crate::control::command::{Command, Format, Line, SafeValue, Target, commands};
 use crate::ids::PaneId;
 use crate::query;
@@ -135,8 +132,8 @@ pub struct Launched {
     pub accepted_prompts: Vec<String>,
 }
 
-fn bad(message: impl Into<String>) -> ApiError {
-    ApiError(StatusCode::BAD_REQUEST, message.into())
+fn bad(message: impl Into<String>) -> Error {
+    Error::BadRequest(message.into())
 }
 
 /// Whether a name is a plain word tmux cannot read anything into: 1 to 64 ASCII letters,
@@ -198,40 +195,9 @@ pub fn shell_command(
     format!("exec /bin/sh -c {}", shell_quote(&script))
 }
 
-/// Runs a line of commands; the first command's reply, trimmed, or the error of the first that
-/// failed.
-pub(crate) async fn first_reply_line(
-    handle: &ConnectionHandle,
-    line: Line,
-) -> Result<String, ApiError> {
-    match handle.run(line).await {
-        Ok(replies) => Ok(replies
-            .first()
-            .map(|r| String::from_utf8_lossy(&r.joined_body()).trim().to_string())
-            .unwrap_or_default()),
-        Err(error @ RunError::Connection(_)) => {
-            Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, error.to_string()))
-        }
-        Err(error) => Err(ApiError(StatusCode::BAD_GATEWAY, error.to_string())),
-    }
-}
-
-/// `POST /v1/agents`. See the module documentation.
-pub(crate) async fn launch(
-    State(state): State<ApiState>,
-    super::body::Json(body): super::body::Json<LaunchBody>,
-) -> Result<Response, ApiError> {
-    let launched = launch_agent(&state, &body).await?;
-    Ok((StatusCode::CREATED, axum::Json(launched)).into_response())
-}
-
 /// Starts an agent as `body` says and waits until it is ready (unless `no_wait`).
-pub(crate) async fn launch_agent(
-    state: &ApiState,
-    body: &LaunchBody,
-) -> Result<Launched, ApiError> {
+pub async fn launch_agent(state: &Context, body: &LaunchBody) -> Result<Launched, Error> {
     let provider = state
-        .rules
         .providers
         .borrow()
         .get(&body.provider)
@@ -242,11 +208,11 @@ pub(crate) async fn launch_agent(
         .clone()
         .ok_or_else(|| bad(format!("provider {} has no [launch] command", provider.id)))?;
     // Checked before anything is created: a refused request leaves no pane behind.
-    let timeout = super::body::seconds(
+    let timeout = crate::orchestration::limits::seconds(
         "timeout_seconds",
         body.timeout_seconds.unwrap_or(DEFAULT_READY_SECONDS),
-        super::body::Zero::Refused,
-        super::body::MAX_LAUNCH_SECONDS,
+        crate::orchestration::limits::Zero::Refused,
+        crate::orchestration::limits::MAX_LAUNCH_SECONDS,
     )?;
     if let Some(name) = &body.name
         && !is_plain_name(name)
@@ -296,10 +262,7 @@ pub(crate) async fn launch_agent(
             )));
         }
         let handle = handles.values().next().cloned().ok_or_else(|| {
-            ApiError(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "no tmux session is mirrored to create one from".into(),
-            )
+            Error::Unavailable("no tmux session is mirrored to create one from".into())
         })?;
         let name = SafeValue::new(name).map_err(|e| bad(e.to_string()))?;
         let mut create = Command::new("new-session")
@@ -327,19 +290,15 @@ pub(crate) async fn launch_agent(
                 })
                 .map(|p| p.session_id)
                 .ok_or_else(|| bad(format!("no session {wanted:?}")))?,
-            None => *handles.keys().next().ok_or_else(|| {
-                ApiError(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "no tmux session is mirrored".into(),
-                )
-            })?,
+            None => *handles
+                .keys()
+                .next()
+                .ok_or_else(|| Error::Unavailable("no tmux session is mirrored".into()))?,
         };
-        let handle = handles.get(&session).cloned().ok_or_else(|| {
-            ApiError(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the session is reconnecting".into(),
-            )
-        })?;
+        let handle = handles
+            .get(&session)
+            .cloned()
+            .ok_or_else(|| Error::Unavailable("the session is reconnecting".into()))?;
         // After the session's last window (`-a` moves no window when the index after the
         // target is free, as it is after the last): the user's windows keep their numbers.
         let mut create = Command::new("new-window")
@@ -366,12 +325,7 @@ pub(crate) async fn launch_agent(
     let pane: PaneId = first_reply_line(&handle, Line::new(create).then(keep))
         .await?
         .parse()
-        .map_err(|_| {
-            ApiError(
-                StatusCode::BAD_GATEWAY,
-                "tmux did not say which pane it made".into(),
-            )
-        })?;
+        .map_err(|_| Error::Failed("tmux did not say which pane it made".into()))?;
     let provider_value = SafeValue::new(provider.id.to_string()).map_err(|e| bad(e.to_string()))?;
     let mut options = Line::new(query::set_pane_option(
         pane,
@@ -400,13 +354,10 @@ pub(crate) async fn launch_agent(
         .await
         .map_err(|error| match error {
             WaitError::Api(error) => error,
-            WaitError::NotReady(status) => ApiError(
-                StatusCode::GATEWAY_TIMEOUT,
-                format!(
-                    "{pane} started but was not ready within {timeout:?} (status {})",
-                    status.map_or("not mirrored yet".to_string(), |s| s.to_string())
-                ),
-            ),
+            WaitError::NotReady(status) => Error::TimedOut(format!(
+                "{pane} started but was not ready within {timeout:?} (status {})",
+                status.map_or("not mirrored yet".to_string(), |s| s.to_string())
+            )),
         })?
     };
     Ok(Launched {
@@ -418,11 +369,11 @@ pub(crate) async fn launch_agent(
     })
 }
 
-fn remain_on_exit() -> Result<SafeValue, ApiError> {
+fn remain_on_exit() -> Result<SafeValue, Error> {
     SafeValue::new("remain-on-exit").map_err(|e| bad(e.to_string()))
 }
 
-fn on() -> Result<SafeValue, ApiError> {
+fn on() -> Result<SafeValue, Error> {
     SafeValue::new("on").map_err(|e| bad(e.to_string()))
 }
 
@@ -443,15 +394,14 @@ const FAILED_LINES: usize = 8;
 /// closed. Otherwise `remain-on-exit` is unset again, so that the agent's pane closes when it
 /// exits, as any other.
 async fn started_or_failed(
-    state: &ApiState,
+    state: &Context,
     handle: &ConnectionHandle,
     pane: PaneId,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     const DEAD: Format = Format::new(
         "#{pane_dead}:#{pane_dead_status}#{?pane_dead_signal,signal #{pane_dead_signal},}:#{pane_current_command}",
     );
     let shells: Vec<String> = state
-        .rules
         .providers
         .borrow()
         .get(crate::status::providers::SHELL)
@@ -467,14 +417,13 @@ async fn started_or_failed(
                 .map(|r| String::from_utf8_lossy(&r.joined_body()).trim().to_string())
                 .unwrap_or_default(),
             Err(RunError::Connection(error)) => {
-                return Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, error.to_string()));
+                return Err(Error::Unavailable(error.to_string()));
             }
             // The pane is gone already (someone closed it).
             Err(_) => {
-                return Err(ApiError(
-                    StatusCode::BAD_GATEWAY,
-                    format!("launch failed: {pane} closed at once"),
-                ));
+                return Err(Error::Failed(format!(
+                    "launch failed: {pane} closed at once"
+                )));
             }
         };
         let mut fields = text.splitn(3, ':');
@@ -529,7 +478,7 @@ async fn started_or_failed(
     let last = lines[lines.len().saturating_sub(FAILED_LINES)..].join("\n");
     let kill = Command::new("kill-pane").target("-t", pane);
     if let Err(error) = first_reply_line(handle, Line::new(kill)).await {
-        tracing::warn!(%pane, error = %error.1, "cannot close a failed launch's pane");
+        tracing::warn!(%pane, %error, "cannot close a failed launch's pane");
     }
     let how = if status.is_empty() {
         "the command ended at once".to_string()
@@ -538,19 +487,16 @@ async fn started_or_failed(
     } else {
         format!("the command exited with status {status}")
     };
-    Err(ApiError(
-        StatusCode::BAD_GATEWAY,
-        if last.is_empty() {
-            format!("launch failed: {how} (it printed nothing)")
-        } else {
-            format!("launch failed: {how}: {last}")
-        },
-    ))
+    Err(Error::Failed(if last.is_empty() {
+        format!("launch failed: {how} (it printed nothing)")
+    } else {
+        format!("launch failed: {how}: {last}")
+    }))
 }
 
 /// Why a launched agent did not become ready.
 enum WaitError {
-    Api(ApiError),
+    Api(Error),
     NotReady(Option<Status>),
 }
 
@@ -560,7 +506,7 @@ const MAX_ANSWERS_PER_PROMPT: usize = 3;
 /// Waits until the new agent is ready, answering the start-up dialogs of `spec` when `accept`;
 /// returns its status and the dialogs answered.
 async fn wait_until_ready(
-    state: &ApiState,
+    state: &Context,
     handle: &ConnectionHandle,
     pane: PaneId,
     provider: &str,
@@ -598,17 +544,14 @@ async fn wait_until_ready(
                 let screen = handle
                     .screen(pane, false)
                     .await
-                    .map_err(|e| {
-                        WaitError::Api(ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))
-                    })?
+                    .map_err(|e| WaitError::Api(Error::Unavailable(e.to_string())))?
                     .map(|dump| String::from_utf8_lossy(&dump.content).into_owned())
                     .unwrap_or_default();
                 let rows: Vec<&str> = screen.lines().collect();
                 let keys = prompt.keys_for(&rows).map_err(|why| {
-                    WaitError::Api(ApiError(
-                        StatusCode::CONFLICT,
-                        format!("{pane} shows its start-up dialog ({rule}), but {why}"),
-                    ))
+                    WaitError::Api(Error::Conflict(format!(
+                        "{pane} shows its start-up dialog ({rule}), but {why}"
+                    )))
                 })?;
                 if let Some((first, rest)) = keys.split_first() {
                     let line = rest
@@ -634,35 +577,26 @@ async fn wait_until_ready(
                 .map_err(WaitError::Api)?;
             }
             Some(_) if accept => {
-                return Err(WaitError::Api(ApiError(
-                    StatusCode::CONFLICT,
-                    format!(
-                        "{pane} still shows its start-up dialog ({rule}) after {MAX_ANSWERS_PER_PROMPT} answers"
-                    ),
-                )));
+                return Err(WaitError::Api(Error::Conflict(format!(
+                    "{pane} still shows its start-up dialog ({rule}) after {MAX_ANSWERS_PER_PROMPT} answers"
+                ))));
             }
             Some(_) => {
-                return Err(WaitError::Api(ApiError(
-                    StatusCode::CONFLICT,
-                    format!(
-                        "{pane} shows a start-up dialog ({rule}); answer it in the pane, or launch \
+                return Err(WaitError::Api(Error::Conflict(format!(
+                    "{pane} shows a start-up dialog ({rule}); answer it in the pane, or launch \
                          with --accept-startup-prompts (accept_startup_prompts) to accept it"
-                    ),
-                )));
+                ))));
             }
             None => {
-                return Err(WaitError::Api(ApiError(
-                    StatusCode::CONFLICT,
-                    format!(
-                        "{pane} is waiting for an answer ({}) before it is ready; its rules \
+                return Err(WaitError::Api(Error::Conflict(format!(
+                    "{pane} is waiting for an answer ({}) before it is ready; its rules \
                          declare no start-up prompt for it, so answer it in the pane",
-                        if rule.is_empty() {
-                            "no rule"
-                        } else {
-                            rule.as_str()
-                        }
-                    ),
-                )));
+                    if rule.is_empty() {
+                        "no rule"
+                    } else {
+                        rule.as_str()
+                    }
+                ))));
             }
         }
     }

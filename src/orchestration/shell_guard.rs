@@ -8,8 +8,6 @@
 //! pane whose provider is not known yet (the daemon just started and has not looked at it) is
 //! refused like a shell.
 
-use axum::http::HeaderMap;
-
 use crate::status::providers::SHELL;
 use crate::tmux::PaneSummary;
 
@@ -35,12 +33,10 @@ pub struct ShellPermission {
 }
 
 impl ShellPermission {
-    /// The permission of a request: its own `allow_shell`, or for MCP clients the daemon's
+    /// The permission of a request: its own `allow_shell`, or for MCP clients (`mcp`: the
+    /// request came with [`CLIENT_HEADER`] set to [`MCP_CLIENT`]) the daemon's
     /// `--mcp-allow-shell` (`mcp_allow_shell`).
-    pub fn of(mcp_allow_shell: bool, headers: &HeaderMap, asked: bool) -> ShellPermission {
-        let mcp = headers
-            .get(CLIENT_HEADER)
-            .is_some_and(|v| v.as_bytes() == MCP_CLIENT.as_bytes());
+    pub fn of(mcp_allow_shell: bool, mcp: bool, asked: bool) -> ShellPermission {
         ShellPermission {
             mcp,
             allowed: if mcp { mcp_allow_shell } else { asked },

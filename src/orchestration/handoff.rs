@@ -6,16 +6,14 @@
 
 use std::time::Duration;
 
-use axum::extract::{Path as UrlPath, Query, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 
-use super::launch::{LaunchBody, first_reply_line, launch_agent};
-use super::server::{ApiError, ApiState, inbox_error};
+use super::first_reply_line;
+use super::launch::{LaunchBody, launch_agent};
 use super::shell_guard::ShellPermission;
 use super::turn::{TurnEnd, follow};
+use super::{Context, Error};
 use crate::control::command::{Command, Line, Target};
 use crate::ids::PaneId;
 use crate::inbox::{Assignment, AssignmentState, NewAssignment, NewMessage};
@@ -86,25 +84,25 @@ pub struct Assigned {
 /// Default time a handoff waits for the worker.
 const HANDOFF_TIMEOUT: Duration = Duration::from_secs(600);
 
-fn bad(message: impl Into<String>) -> ApiError {
-    ApiError(StatusCode::BAD_REQUEST, message.into())
+fn bad(message: impl Into<String>) -> Error {
+    Error::BadRequest(message.into())
 }
 
-fn timeout_of(seconds: Option<f64>) -> Result<Option<Duration>, ApiError> {
+fn timeout_of(seconds: Option<f64>) -> Result<Option<Duration>, Error> {
     seconds
         .map(|s| {
-            super::body::seconds(
+            crate::orchestration::limits::seconds(
                 "timeout_seconds",
                 s,
-                super::body::Zero::Refused,
-                super::body::MAX_WAIT_SECONDS,
+                crate::orchestration::limits::Zero::Refused,
+                crate::orchestration::limits::MAX_WAIT_SECONDS,
             )
         })
         .transpose()
 }
 
 /// The worker: the named pane, or one launched now.
-async fn worker(state: &ApiState, body: &HandoffBody) -> Result<PaneId, ApiError> {
+async fn worker(state: &Context, body: &HandoffBody) -> Result<PaneId, Error> {
     match (&body.pane, &body.launch) {
         (Some(name), None) => Ok(state.find(name).await?.0.pane),
         (None, Some(launch)) => {
@@ -117,7 +115,7 @@ async fn worker(state: &ApiState, body: &HandoffBody) -> Result<PaneId, ApiError
             launched
                 .pane
                 .parse()
-                .map_err(|_| ApiError(StatusCode::BAD_GATEWAY, "the launch named no pane".into()))
+                .map_err(|_| Error::Failed("the launch named no pane".into()))
         }
         _ => Err(bad("give exactly one of pane and launch")),
     }
@@ -125,17 +123,17 @@ async fn worker(state: &ApiState, body: &HandoffBody) -> Result<PaneId, ApiError
 
 /// Queues `text` for `pane` from `from`, if `permission` lets it go there.
 async fn task_message(
-    state: &ApiState,
+    state: &Context,
     pane: PaneId,
     text: &str,
     from: &str,
     permission: ShellPermission,
-) -> Result<NewMessage, ApiError> {
+) -> Result<NewMessage, Error> {
     let (summary, handle) = state.find(&pane.to_string()).await?;
     permission.check(&summary)?;
     let agent = crate::inbox::delivery::agent_identity(&handle, pane)
         .await
-        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?;
+        .map_err(Error::Unavailable)?;
     Ok(NewMessage {
         pane: pane.to_string(),
         agent,
@@ -147,7 +145,7 @@ async fn task_message(
 }
 
 /// Closes the worker's pane.
-async fn tear_down(state: &ApiState, pane: PaneId) -> Result<(), ApiError> {
+async fn tear_down(state: &Context, pane: PaneId) -> Result<(), Error> {
     let (_, handle) = state.find(&pane.to_string()).await?;
     let kill = Command::new("kill-pane").target("-t", Target::Pane(pane));
     first_reply_line(&handle, Line::new(kill)).await.map(|_| ())
@@ -161,7 +159,7 @@ const SCREEN_CATCH_UP: Duration = Duration::from_secs(5);
 /// signal ended the turn (Claude Code's `Stop` hook comes before the final frame), it is read
 /// once the screen agrees the turn is over: before that the screen shows no answer yet, or the
 /// previous one.
-async fn last_answer(state: &ApiState, pane: PaneId) -> Result<Option<String>, ApiError> {
+async fn last_answer(state: &Context, pane: PaneId) -> Result<Option<String>, Error> {
     let (_, handle) = state.find(&pane.to_string()).await?;
     let deadline = tokio::time::Instant::now() + SCREEN_CATCH_UP;
     while tokio::time::Instant::now() < deadline {
@@ -178,12 +176,12 @@ async fn last_answer(state: &ApiState, pane: PaneId) -> Result<Option<String>, A
     handle
         .last_response(pane)
         .await
-        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))
+        .map_err(|e| Error::Unavailable(e.to_string()))
 }
 
 /// Cancels the task if it is still queued (a timed-out handoff must not reach the worker
 /// later); says what became of it.
-async fn withdraw(state: &ApiState, message_id: i64) -> &'static str {
+async fn withdraw(state: &Context, message_id: i64) -> &'static str {
     match state
         .inbox
         .call(move |store| store.cancel(message_id))
@@ -195,12 +193,12 @@ async fn withdraw(state: &ApiState, message_id: i64) -> &'static str {
 }
 
 /// `POST /v1/handoff`.
-pub(crate) async fn handoff(
-    State(state): State<ApiState>,
-    headers: HeaderMap,
-    super::body::Json(body): super::body::Json<HandoffBody>,
-) -> Result<Response, ApiError> {
-    let permission = ShellPermission::of(state.mcp_allow_shell, &headers, body.allow_shell);
+pub async fn handoff(
+    state: &Context,
+    body: &HandoffBody,
+    mcp: bool,
+) -> Result<HandoffAnswer, Error> {
+    let permission = ShellPermission::of(state.mcp_allow_shell, mcp, body.allow_shell);
     if body.reply_to.is_some() {
         return Err(bad(
             "reply_to belongs to assign; a handoff answers the caller",
@@ -209,9 +207,9 @@ pub(crate) async fn handoff(
     let started = std::time::Instant::now();
     let timeout = timeout_of(body.timeout_seconds)?.unwrap_or(HANDOFF_TIMEOUT);
     let deadline = tokio::time::Instant::now() + timeout;
-    let pane = worker(&state, &body).await?;
+    let pane = worker(state, body).await?;
     let new = task_message(
-        &state,
+        state,
         pane,
         &body.message,
         body.from.as_deref().unwrap_or("api"),
@@ -220,9 +218,9 @@ pub(crate) async fn handoff(
     .await?;
     // Subscribe before queueing, so that nothing the delivery does is missed.
     let events = state.bus.subscribe();
-    let message = state.inbox.enqueue(new).await.map_err(inbox_error)?;
+    let message = state.inbox.enqueue(new).await.map_err(Error::from)?;
     let end = follow(
-        &state,
+        state,
         events,
         message.id,
         pane,
@@ -231,23 +229,22 @@ pub(crate) async fn handoff(
         || {},
     )
     .await?;
-    let (status, answer) = read_answer(&state, pane, message.id, end)
+    let (status, answer) = read_answer(state, pane, message.id, end)
         .await
         .map_err(|failure| {
-            let code = if failure.timed_out {
-                StatusCode::GATEWAY_TIMEOUT
+            if failure.timed_out {
+                Error::TimedOut(failure.reason)
             } else {
-                StatusCode::BAD_GATEWAY
-            };
-            ApiError(code, failure.reason)
+                Error::Failed(failure.reason)
+            }
         })?;
     let torn_down = if body.teardown {
-        tear_down(&state, pane).await?;
+        tear_down(state, pane).await?;
         true
     } else {
         false
     };
-    Ok(axum::Json(HandoffAnswer {
+    Ok(HandoffAnswer {
         pane: pane.to_string(),
         message_id: message.id,
         status: status.to_string(),
@@ -255,16 +252,11 @@ pub(crate) async fn handoff(
         waited_seconds: started.elapsed().as_secs_f64(),
         torn_down,
     })
-    .into_response())
 }
 
 /// `POST /v1/assign`.
-pub(crate) async fn assign(
-    State(state): State<ApiState>,
-    headers: HeaderMap,
-    super::body::Json(body): super::body::Json<HandoffBody>,
-) -> Result<Response, ApiError> {
-    let permission = ShellPermission::of(state.mcp_allow_shell, &headers, body.allow_shell);
+pub async fn assign(state: &Context, body: &HandoffBody, mcp: bool) -> Result<Assigned, Error> {
+    let permission = ShellPermission::of(state.mcp_allow_shell, mcp, body.allow_shell);
     let reply_name = body
         .reply_to
         .as_deref()
@@ -274,8 +266,8 @@ pub(crate) async fn assign(
     permission.check(&reply_pane)?;
     let reply_agent = crate::inbox::delivery::agent_identity(&reply_handle, reply_pane.pane)
         .await
-        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?;
-    let pane = worker(&state, &body).await?;
+        .map_err(Error::Unavailable)?;
+    let pane = worker(state, body).await?;
     if pane == reply_pane.pane {
         return Err(bad("a pane cannot assign work to itself"));
     }
@@ -283,7 +275,7 @@ pub(crate) async fn assign(
         .from
         .clone()
         .unwrap_or_else(|| reply_pane.pane.to_string());
-    let task = task_message(&state, pane, &body.message, &from, permission).await?;
+    let task = task_message(state, pane, &body.message, &from, permission).await?;
     let deadline_at = timeout.map(|t| task.now + t.as_millis() as i64);
     let new = NewAssignment {
         task,
@@ -297,7 +289,7 @@ pub(crate) async fn assign(
         .inbox
         .call(move |store| store.assign(new))
         .await
-        .map_err(inbox_error)?;
+        .map_err(Error::from)?;
     state.inbox.wake();
     info!(id = assignment.id, worker = %pane, reply_to = %assignment.reply_to, "assigned");
     let answer = Assigned {
@@ -307,11 +299,11 @@ pub(crate) async fn assign(
         reply_to: assignment.reply_to.clone(),
     };
     state.tasks.spawn(finish(state.clone(), events, assignment));
-    Ok((StatusCode::CREATED, axum::Json(answer)).into_response())
+    Ok(answer)
 }
 
 /// Follows every unfinished assignment again (at daemon start).
-pub async fn resume(state: ApiState) {
+pub async fn resume(state: Context) {
     let working = match state
         .inbox
         .call(|store| store.assignments(Some(AssignmentState::Working)))
@@ -332,7 +324,7 @@ pub async fn resume(state: ApiState) {
 
 /// Waits for the worker's turn and queues its answer (or why there is none) for the assigner.
 async fn finish(
-    state: ApiState,
+    state: Context,
     events: tokio::sync::broadcast::Receiver<std::sync::Arc<crate::events::DaemonEvent>>,
     assignment: Assignment,
 ) {
@@ -397,7 +389,7 @@ async fn finish(
                 && let Ok(pane) = worker.parse::<PaneId>()
                 && let Err(error) = tear_down(&state, pane).await
             {
-                warn!(id, error = %error.1, "cannot close the worker's pane");
+                warn!(id, %error, "cannot close the worker's pane");
             }
         }
         Err(error) => warn!(%error, id, "cannot finish the assignment"),
@@ -406,7 +398,7 @@ async fn finish(
 
 /// The reply to queue for an ended turn, and the failure reason if it is not an answer.
 async fn outcome(
-    state: &ApiState,
+    state: &Context,
     assignment: &Assignment,
     pane: PaneId,
     end: TurnEnd,
@@ -438,7 +430,7 @@ struct Failure {
 /// The worker's answer once its turn ended well, or why there is none (a task still queued at
 /// the deadline is cancelled): what handoff and assign both make of an ended turn.
 async fn read_answer(
-    state: &ApiState,
+    state: &Context,
     pane: PaneId,
     message_id: i64,
     end: TurnEnd,
@@ -454,8 +446,7 @@ async fn read_answer(
                 "{pane} finished its turn, but no answer could be read from its screen"
             ))),
             Err(error) => Err(failed(format!(
-                "{pane}'s answer could not be read: {}",
-                error.1
+                "{pane}'s answer could not be read: {error}"
             ))),
         },
         TurnEnd::Finished(Status::Error) => Err(failed(format!(
@@ -489,10 +480,7 @@ pub struct AssignmentQuery {
 }
 
 /// `GET /v1/assignments`.
-pub(crate) async fn list(
-    State(state): State<ApiState>,
-    Query(query): Query<AssignmentQuery>,
-) -> Result<Response, ApiError> {
+pub async fn list(state: &Context, query: &AssignmentQuery) -> Result<Vec<Assignment>, Error> {
     let wanted = match query.state.as_deref() {
         None => None,
         Some(word) => Some(
@@ -504,19 +492,16 @@ pub(crate) async fn list(
         .inbox
         .call(move |store| store.assignments(wanted))
         .await
-        .map_err(inbox_error)?;
-    Ok(axum::Json(all).into_response())
+        .map_err(Error::from)?;
+    Ok(all)
 }
 
 /// `GET /v1/assignments/{id}`.
-pub(crate) async fn one(
-    State(state): State<ApiState>,
-    UrlPath(id): UrlPath<i64>,
-) -> Result<Response, ApiError> {
+pub async fn one(state: &Context, id: i64) -> Result<Assignment, Error> {
     let found = state
         .inbox
         .call(move |store| store.assignment(id))
         .await
-        .map_err(inbox_error)?;
-    Ok(axum::Json(found).into_response())
+        .map_err(Error::from)?;
+    Ok(found)
 }

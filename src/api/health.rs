@@ -1,0 +1,212 @@
+//! `GET /v1/health`: what the daemon, the tmux server and the counters say, in one answer.
+
+use std::collections::BTreeMap;
+
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+
+use super::state::ApiState;
+use crate::mirror::PaneCounters;
+use crate::tmux::ConnectionHandle;
+
+/// The health report.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Health {
+    /// `ok`; `starting` until the panes of every session found at start are known (requests
+    /// that name a pane wait for that, a few seconds at most); `degraded` while the tmux server
+    /// is unreachable, the user's provider rules have errors or the inbox database is damaged
+    /// (`reasons` says which).
+    pub status: String,
+    /// Why the status is not `ok`, one sentence each (empty when `ok`).
+    #[serde(default)]
+    pub reasons: Vec<String>,
+    /// The daemon's process id.
+    #[serde(default)]
+    pub pid: u32,
+    /// The daemon's version.
+    pub version: String,
+    /// The daemon's log file (`None`: it logs to its stderr).
+    #[serde(default)]
+    pub log_file: Option<String>,
+    /// The command line the daemon was started with.
+    #[serde(default)]
+    pub command_line: Vec<String>,
+    /// The tmux server's socket.
+    pub tmux_socket: String,
+    /// The API's Unix socket.
+    #[serde(default)]
+    pub api_socket: String,
+    /// tmux's version.
+    pub tmux_version: String,
+    /// Whether the tmux server answers.
+    pub server_alive: bool,
+    /// Seconds since the daemon started.
+    pub uptime_seconds: u64,
+    /// Sessions with a control connection (started, possibly still attaching).
+    pub sessions: usize,
+    /// Sessions whose control client has attached and answers.
+    #[serde(default)]
+    pub attached: usize,
+    /// Panes mirrored.
+    pub panes: usize,
+    /// Control connections restarted after ending unexpectedly.
+    pub reconnects: u64,
+    /// Control clients of a previous daemon ended at start.
+    pub leftover_clients_ended: usize,
+    /// Lines from tmux the decoder could not read.
+    pub parse_errors: u64,
+    /// Commands that tmux did not answer in time.
+    pub timeouts: u64,
+    /// Commands sent over control connections.
+    pub commands: u64,
+    /// Pane output, summed.
+    pub output_bytes: u64,
+    /// Screens rebuilt from tmux, for any reason.
+    pub resyncs: u64,
+    /// Times tmux paused a pane.
+    pub pauses: u64,
+    /// Times the watchdog found a screen different from tmux's.
+    pub divergences: u64,
+    /// Panes whose output comes through the pipe transport.
+    #[serde(default)]
+    pub pipe_panes: usize,
+    /// Pane output that came through pipes since each session was attached, also of pipes since
+    /// stopped (in cross-check mode, the bytes compared).
+    #[serde(default)]
+    pub pipe_bytes: u64,
+    /// Cross-check mode: bytes found equal in both transports.
+    #[serde(default)]
+    pub cross_check_matched: u64,
+    /// Cross-check mode: differences reported (each also a `cross_check` event).
+    #[serde(default)]
+    pub cross_check_findings: u64,
+    /// Id of the last event published.
+    pub last_event: u64,
+    /// Processes (tmux clients and one-shot commands) the daemon has started since it began.
+    pub processes_started: u64,
+    /// Agent panes by status.
+    pub statuses: BTreeMap<String, usize>,
+    /// Errors of the user's provider rule files (the rules in force are the last good ones).
+    pub rules_errors: Vec<String>,
+    /// The inbox database: `ok`, or `damaged: WHAT SQLITE SAID` once a query found it damaged
+    /// (deliveries then stop; `reasons` says what to do).
+    #[serde(default)]
+    pub inbox: String,
+}
+
+pub(crate) async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
+    let handles = state.ctx.handles();
+    let stats = futures::future::join_all(handles.values().map(ConnectionHandle::stats)).await;
+    let status = state.ctx.status.borrow().clone();
+    let mut statuses: BTreeMap<String, usize> = BTreeMap::new();
+    for pane in state.ctx.all_panes().await {
+        // Agents only: a plain shell is not one (as in `@panectl_summary`).
+        if pane
+            .provider
+            .as_deref()
+            .is_some_and(|p| p != crate::status::providers::SHELL)
+        {
+            *statuses.entry(pane.status.to_string()).or_default() += 1;
+        }
+    }
+    let rules_errors = state.rules_errors.borrow().clone();
+    let mut totals = PaneCounters::default();
+    let (mut parse_errors, mut timeouts, mut commands, mut panes) = (0, 0, 0, 0);
+    let (mut pipe_panes, mut pipe_bytes) = (0, 0);
+    let (mut cross_check_matched, mut cross_check_findings) = (0, 0);
+    let mut tmux_version = String::new();
+    let mut attached = 0;
+    for stat in stats.into_iter().flatten() {
+        if stat.attached {
+            attached += 1;
+        }
+        totals.bytes += stat.totals.bytes;
+        totals.resyncs += stat.totals.resyncs;
+        totals.pauses += stat.totals.pauses;
+        totals.divergences += stat.totals.divergences;
+        parse_errors += stat.parse_errors;
+        timeouts += stat.timeouts;
+        commands += stat.commands;
+        panes += stat.panes;
+        pipe_panes += stat.pipe_panes;
+        pipe_bytes += stat.pipe_bytes;
+        cross_check_matched += stat.cross_check_matched;
+        cross_check_findings += stat.cross_check_findings;
+        if tmux_version.is_empty() {
+            tmux_version = stat.tmux_version;
+        }
+    }
+    let mut reasons = Vec::new();
+    if !status.server_alive {
+        reasons.push(format!(
+            "the tmux server at {} does not answer; the daemon waits for it",
+            state.ctx.address
+        ));
+    }
+    let starting = status.starting;
+    if starting {
+        let synced = handles.values().filter(|h| h.is_synced()).count();
+        reasons.push(format!(
+            "the daemon is starting: the panes of {synced} of {} session(s) are known",
+            handles.len()
+        ));
+    }
+    if !rules_errors.is_empty() {
+        reasons.push(format!(
+            "{} error(s) in the provider rule files (the last good rules stay in force): {}",
+            rules_errors.len(),
+            rules_errors.join("; ")
+        ));
+    }
+    let inbox = match state.ctx.inbox.damage() {
+        Some(damage) => {
+            reasons.push(format!(
+                "the inbox database is damaged ({damage}); deliveries have stopped. Stop the \
+                 daemon, move the database aside or restore a backup, and start it again"
+            ));
+            format!("damaged: {damage}")
+        }
+        None => "ok".into(),
+    };
+    axum::Json(Health {
+        inbox,
+        status: if starting {
+            "starting"
+        } else if reasons.is_empty() {
+            "ok"
+        } else {
+            "degraded"
+        }
+        .into(),
+        reasons,
+        pid: std::process::id(),
+        log_file: state.log_file.clone(),
+        command_line: state.command_line.clone(),
+        attached,
+        version: env!("CARGO_PKG_VERSION").into(),
+        tmux_socket: state.ctx.address.to_string(),
+        api_socket: state.ctx.api_socket.clone(),
+        tmux_version,
+        server_alive: status.server_alive,
+        uptime_seconds: state.started.elapsed().as_secs(),
+        sessions: status.sessions,
+        panes,
+        reconnects: status.reconnects,
+        leftover_clients_ended: status.leftover_clients_ended,
+        parse_errors,
+        timeouts,
+        commands,
+        output_bytes: totals.bytes,
+        resyncs: totals.resyncs,
+        pauses: totals.pauses,
+        divergences: totals.divergences,
+        pipe_panes,
+        pipe_bytes,
+        cross_check_matched,
+        cross_check_findings,
+        last_event: state.ctx.bus.last_id(),
+        processes_started: crate::address::processes_started(),
+        statuses,
+        rules_errors,
+    })
+}
