@@ -2,14 +2,13 @@
 //! (`keys`), and wait for a status (`wait`, a long poll on the event stream: no polling).
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::broadcast;
 
 use super::{Context, Error};
 use crate::control::command::{Line, commands};
-use crate::events::EventKind;
 use crate::ids::PaneId;
 use crate::status::Status;
 use crate::tmux::ConnectionHandle;
+use crate::tmux::watch::{PaneWatch, Seen};
 
 /// The body of `POST /v1/panes/{pane}/input`.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -166,8 +165,8 @@ pub async fn await_agent_status(
     wanted: impl Fn(Status, Option<&str>) -> bool,
     deadline: Option<tokio::time::Instant>,
 ) -> Result<(bool, Option<Status>), Error> {
-    // Subscribe before reading the status, so that no change falls between the two.
-    let mut events = state.bus.subscribe();
+    // Watch before reading the status, so that no change falls between the two.
+    let mut watch = PaneWatch::new(&state.bus, pane);
     let current_status = || async {
         state
             .find(&pane.to_string())
@@ -182,35 +181,19 @@ pub async fn await_agent_status(
         {
             return Ok((true, Some(*status)));
         }
-        let next = async {
-            match deadline {
-                Some(deadline) => tokio::time::timeout_at(deadline, events.recv()).await.ok(),
-                None => Some(events.recv().await),
-            }
+        let stopping = || Error::Unavailable("the daemon is stopping".into());
+        let seen = tokio::select! {
+            () = state.shutdown.cancelled() => return Err(stopping()),
+            seen = watch.next_until(deadline) => seen,
         };
-        tokio::select! {
-            () = state.shutdown.cancelled() => {
-                return Err(Error::Unavailable("the daemon is stopping".into()));
-            }
-            event = next => match event {
-                None => return Ok((false, current.map(|(s, _)| s))),
-                Some(Ok(event)) => match &event.kind {
-                    EventKind::Status { pane: p, status, provider, .. } if *p == pane => {
-                        current = Some((*status, provider.clone()));
-                    }
-                    // Listed now: its status may be known already.
-                    EventKind::PaneAdded { pane: p, .. } if *p == pane => current = current_status().await,
-                    EventKind::PaneRemoved { pane: p } if *p == pane => {
-                        return Err(Error::Gone(format!("{pane} closed")));
-                    }
-                    _ => {}
-                },
-                // Events were missed: read the status again.
-                Some(Err(broadcast::error::RecvError::Lagged(_))) => current = current_status().await,
-                Some(Err(broadcast::error::RecvError::Closed)) => {
-                    return Err(Error::Unavailable("the daemon is stopping".into()));
-                }
-            }
+        match seen {
+            None => return Ok((false, current.map(|(s, _)| s))),
+            Some(Seen::Status { status, provider }) => current = Some((status, provider)),
+            // Listed now, or events were missed: its status may be known already.
+            Some(Seen::Stale) => current = current_status().await,
+            Some(Seen::Gone) => return Err(Error::Gone(format!("{pane} closed"))),
+            Some(Seen::Other(_)) => {}
+            Some(Seen::Closed) => return Err(stopping()),
         }
     }
 }

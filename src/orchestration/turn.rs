@@ -15,6 +15,7 @@ use crate::events::{DaemonEvent, EventKind};
 use crate::ids::PaneId;
 use crate::inbox::State;
 use crate::status::Status;
+use crate::tmux::watch::{PaneWatch, Seen};
 
 /// How long a delivered task may show no busy status before a ready worker is taken to have
 /// finished (a turn too short to see, or one that ended while the daemon was down).
@@ -99,7 +100,7 @@ impl Turn {
 /// follower saw; `on_busy` is called once when the worker is first seen busy.
 pub(crate) async fn follow(
     state: &Context,
-    mut events: broadcast::Receiver<std::sync::Arc<DaemonEvent>>,
+    events: broadcast::Receiver<std::sync::Arc<DaemonEvent>>,
     message_id: i64,
     pane: PaneId,
     busy_seen: bool,
@@ -114,6 +115,7 @@ pub(crate) async fn follow(
         busy_seen,
         missing_since: None,
     };
+    let mut watch = PaneWatch::on(events, pane);
     refresh(state, message_id, pane, &mut turn).await?;
     loop {
         let now = tokio::time::Instant::now();
@@ -145,9 +147,11 @@ pub(crate) async fn follow(
                     refresh(state, message_id, pane, &mut turn).await?;
                 }
             }
-            event = events.recv() => match event {
-                Ok(event) => match &event.kind {
-                    EventKind::Message { message_id: id, state: new, .. } if *id == message_id => {
+            seen = watch.next() => match seen {
+                Seen::Other(event) => {
+                    if let EventKind::Message { message_id: id, state: new, .. } = &event.kind
+                        && *id == message_id
+                    {
                         if *new == State::Delivering && turn.message != State::Delivering {
                             // A new attempt: only what happens from here on counts.
                             turn.busy_seen = false;
@@ -160,22 +164,15 @@ pub(crate) async fn follow(
                         }
                         turn.message = *new;
                     }
-                    EventKind::Status { pane: p, status, .. } if *p == pane => {
-                        turn.status = Some(*status);
-                        note_busy(&mut turn, &mut on_busy);
-                    }
-                    EventKind::PaneAdded { pane: p, .. } if *p == pane => {
-                        refresh(state, message_id, pane, &mut turn).await?;
-                    }
-                    EventKind::PaneRemoved { pane: p } if *p == pane => return Ok(TurnEnd::PaneGone),
-                    _ => {}
-                },
-                Err(broadcast::error::RecvError::Lagged(_)) => {
-                    refresh(state, message_id, pane, &mut turn).await?;
                 }
-                Err(broadcast::error::RecvError::Closed) => {
-                    return Err(Error::Unavailable("the daemon is stopping".into()));
+                Seen::Status { status, .. } => {
+                    turn.status = Some(status);
+                    note_busy(&mut turn, &mut on_busy);
                 }
+                // Listed now, or events were missed: read both afresh.
+                Seen::Stale => refresh(state, message_id, pane, &mut turn).await?,
+                Seen::Gone => return Ok(TurnEnd::PaneGone),
+                Seen::Closed => return Err(Error::Unavailable("the daemon is stopping".into())),
             }
         }
     }

@@ -4,6 +4,7 @@ pub mod attach;
 pub mod connection;
 pub mod sessions;
 pub mod versions;
+pub mod watch;
 
 pub use crate::address::{AddressError, ServerAddress};
 pub use connection::{
