@@ -16,6 +16,7 @@ pub mod pipe;
 pub mod raw;
 pub mod replay;
 pub mod screen;
+pub mod session;
 pub mod status;
 pub mod tmux;
 pub mod trust;
