@@ -106,7 +106,7 @@ impl SessionCore {
                     len: data.len() as u64,
                 });
                 let now = self.now;
-                if self.status_output(pane, data, now) {
+                if self.observer.is_none() && self.status_output(pane, data, now) {
                     self.program_output(pane, now);
                 }
             }
