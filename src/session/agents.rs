@@ -14,13 +14,13 @@ use crate::control::Reply;
 use crate::control::command::{Command, Line, SafeValue};
 use crate::daemon::events::EventKind;
 use crate::ids::PaneId;
+use crate::status::Status;
 use crate::status::engine::{self, RuleReport};
 use crate::status::pane::{PaneAgent, ProviderSource};
 use crate::status::providers::SHELL;
 use crate::status::signal::{HookAnswer, HookReport, Reported, Signal, StatusSource};
 use crate::status::tracker::Change;
 use crate::status::view::{Region, ScreenView};
-use crate::status::Status;
 use crate::tmux::query::{self, PROVIDER_OVERRIDE_OPTION};
 
 /// The pane option with the status word.

@@ -252,7 +252,8 @@ impl SessionCore {
             warn!(session = %self.session, %error);
             match line.purpose {
                 Purpose::External(id) => {
-                    self.actions.push(Action::Reply(id, Answer::Command(Err(error))));
+                    self.actions
+                        .push(Action::Reply(id, Answer::Command(Err(error))));
                 }
                 Purpose::Seed(pane, _) => {
                     self.seeding.remove(&pane);

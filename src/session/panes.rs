@@ -95,7 +95,8 @@ impl SessionCore {
             assigned_provider: None,
             name: None,
         };
-        self.panes.insert(pane, PaneMirror::new(row, self.config.ring_bytes));
+        self.panes
+            .insert(pane, PaneMirror::new(row, self.config.ring_bytes));
     }
 
     pub(super) fn remove_pane(&mut self, pane: PaneId) {
@@ -262,5 +263,4 @@ impl SessionCore {
             self.status_title(pane, now);
         }
     }
-
 }

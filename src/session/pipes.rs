@@ -189,9 +189,10 @@ impl SessionCore {
                 format!("the control client has held for {} s", held.as_secs()),
             );
         }
-        self.actions.push(super::Action::Upcall(
-            super::Upcall::ControlRecovered(self.session),
-        ));
+        self.actions
+            .push(super::Action::Upcall(super::Upcall::ControlRecovered(
+                self.session,
+            )));
     }
 
     /// Stops every pipe in tmux as the daemon shuts down (tmux would otherwise keep a writer
@@ -379,4 +380,3 @@ impl SessionCore {
         self.seed(pane, ResyncReason::PipeStall);
     }
 }
-

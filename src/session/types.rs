@@ -226,4 +226,3 @@ pub enum Upcall {
     /// back to the control transport.
     ControlRecovered(SessionId),
 }
-

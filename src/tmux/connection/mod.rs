@@ -13,8 +13,8 @@ mod host;
 
 pub use crate::session::{
     AutoFailover, ConnectionConfig, ConnectionError, ConnectionStats, Explanation, InputView,
-    PROVIDER_OPTION, PaneSummary, ProviderError, RunError, STATUS_OPTION, ScreenDump,
-    SignalReport, Upcall,
+    PROVIDER_OPTION, PaneSummary, ProviderError, RunError, STATUS_OPTION, ScreenDump, SignalReport,
+    Upcall,
 };
 
 use std::sync::Arc;
@@ -489,4 +489,3 @@ async fn write_lines(mut stdin: ChildStdin, mut lines: mpsc::UnboundedReceiver<V
     }
     let _ = stdin.shutdown().await;
 }
-
