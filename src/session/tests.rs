@@ -151,6 +151,15 @@ impl Harness {
         self.feed(format!("%output {pane} {text}\n").as_bytes());
     }
 
+    /// Answers the lines before the first `wanted` one with empty successes.
+    fn skip_until(&mut self, wanted: impl Fn(&Purpose) -> bool) {
+        while let Some((purpose, commands)) = self.outstanding.front().copied()
+            && !wanted(&purpose)
+        {
+            self.answer(vec![ok(&[]); commands]);
+        }
+    }
+
     /// The reply blocks of the oldest unanswered line, as tmux would write them.
     fn answer(&mut self, bodies: Vec<Body>) -> Purpose {
         let (purpose, commands) = self.outstanding.pop_front().expect("a line to answer");
@@ -185,11 +194,7 @@ impl Harness {
     /// Answers the oldest line, which must be a seed of `pane`, with a snapshot.
     /// Lines before it (setting options, say) succeed with empty replies.
     fn seed(&mut self, pane: PaneId, size: (u16, u16), rows: &[&str], cursor: (u16, u16)) {
-        while let Some((purpose, commands)) = self.outstanding.front().copied()
-            && !matches!(purpose, Purpose::Seed(..))
-        {
-            self.answer(vec![ok(&[]); commands]);
-        }
+        self.skip_until(|p| matches!(p, Purpose::Seed(..)));
         let (purpose, _) = self.outstanding.front().copied().expect("a seed line");
         assert!(
             matches!(purpose, Purpose::Seed(p, _) if p == pane),
@@ -536,4 +541,44 @@ fn an_observer_takes_panes_from_the_stream_and_sends_nothing() {
             (PaneId(5), (80, 24))
         ]
     );
+}
+
+#[test]
+fn the_watchdog_checks_a_pane_that_printed_and_resyncs_it_when_tmux_shows_otherwise() {
+    let mut h = Harness::new(ConnectionConfig::default());
+    let t0 = h.now;
+    let (start, _) = split_at(&transcript("shell-utf8"), "%output");
+    h.feed(&start);
+    h.attach(&[&row("%0", "@0", (100, 30), "")]);
+    h.seed(PaneId(0), (100, 30), &["$"], (2, 0));
+    h.output("%0", "x");
+    assert_eq!(h.text(PaneId(0)), "$ x");
+    let checks = |h: &Harness| h.sent_for(|p| *p == Purpose::Check(PaneId(0))).len();
+    h.core.tick(t0 + Duration::from_millis(1999));
+    h.collect();
+    assert_eq!(checks(&h), 0);
+    h.core.tick(t0 + Duration::from_secs(2));
+    h.collect();
+    assert_eq!(checks(&h), 1);
+    // (A question about the pane's program went first: the shell printed.)
+    h.skip_until(|p| *p == Purpose::Check(PaneId(0)));
+    assert_eq!(
+        h.answer(vec![ok(&["$ y"]), ok(&["3 0 0 0"])]),
+        Purpose::Check(PaneId(0))
+    );
+    assert_eq!(
+        h.sent_for(|p| *p == Purpose::Seed(PaneId(0), ResyncReason::Divergence))
+            .len(),
+        1
+    );
+    h.seed(PaneId(0), (100, 30), &["$ y"], (3, 0));
+    assert_eq!(h.text(PaneId(0)), "$ y");
+    assert_eq!(h.core.stats().totals.divergences, 1);
+    assert!(h.events.iter().any(|e| matches!(
+        e,
+        EventKind::Resync {
+            pane: PaneId(0),
+            reason: ResyncReason::Divergence
+        }
+    )));
 }
