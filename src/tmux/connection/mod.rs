@@ -4,7 +4,7 @@
 //! The connection is the IO shell around a [`SessionCore`]: a task that owns the child process,
 //! waits on its output, the requests, the timers and cancellation, feeds the core with an
 //! explicit `now`, and carries out the core's actions (writing lines, publishing events,
-//! upcalls, replies; the pipe transport's FIFOs and `/proc` reads through its [`host`]).
+//! upcalls, replies; the pipe transport's FIFOs and `/proc` reads through its host, `host.rs`).
 //! Everything the connection decides is in the core. Other tasks talk to it through a
 //! [`ConnectionHandle`].
 
