@@ -1,7 +1,8 @@
 //! panectl: a tmux control-mode client that mirrors every pane of a tmux server.
 //!
 //! The crate is a sans-IO core ([`control`] for the protocol, [`screen`] and [`mirror`] for pane
-//! state, [`query`] for the queries) inside an IO shell ([`tmux`] connections, the
+//! state, [`query`] for the queries, [`session`] for everything a connection decides)
+//! inside an IO shell ([`tmux`] connections, the
 //! [`daemon`] that supervises them, the [`api`]). See README.md for the tour.
 
 pub mod address;
@@ -23,6 +24,7 @@ pub mod query;
 pub mod raw;
 pub mod replay;
 pub mod screen;
+pub mod session;
 pub mod status;
 pub mod tmux;
 pub mod trust;

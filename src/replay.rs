@@ -1,18 +1,21 @@
 //! Offline replay of a recorded control-mode transcript.
 //!
-//! `panectl replay` runs the raw stdout of a `tmux -C` client through the [`Decoder`] and one
-//! [`PaneScreen`] per pane, and reports each pane's final screen. It is the quickest way to see
+//! `panectl replay` runs the raw stdout of a `tmux -C` client through the [`Decoder`] and the
+//! daemon's own session core ([`SessionCore::observer`]: the same windows, layouts and pane
+//! mirrors, with no IO and no commands), and reports each pane's final screen. It is the quickest way to see
 //! what panectl makes of a stream, and the fixtures in `fixtures/transcripts/` are checked with
 //! it against the `capture-pane` tmux printed at the end of each recording.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::Read;
+use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::control::{Decoder, Event, Layout, Notification};
-use crate::ids::{PaneId, WindowId};
+use crate::control::{Decoder, Event, Notification};
+use crate::ids::PaneId;
 use crate::screen::PaneScreen;
+use crate::session::{Action, SessionCore};
 
 /// Why a transcript could not be replayed.
 #[derive(Debug, thiserror::Error)]
@@ -87,11 +90,12 @@ pub struct ReplayReport {
     pub parse_errors: u64,
 }
 
-/// Applies decoded events to pane screens, tracking which panes belong to which window.
+/// Counts decoded events and hands them to the session core, which keeps the screens.
 struct Player {
-    options: ReplayOptions,
+    core: SessionCore,
+    /// The core's actions, dropped: a replay sends and publishes nothing.
+    actions: Vec<Action>,
     replay: Replay,
-    windows: BTreeMap<WindowId, BTreeSet<PaneId>>,
     /// Whether any line was recognized as control-mode output.
     recognized: bool,
     /// Set when the first line is not control-mode output.
@@ -143,54 +147,11 @@ impl Player {
         }
     }
 
-    fn screen(&mut self, pane: PaneId) -> &mut PaneScreen {
-        let (width, height) = self.options.default_size;
-        self.replay
-            .panes
-            .entry(pane)
-            .or_insert_with(|| PaneScreen::new(width, height))
-    }
-
     fn notification(&mut self, notification: Notification) {
-        match notification {
-            Notification::Output { pane, data }
-            | Notification::ExtendedOutput { pane, data, .. } => {
-                self.screen(pane).feed(&data);
-            }
-            Notification::LayoutChange {
-                window,
-                layout,
-                visible_layout,
-                ..
-            } => self.layout(window, &layout, visible_layout.as_ref()),
-            Notification::WindowClose { window } | Notification::UnlinkedWindowClose { window } => {
-                for pane in self.windows.remove(&window).unwrap_or_default() {
-                    self.replay.panes.remove(&pane);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn layout(&mut self, window: WindowId, layout: &Layout, visible: Option<&Layout>) {
-        let panes: BTreeSet<PaneId> = layout.panes().iter().map(|p| p.pane).collect();
-        // Panes that left the window's layout were closed.
-        if let Some(previous) = self.windows.insert(window, panes) {
-            let current = &self.windows[&window];
-            for gone in previous.difference(current) {
-                self.replay.panes.remove(gone);
-            }
-        }
-        // A zoomed pane has the size of the visible layout; the others keep their tiled size.
-        for geometry in layout
-            .panes()
-            .into_iter()
-            .chain(visible.map(Layout::panes).unwrap_or_default())
-        {
-            let width = u16::try_from(geometry.width).unwrap_or(u16::MAX);
-            let height = u16::try_from(geometry.height).unwrap_or(u16::MAX);
-            self.screen(geometry.pane).resize(width, height);
-        }
+        self.core
+            .event(Event::Notification(notification), Instant::now());
+        self.core.take_actions(&mut self.actions);
+        self.actions.clear();
     }
 }
 
@@ -219,9 +180,9 @@ fn describe_first_line(notification: &Notification) -> String {
 pub fn replay(mut input: impl Read, options: ReplayOptions) -> Result<Replay, ReplayError> {
     let mut decoder = Decoder::new();
     let mut player = Player {
-        options,
+        core: SessionCore::observer(options.default_size, Instant::now()),
+        actions: Vec::new(),
         replay: Replay::default(),
-        windows: BTreeMap::new(),
         recognized: false,
         bad_start: None,
         lines_seen: false,
@@ -251,7 +212,9 @@ pub fn replay(mut input: impl Read, options: ReplayOptions) -> Result<Replay, Re
             "no line is a notification or reply tmux sends".into(),
         ));
     }
-    Ok(player.replay)
+    let mut replay = player.replay;
+    replay.panes = player.core.into_screens();
+    Ok(replay)
 }
 
 impl Replay {

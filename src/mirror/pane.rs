@@ -93,6 +93,11 @@ impl PaneMirror {
         &self.screen
     }
 
+    /// The screen, for a caller done with the mirror (replay's report).
+    pub fn into_screen(self) -> PaneScreen {
+        self.screen
+    }
+
     /// Applies output; returns the sequence number of its first byte.
     pub fn output(&mut self, data: &[u8]) -> u64 {
         self.counters.bytes += data.len() as u64;

@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Connection, Purpose};
+use super::{Purpose, SessionCore};
 use crate::control::Reply;
 use crate::control::command::Line;
 use crate::ids::PaneId;
@@ -39,7 +39,7 @@ impl ProgramCheck {
     }
 }
 
-impl Connection {
+impl SessionCore {
     /// A pane that may start an agent printed (see `status_output`): ask for its program now,
     /// or mark a question due.
     pub(super) fn program_output(&mut self, pane: PaneId, now: Instant) {
@@ -75,7 +75,7 @@ impl Connection {
     pub(super) fn ask_program_now(&mut self, pane: PaneId) {
         let check = self.program_checks.entry(pane).or_default();
         if !check.in_flight {
-            self.ask_program(pane, Instant::now());
+            self.ask_program(pane, self.now);
         }
     }
 

@@ -15,14 +15,10 @@
 //! the control transport, with an event saying why.
 
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
-use std::time::Instant;
 
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
-use super::{Connection, Purpose, Request};
+use super::{Purpose, SessionCore};
 use crate::control::Reply;
 use crate::control::command::{Line, commands};
 use crate::events::{EventKind, ResyncReason};
@@ -30,18 +26,15 @@ use crate::ids::PaneId;
 use crate::mirror::SyncState;
 use crate::pipe::cross_check::{CrossCheck, Finding};
 use crate::pipe::watchdog::RearmReason;
-use crate::pipe::{Fifo, PipeLiveness, Probe, Transport, Verdict};
+use crate::pipe::{PipeLiveness, Probe, Transport, Verdict};
 use crate::query;
 use crate::raw::RawBytes;
+use std::time::Instant;
 
 /// A pane on the pipe transport.
 pub(super) struct PanePipe {
-    /// The FIFO (removed when the last owner drops it: this and its reader task).
-    fifo: Arc<Fifo>,
-    /// Stops the reader task.
-    reader: CancellationToken,
     /// Tells chunks of this pipe from those of an earlier one of the same pane.
-    generation: u64,
+    pub(super) generation: u64,
     liveness: PipeLiveness,
     /// A check line is in flight.
     checking: bool,
@@ -49,13 +42,7 @@ pub(super) struct PanePipe {
     pub(super) cross_check: Option<CrossCheck>,
 }
 
-impl Drop for PanePipe {
-    fn drop(&mut self) {
-        self.reader.cancel();
-    }
-}
-
-impl Connection {
+impl SessionCore {
     /// The transport a pane's output comes through.
     pub(super) fn transport_of(&self, pane: PaneId) -> Transport {
         match self.pipes.get(&pane) {
@@ -66,11 +53,13 @@ impl Connection {
     }
 
     /// Moves a pane to `transport`; `Err` says why it cannot.
-    pub(super) fn set_transport(
+    pub fn set_transport(
         &mut self,
         pane: PaneId,
         transport: Transport,
+        now: Instant,
     ) -> Result<(), String> {
+        self.now = now;
         if !self.panes.contains_key(&pane) {
             return Err(format!("no pane {pane} in session {}", self.session));
         }
@@ -91,13 +80,17 @@ impl Connection {
 
     /// The session's transport: every pane now, and new panes from now on (until the daemon
     /// restarts). Answers the panes that could not move.
-    pub(super) fn set_session_transport(&mut self, transport: Transport) -> Vec<(PaneId, String)> {
+    pub fn set_session_transport(
+        &mut self,
+        transport: Transport,
+        now: Instant,
+    ) -> Vec<(PaneId, String)> {
         self.config.transport = transport;
         let panes: Vec<PaneId> = self.panes.keys().copied().collect();
         panes
             .into_iter()
             .filter_map(|pane| {
-                self.set_transport(pane, transport)
+                self.set_transport(pane, transport, now)
                     .err()
                     .map(|error| (pane, error))
             })
@@ -112,26 +105,14 @@ impl Connection {
         why: &str,
         cross_check: bool,
     ) -> Result<(), String> {
-        let fifo = Fifo::create(&self.config.pipe_dir, pane).map_err(|e| e.to_string())?;
-        let start = fifo.start_command(pane).map_err(|e| e.to_string())?;
-        let fifo = Arc::new(fifo);
-        self.next_pipe += 1;
-        let generation = self.next_pipe;
-        let reader = self.cancel.child_token();
-        tokio::spawn(read_fifo(
-            Arc::clone(&fifo),
-            pane,
-            generation,
-            self.self_requests.clone(),
-            reader.clone(),
-        ));
-        let now = Instant::now();
+        let generation = self.next_pipe + 1;
+        let start = self.host.start_pipe(pane, generation)?;
+        self.next_pipe = generation;
+        let now = self.now;
         let compare_from = self.panes.get(&pane).map_or(0, |m| m.output_end());
         self.pipes.insert(
             pane,
             PanePipe {
-                fifo,
-                reader,
                 generation,
                 liveness: PipeLiveness::new(self.config.pipe_watchdog, now),
                 checking: false,
@@ -154,7 +135,7 @@ impl Connection {
             info!(session = %self.session, %pane, why, "pane output now comes through pipe-pane");
             Transport::Pipe
         };
-        self.bus.publish(EventKind::Transport {
+        self.publish(EventKind::Transport {
             pane,
             transport,
             reason: why.to_string(),
@@ -167,6 +148,7 @@ impl Connection {
         let Some(pipe) = self.pipes.remove(&pane) else {
             return;
         };
+        self.host.stop_pipe(pane, pipe.generation);
         if self.panes.contains_key(&pane) {
             if pipe.cross_check.is_some() {
                 // `%output` was on all along and fed the mirror.
@@ -180,7 +162,7 @@ impl Connection {
             }
         }
         warn!(session = %self.session, %pane, reason = %why, "pane output back on the control client");
-        self.bus.publish(EventKind::Transport {
+        self.publish(EventKind::Transport {
             pane,
             transport: Transport::Control,
             reason: why,
@@ -207,16 +189,22 @@ impl Connection {
                 format!("the control client has held for {} s", held.as_secs()),
             );
         }
-        let _ = self
-            .upcalls
-            .send(super::Upcall::ControlRecovered(self.session));
+        self.actions
+            .push(super::Action::Upcall(super::Upcall::ControlRecovered(
+                self.session,
+            )));
     }
 
     /// Stops every pipe in tmux as the daemon shuts down (tmux would otherwise keep a writer
     /// on a FIFO nobody reads).
     pub(super) fn stop_pipes(&mut self) {
-        let panes: Vec<PaneId> = self.pipes.drain().map(|(pane, _)| pane).collect();
-        for pane in panes {
+        let pipes: Vec<(PaneId, u64)> = self
+            .pipes
+            .drain()
+            .map(|(pane, pipe)| (pane, pipe.generation))
+            .collect();
+        for (pane, generation) in pipes {
+            self.host.stop_pipe(pane, generation);
             self.send(Line::new(commands::pipe_pane_stop(pane)), Purpose::Setup);
         }
     }
@@ -238,7 +226,8 @@ impl Connection {
     }
 
     /// Bytes the pipe's reader read, which reach the mirror here.
-    pub(super) fn pipe_output(&mut self, pane: PaneId, generation: u64, data: &[u8]) {
+    pub fn pipe_output(&mut self, pane: PaneId, generation: u64, data: &[u8], now: Instant) {
+        self.now = now;
         let Some(pipe) = self.pipes.get_mut(&pane) else {
             return;
         };
@@ -246,7 +235,7 @@ impl Connection {
             return;
         }
         // "Has delivered" counts where the bytes reach the consumer, which is here.
-        pipe.liveness.delivered(Instant::now());
+        pipe.liveness.delivered(self.now);
         self.stats.pipe_bytes += data.len() as u64;
         match &mut pipe.cross_check {
             Some(check) => {
@@ -288,7 +277,7 @@ impl Connection {
             Finding::Mismatch { seq, .. } => Some(*seq),
             _ => None,
         };
-        self.bus.publish(EventKind::CrossCheck {
+        self.publish(EventKind::CrossCheck {
             pane,
             finding: finding.kind().to_string(),
             seq,
@@ -297,7 +286,8 @@ impl Connection {
     }
 
     /// The pipe's reader ended with an error (its FIFO was removed, say).
-    pub(super) fn pipe_failed(&mut self, pane: PaneId, generation: u64, error: String) {
+    pub fn pipe_failed(&mut self, pane: PaneId, generation: u64, error: String, now: Instant) {
+        self.now = now;
         if self.pipes.get(&pane).map(|p| p.generation) != Some(generation) {
             return;
         }
@@ -318,7 +308,7 @@ impl Connection {
         for pane in due {
             if let Some(pipe) = self.pipes.get_mut(&pane) {
                 pipe.checking = true;
-                pipe.liveness.asked(Instant::now());
+                pipe.liveness.asked(self.now);
             }
             self.send(query::check_line(pane), Purpose::PipeCheck(pane));
         }
@@ -349,7 +339,7 @@ impl Connection {
             screen_hash: hasher.finish(),
             pane_has_content: shown.rows.iter().any(|row| !row.trim().is_empty()),
         };
-        match pipe.liveness.check(Instant::now(), probe) {
+        match pipe.liveness.check(self.now, probe) {
             Verdict::Healthy | Verdict::Watching => {}
             Verdict::Reseed => {
                 // Counted, and logged with where the screens differ, when the resync is in.
@@ -367,71 +357,26 @@ impl Connection {
     /// then reseeds: what the stall swallowed is replaced by tmux's screen, and the gap is in
     /// the stream.
     fn rearm(&mut self, pane: PaneId, reason: RearmReason) {
-        let Some(pipe) = self.pipes.get_mut(&pane) else {
-            return;
-        };
-        // A FIFO removed under the daemon (its directory cleaned away, say) cannot be re-armed:
-        // tmux's writer would open a new plain file, or fail, and the pane would go blind.
-        let path = pipe.fifo.path();
-        if !std::fs::symlink_metadata(path)
-            .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()))
-        {
-            let why = format!("the pipe stalled and its FIFO {} is gone", path.display());
-            self.stop_pipe(pane, why);
+        if !self.pipes.contains_key(&pane) {
             return;
         }
-        let start = match pipe.fifo.start_command(pane) {
+        // A FIFO removed under the daemon (its directory cleaned away, say) cannot be re-armed:
+        // tmux's writer would open a new plain file, or fail, and the pane would go blind.
+        let start = match self.host.restart_pipe(pane) {
             Ok(start) => start,
-            Err(error) => {
-                self.stop_pipe(pane, format!("cannot re-arm the pipe: {error}"));
+            Err(why) => {
+                self.stop_pipe(pane, why);
                 return;
             }
         };
-        pipe.liveness.rearmed(Instant::now());
+        let Some(pipe) = self.pipes.get_mut(&pane) else {
+            return;
+        };
+        pipe.liveness.rearmed(self.now);
         let generation = pipe.generation;
         warn!(session = %self.session, %pane, ?reason, "the pipe stopped delivering; re-arming it");
         let line = Line::new(commands::pipe_pane_stop(pane)).then(start);
         self.send(line, Purpose::PipeStart(pane, generation));
         self.seed(pane, ResyncReason::PipeStall);
-    }
-}
-
-/// Reads a pane's FIFO and hands each chunk to the connection; says so if the FIFO fails.
-async fn read_fifo(
-    fifo: Arc<Fifo>,
-    pane: PaneId,
-    generation: u64,
-    connection: mpsc::WeakSender<Request>,
-    cancel: CancellationToken,
-) {
-    let (chunks, mut received) = mpsc::channel::<Vec<u8>>(16);
-    let read = fifo.read(chunks, |_| {}, cancel.clone());
-    let forward = async {
-        while let Some(data) = received.recv().await {
-            let Some(connection) = connection.upgrade() else {
-                return;
-            };
-            let request = Request::PipeOutput {
-                pane,
-                generation,
-                data,
-            };
-            if connection.send(request).await.is_err() {
-                return;
-            }
-        }
-    };
-    let (result, ()) = tokio::join!(read, forward);
-    if let Err(error) = result
-        && !cancel.is_cancelled()
-        && let Some(connection) = connection.upgrade()
-    {
-        let _ = connection
-            .send(Request::PipeFailed {
-                pane,
-                generation,
-                error: error.to_string(),
-            })
-            .await;
     }
 }

@@ -7,22 +7,21 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
-use tokio::sync::oneshot;
 use tracing::debug;
 
-use super::{Connection, Purpose};
+use super::{Action, Answer, Purpose, ReplyId, SessionCore};
 use crate::control::Reply;
 use crate::control::command::{Command, Line, SafeValue};
 use crate::events::EventKind;
 use crate::ids::PaneId;
 use crate::query::{self, PROVIDER_OVERRIDE_OPTION};
+use crate::status::Status;
 use crate::status::engine::{self, RuleReport};
 use crate::status::pane::{PaneAgent, ProviderSource};
 use crate::status::providers::SHELL;
 use crate::status::signal::{HookAnswer, HookReport, Reported, Signal, StatusSource};
 use crate::status::tracker::Change;
 use crate::status::view::{Region, ScreenView};
-use crate::status::{Status, process};
 
 /// The pane option with the status word.
 pub const STATUS_OPTION: &str = "@panectl_status";
@@ -94,7 +93,7 @@ pub enum ProviderError {
     Unknown(String),
 }
 
-impl Connection {
+impl SessionCore {
     fn view(&self, pane: PaneId) -> Option<ScreenView> {
         let mirror = self.panes.get(&pane)?;
         Some(ScreenView {
@@ -110,7 +109,7 @@ impl Connection {
         let Some(mirror) = self.panes.get(&pane) else {
             return;
         };
-        let providers = self.providers.borrow().clone();
+        let providers = Arc::clone(&self.providers);
         let row = &mirror.row;
         let (found, source) = match row
             .assigned_provider
@@ -120,7 +119,7 @@ impl Connection {
             Some(provider) => (Some(provider.clone()), Some(ProviderSource::Assigned)),
             None => {
                 let processes = if row.pid > 0 {
-                    process::tree(row.pid, PROCESS_LIMIT)
+                    self.host.process_tree(row.pid, PROCESS_LIMIT)
                 } else {
                     Vec::new()
                 };
@@ -251,8 +250,16 @@ impl Connection {
     /// A hook of the agent in `pane` (from `panectl hook`). It counts only if the process that
     /// sent it runs in the pane: a hook of a program that has ended (the pane was respawned,
     /// the agent restarted) is stale.
-    pub(super) fn hook(&mut self, pane: PaneId, report: HookReport) -> Option<HookAnswer> {
-        let now = Instant::now();
+    /// `now_ms` is the wall clock in milliseconds since the epoch (a hook says when it was
+    /// produced by that clock).
+    pub fn hook(
+        &mut self,
+        pane: PaneId,
+        report: HookReport,
+        now: Instant,
+        now_ms: u64,
+    ) -> Option<HookAnswer> {
+        self.now = now;
         let mirror = self.panes.get(&pane)?;
         let pane_pid = mirror.row.pid;
         let answer = |agent: &PaneAgent, applied: bool, reason: Option<String>| HookAnswer {
@@ -265,7 +272,9 @@ impl Connection {
         if let Some(pid) = report.pid
             && pid != pane_pid
             && !(pane_pid > 0
-                && process::tree(pane_pid, PROCESS_LIMIT)
+                && self
+                    .host
+                    .process_tree(pane_pid, PROCESS_LIMIT)
                     .iter()
                     .any(|p| p.pid == pid))
         {
@@ -279,9 +288,6 @@ impl Connection {
                 )),
             ));
         }
-        let now_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
         let signal = Signal {
             reported: Reported::Status(Status::Unknown),
             source: StatusSource::Hook,
@@ -313,7 +319,7 @@ impl Connection {
             .and_then(|a| a.provider())
             .map(|p| p.id.to_string());
         debug!(session = %self.session, %pane, status = %change.status, previous = %change.previous, rule = ?change.rule, source = %change.source, "status");
-        self.bus.publish(EventKind::Status {
+        self.publish(EventKind::Status {
             pane,
             status: change.status,
             previous: change.previous,
@@ -382,18 +388,10 @@ impl Connection {
         }
     }
 
-    /// The rules were reloaded: every pane's provider is looked up again.
-    pub(super) fn providers_reloaded(&mut self, now: Instant) {
-        let panes: Vec<PaneId> = self.panes.keys().copied().collect();
-        for pane in panes {
-            self.detect_provider(pane, now);
-        }
-    }
-
     /// The text in a pane's input: the rows inside the input box when its provider draws one,
     /// else the row the cursor is on. Message delivery compares it before and after a paste
     /// to tell whether pasted text still waits to be submitted.
-    pub(super) fn input_text(&self, pane: PaneId) -> Option<InputView> {
+    pub fn input_view(&self, pane: PaneId) -> Option<InputView> {
         let view = self.view(pane)?;
         if let Some(provider) = self.agents.get(&pane).and_then(|a| a.provider()) {
             let layout = view.layout(&provider.rule_line);
@@ -412,14 +410,13 @@ impl Connection {
     }
 
     /// Why a pane has its status.
-    pub(super) fn explain(&self, pane: PaneId) -> Option<Explanation> {
+    pub fn explain(&self, pane: PaneId, now: Instant) -> Option<Explanation> {
         let agent = self.agents.get(&pane)?;
         let view = self.view(pane)?;
         let rules = agent
             .provider()
             .map(|provider| engine::explain(provider, &view))
             .unwrap_or_default();
-        let now = Instant::now();
         Some(Explanation {
             pane,
             provider: agent.provider().map(|p| p.id.to_string()),
@@ -444,14 +441,15 @@ impl Connection {
 
     /// Assigns a provider (or, with `None`, goes back to recognising it) and keeps the choice
     /// in the pane option `@panectl_provider_override`, which outlives the daemon.
-    pub(super) fn set_provider(
+    pub fn set_provider(
         &mut self,
         pane: PaneId,
         provider: Option<String>,
         now: Instant,
     ) -> Result<(), ProviderError> {
+        self.now = now;
         if let Some(id) = &provider
-            && self.providers.borrow().get(id).is_none()
+            && self.providers.get(id).is_none()
         {
             return Err(ProviderError::Unknown(id.clone()));
         }
@@ -473,9 +471,12 @@ impl Connection {
     }
 
     /// Starts reading a pane's scrollback for its last answer.
-    pub(super) fn last_response(&mut self, pane: PaneId, reply: oneshot::Sender<Option<String>>) {
+    /// The answer comes as [`Answer::LastResponse`] under `id`.
+    pub fn last_response(&mut self, id: ReplyId, pane: PaneId, now: Instant) {
+        self.now = now;
         if !self.panes.contains_key(&pane) {
-            let _ = reply.send(None);
+            self.actions
+                .push(Action::Reply(id, Answer::LastResponse(None)));
             return;
         }
         // The whole history and the screen, wrapped lines joined.
@@ -484,7 +485,7 @@ impl Connection {
             .flag("-J")
             .number("-S", -1_000_000)
             .target("-t", pane);
-        self.send(Line::new(capture), Purpose::LastResponse(pane, reply));
+        self.send(Line::new(capture), Purpose::LastResponse(pane, id));
     }
 
     /// The scrollback arrived: cut the answer out of it.
@@ -492,7 +493,7 @@ impl Connection {
         &mut self,
         pane: PaneId,
         replies: &[Option<Reply>],
-        reply: oneshot::Sender<Option<String>>,
+        id: ReplyId,
     ) {
         let provider = self.agents.get(&pane).and_then(|a| a.provider()).cloned();
         let answer = match (replies.first(), provider) {
@@ -502,6 +503,7 @@ impl Connection {
             }
             _ => None,
         };
-        let _ = reply.send(answer);
+        self.actions
+            .push(Action::Reply(id, Answer::LastResponse(answer)));
     }
 }

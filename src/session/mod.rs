@@ -1,0 +1,368 @@
+//! The sans-IO session core: everything one control connection decides, with no IO.
+//!
+//! A [`SessionCore`] mirrors every pane of one tmux session. It takes inputs (the bytes the
+//! control client printed, requests, ticks, pipe data, the provider rules) with an explicit
+//! `now`, and answers with [`Action`]s (a command line to write, an event to publish, an upcall,
+//! a reply) that the IO shell (`tmux::connection`) carries out. Reads the core needs at once to
+//! decide in stream order (a pane's process tree, a pipe's FIFO) go through the [`Host`] it is
+//! given; `replay` and the unit tests give it one without processes or pipes.
+//!
+//! Owning the decoder, the commands waiting for replies and the [`PaneMirror`]s in one place is
+//! what makes seeding race-free: the core sees replies and `%output` in exactly the order tmux
+//! wrote them, so a snapshot is applied at the point of the stream it describes (see
+//! [`query::seed_line`]).
+//!
+//! The core never sends `refresh-client -C`: a control client that never states a size is
+//! ignored when tmux sizes windows, and stating one would resize the windows of every user
+//! attached to the session (protocol notes §5.2). panectl only observes.
+
+mod agents;
+mod batch;
+mod commands;
+mod notifications;
+mod panes;
+mod pipes;
+mod programs;
+mod requests;
+mod types;
+
+#[cfg(test)]
+mod tests;
+
+pub use agents::{
+    Explanation, InputView, PROVIDER_OPTION, ProviderError, STATUS_OPTION, SignalReport,
+};
+pub use commands::{Answer, Purpose, ReplyId};
+pub use types::{
+    AutoFailover, ConnectionConfig, ConnectionError, ConnectionStats, PaneSummary, RunError,
+    ScreenDump, Upcall,
+};
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Instant;
+
+use self::batch::Batch;
+use crate::control::Decoder;
+use crate::control::command::{Command, Line};
+use crate::events::{EventKind, ResyncReason};
+use crate::ids::{PaneId, SessionId, WindowId};
+use crate::mirror::PaneMirror;
+use crate::query;
+use crate::raw::RawBytes;
+use crate::screen::PaneScreen;
+use crate::status::Status;
+use crate::status::pane::PaneAgent;
+use crate::status::process::ProcessEntry;
+use crate::status::providers::ProviderSet;
+
+/// What the core asks of the world while it decides: reads whose answer it needs at once, in
+/// stream order. The IO shell reads `/proc` and makes FIFOs; replay and tests give stand-ins.
+pub trait Host: Send {
+    /// The processes under `pid` (at most `limit`), for recognising a pane's agent.
+    fn process_tree(&mut self, pid: u32, limit: usize) -> Vec<ProcessEntry>;
+    /// Makes the pane's FIFO and starts reading it (its chunks come back through
+    /// [`SessionCore::pipe_output`] with `generation`); answers the `pipe-pane` command that
+    /// feeds it, or why it cannot.
+    fn start_pipe(&mut self, pane: PaneId, generation: u64) -> Result<Command, String>;
+    /// The `pipe-pane` command that feeds the pane's FIFO again (a re-arm), or why it cannot
+    /// (the FIFO is gone).
+    fn restart_pipe(&mut self, pane: PaneId) -> Result<Command, String>;
+    /// Stops reading the pane's FIFO (of `generation`) and removes it.
+    fn stop_pipe(&mut self, pane: PaneId, generation: u64);
+}
+
+/// A [`Host`] with no processes and no pipes: for replay and tests.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoHost;
+
+impl Host for NoHost {
+    fn process_tree(&mut self, _pid: u32, _limit: usize) -> Vec<ProcessEntry> {
+        Vec::new()
+    }
+
+    fn start_pipe(&mut self, _pane: PaneId, _generation: u64) -> Result<Command, String> {
+        Err("no pipes here".into())
+    }
+
+    fn restart_pipe(&mut self, _pane: PaneId) -> Result<Command, String> {
+        Err("no pipes here".into())
+    }
+
+    fn stop_pipe(&mut self, _pane: PaneId, _generation: u64) {}
+}
+
+/// What the core wants done; the shell does it, in order.
+#[derive(Debug)]
+pub enum Action {
+    /// Write a command line to the control client.
+    Send {
+        /// The line, ending with `\n`.
+        bytes: Vec<u8>,
+        /// What it was sent for.
+        purpose: Purpose,
+        /// The tag of its first command (the decoder matches replies to tags).
+        first_tag: u64,
+    },
+    /// Publish an event on the daemon's bus.
+    Publish(EventKind),
+    /// Tell the supervisor.
+    Upcall(Upcall),
+    /// Answer a request that waited for tmux.
+    Reply(ReplyId, Answer),
+    /// Let go of a request that will not be answered (its caller sees the connection closed).
+    Forget(ReplyId),
+    /// The session's panes are known (its first `list-panes` answered, failed or timed out).
+    Synced,
+}
+
+/// What the core knows of a window.
+struct WindowState {
+    index: u32,
+    name: RawBytes,
+    panes: BTreeSet<PaneId>,
+}
+
+/// One session's mirror and everything the connection decides. See the module documentation.
+pub struct SessionCore {
+    session: SessionId,
+    config: ConnectionConfig,
+    host: Box<dyn Host>,
+    /// The time of the input being handled.
+    now: Instant,
+    /// What the shell is to do, in order.
+    actions: Vec<Action>,
+    decoder: Decoder,
+    /// What the last read decoded (kept for its memory).
+    batch: Batch,
+    commands: commands::Commands,
+    panes: BTreeMap<PaneId, PaneMirror>,
+    windows: BTreeMap<WindowId, WindowState>,
+    /// Output of panes not listed yet (they appear before `list-panes` answers).
+    early_output: HashMap<PaneId, Vec<u8>>,
+    /// Panes with a seed line in flight -> the reason for another seed due after it.
+    seeding: HashMap<PaneId, Option<ResyncReason>>,
+    session_name: RawBytes,
+    stats: ConnectionStats,
+    first_sight: ResyncReason,
+    exit_reason: Option<Option<String>>,
+    /// tmux has confirmed the attach (`%session-changed`). Before that, commands can run
+    /// before the client exists and fail with "no current client" (tmux up to 3.3 reads
+    /// input while the attach command is still pending), so they wait in `deferred`.
+    attached: bool,
+    deferred: Vec<(Line, Purpose)>,
+    /// The status side of each pane.
+    agents: BTreeMap<PaneId, PaneAgent>,
+    /// The `(status, provider)` last written to each pane's options.
+    published: BTreeMap<PaneId, (Option<Status>, Option<Arc<str>>)>,
+    /// The provider rules in force.
+    providers: Arc<ProviderSet>,
+    /// Panes on the pipe transport.
+    pipes: HashMap<PaneId, pipes::PanePipe>,
+    /// Generation of the last pipe started.
+    next_pipe: u64,
+    /// Questions about the programs of panes that may have started an agent.
+    program_checks: HashMap<PaneId, programs::ProgramCheck>,
+    /// When a connection started on pipes after failures moves its panes back to control.
+    recover_at: Option<Instant>,
+    /// When the divergence watchdog looks next.
+    next_watchdog: Instant,
+    /// Whether [`Action::Synced`] was given.
+    synced: bool,
+    /// Replay: no commands are sent, and panes are taken as they appear in the stream (at
+    /// this size until a layout states theirs).
+    observer: Option<(u16, u16)>,
+}
+
+impl SessionCore {
+    /// A core for `session`; `first_sight` says why its panes get seeded. Nothing is sent
+    /// before [`SessionCore::start`].
+    pub fn new(
+        session: SessionId,
+        config: ConnectionConfig,
+        first_sight: ResyncReason,
+        providers: Arc<ProviderSet>,
+        host: Box<dyn Host>,
+        now: Instant,
+    ) -> SessionCore {
+        SessionCore {
+            session,
+            next_watchdog: now + config.watchdog_interval,
+            config,
+            host,
+            now,
+            actions: Vec::new(),
+            decoder: Decoder::new(),
+            batch: Batch::default(),
+            commands: commands::Commands::default(),
+            panes: BTreeMap::new(),
+            windows: BTreeMap::new(),
+            early_output: HashMap::new(),
+            seeding: HashMap::new(),
+            session_name: RawBytes::default(),
+            stats: ConnectionStats {
+                session: Some(session),
+                ..ConnectionStats::default()
+            },
+            first_sight,
+            exit_reason: None,
+            attached: false,
+            deferred: Vec::new(),
+            agents: BTreeMap::new(),
+            published: BTreeMap::new(),
+            providers,
+            pipes: HashMap::new(),
+            next_pipe: 0,
+            program_checks: HashMap::new(),
+            recover_at: None,
+            synced: false,
+            observer: None,
+        }
+    }
+
+    /// A core that only watches a recorded stream (`panectl replay`): it sends nothing, and
+    /// takes each pane as it appears, at `default_size` until a layout states its size.
+    pub fn observer(default_size: (u16, u16), now: Instant) -> SessionCore {
+        let mut core = SessionCore::new(
+            SessionId(0),
+            ConnectionConfig::default(),
+            ResyncReason::Attach,
+            Arc::new(ProviderSet::default()),
+            Box::new(NoHost),
+            now,
+        );
+        core.observer = Some(default_size);
+        core
+    }
+
+    /// The session.
+    pub fn session(&self) -> SessionId {
+        self.session
+    }
+
+    /// Moves the actions decided so far into `out` (which should be empty; it is swapped).
+    pub fn take_actions(&mut self, out: &mut Vec<Action>) {
+        std::mem::swap(&mut self.actions, out);
+    }
+
+    /// The first lines: flow control and the state of the session.
+    pub fn start(&mut self, now: Instant) {
+        self.now = now;
+        self.next_watchdog = now + self.config.watchdog_interval;
+        self.recover_at = self.config.failover.map(|after| now + after);
+        if self.config.pause_after > 0 {
+            let command = crate::control::command::commands::pause_after(self.config.pause_after);
+            self.send(Line::new(command), Purpose::Setup);
+        }
+        self.send(Line::new(query::version()), Purpose::Version);
+        self.send(
+            Line::new(query::list_windows(self.session)),
+            Purpose::Windows,
+        );
+        let reason = self.first_sight;
+        self.send(
+            Line::new(query::list_panes(crate::control::command::Target::Session(
+                self.session,
+            ))),
+            Purpose::Panes(reason),
+        );
+    }
+
+    /// Bytes the control client printed.
+    pub fn feed(&mut self, data: &[u8], now: Instant) {
+        self.now = now;
+        let mut batch = std::mem::take(&mut self.batch);
+        self.decoder.feed_to(data, &mut batch);
+        self.handle(&mut batch);
+        self.batch = batch;
+    }
+
+    /// The control client's output ended: the rest of the stream is handled. Answers tmux's
+    /// `%exit` (with its reason, if any), if it said so.
+    pub fn finish(&mut self, now: Instant) -> Option<Option<String>> {
+        self.now = now;
+        let mut batch = std::mem::take(&mut self.batch);
+        self.decoder.finish_to(&mut batch);
+        self.handle(&mut batch);
+        self.exit_reason.take()
+    }
+
+    /// An event decoded elsewhere (replay decodes the stream itself to count what it holds).
+    pub fn event(&mut self, event: crate::control::Event, now: Instant) {
+        self.now = now;
+        self.handle_event(event);
+    }
+
+    /// The regular tick: commands past their deadline fail, a connection on pipes recovers,
+    /// and the divergence watchdog looks when its interval has passed.
+    pub fn tick(&mut self, now: Instant) {
+        self.now = now;
+        self.expire();
+        if self.recover_at.is_some_and(|at| now >= at) {
+            self.recovered();
+        }
+        if now >= self.next_watchdog {
+            self.watchdog();
+            self.next_watchdog = now + self.config.watchdog_interval;
+        }
+    }
+
+    /// When [`SessionCore::wake`] is next due (a status evaluation or a question about a
+    /// pane's program), if ever.
+    pub fn next_wakeup(&self, now: Instant) -> Option<Instant> {
+        match (self.next_status_due(now), self.next_program_check(now)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Evaluates the panes whose status is due and asks the questions that are due.
+    pub fn wake(&mut self, now: Instant) {
+        self.now = now;
+        self.evaluate_due(now);
+        self.program_checks_due(now);
+    }
+
+    /// The provider rules were reloaded: every pane's provider is looked up again.
+    pub fn providers_reloaded(&mut self, providers: Arc<ProviderSet>, now: Instant) {
+        self.now = now;
+        self.providers = providers;
+        let panes: Vec<PaneId> = self.panes.keys().copied().collect();
+        for pane in panes {
+            self.detect_provider(pane, now);
+        }
+    }
+
+    /// The daemon shuts down: every pane's options are unset (a status nobody updates would
+    /// mislead) and every pipe is stopped in tmux (tmux would otherwise keep a writer on a
+    /// FIFO nobody reads).
+    pub fn shutdown(&mut self, now: Instant) {
+        self.now = now;
+        self.clear_options();
+        self.stop_pipes();
+    }
+
+    /// The mirror of a pane.
+    pub fn mirror(&self, pane: PaneId) -> Option<&PaneMirror> {
+        self.panes.get(&pane)
+    }
+
+    /// The panes' screens, in pane order (what replay reports).
+    pub fn into_screens(self) -> BTreeMap<PaneId, PaneScreen> {
+        self.panes
+            .into_iter()
+            .map(|(id, mirror)| (id, mirror.into_screen()))
+            .collect()
+    }
+
+    fn publish(&mut self, event: EventKind) {
+        self.actions.push(Action::Publish(event));
+    }
+
+    /// The session's panes are known: requests waiting for them go on.
+    fn mark_synced(&mut self) {
+        if !std::mem::replace(&mut self.synced, true) {
+            self.actions.push(Action::Synced);
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! What tmux tells unasked: pane output, layouts, windows, pauses, the session's name, `%exit`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use tracing::info;
+
+use super::{Action, Purpose, SessionCore, Upcall, WindowState};
+use crate::control::Notification;
+use crate::control::command::{Line, Target};
+use crate::events::{EventKind, ResyncReason};
+use crate::ids::{PaneId, WindowId};
+use crate::pipe::Transport;
+use crate::query::{self, WindowRow};
+use crate::raw::RawBytes;
+
+impl SessionCore {
+    pub(super) fn notification(&mut self, notification: Notification) {
+        match notification {
+            Notification::Output { pane, data }
+            | Notification::ExtendedOutput { pane, data, .. } => self.output(pane, &data),
+            // A pipe pane's pause is the daemon's own, made as it turned `%output` off.
+            Notification::Pause { pane } if self.transport_of(pane) == Transport::Pipe => {}
+            Notification::Pause { pane } => {
+                if let Some(mirror) = self.panes.get_mut(&pane) {
+                    mirror.paused();
+                    info!(session = %self.session, %pane, "tmux paused the pane; resyncing");
+                    self.seed(pane, ResyncReason::Pause);
+                }
+            }
+            Notification::Continue { .. } => {}
+            Notification::LayoutChange {
+                window,
+                layout,
+                visible_layout,
+                ..
+            } => self.layout(window, &layout, visible_layout.as_ref()),
+            Notification::WindowAdd { .. } => {
+                self.send(
+                    Line::new(query::list_windows(self.session)),
+                    Purpose::Windows,
+                );
+                self.send(
+                    Line::new(query::list_panes(Target::Session(self.session))),
+                    Purpose::Panes(ResyncReason::Attach),
+                );
+            }
+            Notification::WindowClose { window } | Notification::UnlinkedWindowClose { window } => {
+                if let Some(state) = self.windows.remove(&window) {
+                    for pane in state.panes {
+                        self.remove_pane(pane);
+                    }
+                }
+            }
+            Notification::WindowPaneChanged { window, pane } => {
+                for mirror in self.panes.values_mut().filter(|m| m.window() == window) {
+                    mirror.row.active = mirror.id() == pane;
+                }
+                self.publish(EventKind::ViewChanged {});
+            }
+            Notification::SessionWindowChanged { .. }
+            | Notification::ClientSessionChanged { .. }
+            | Notification::ClientDetached { .. } => self.publish(EventKind::ViewChanged {}),
+            Notification::WindowRenamed { window, name } => {
+                if let Some(state) = self.windows.get_mut(&window) {
+                    state.name = name.clone();
+                    self.publish(EventKind::WindowRenamed { window, name });
+                }
+            }
+            Notification::SessionChanged { session, name }
+            | Notification::SessionRenamed { session, name }
+                if session == self.session =>
+            {
+                self.session_name = name;
+                self.attach_confirmed();
+            }
+            Notification::SessionsChanged => {
+                self.actions.push(Action::Upcall(Upcall::SessionsChanged));
+            }
+            Notification::Exit { reason } => {
+                self.exit_reason = Some(reason.map(|r| r.to_string()));
+            }
+            _ => {}
+        }
+    }
+
+    /// `%output` from the control client; ignored for panes on the pipe transport (a moment of
+    /// both while switching, before `%output` is off).
+    pub(super) fn output(&mut self, pane: PaneId, data: &[u8]) {
+        // No map lookup for the usual case of no pipes at all.
+        if self.pipes.is_empty() || self.pipe_control_output(pane, data) {
+            self.deliver(pane, data);
+        }
+    }
+
+    /// A pane's output, from either transport, into its mirror and the event stream.
+    pub(super) fn deliver(&mut self, pane: PaneId, data: &[u8]) {
+        if self.observer.is_some() && !self.panes.contains_key(&pane) {
+            self.adopt(pane, None);
+        }
+        match self.panes.get_mut(&pane) {
+            Some(mirror) => {
+                let seq = mirror.output(data);
+                self.publish(EventKind::Output {
+                    pane,
+                    seq,
+                    len: data.len() as u64,
+                });
+                let now = self.now;
+                if self.observer.is_none() && self.status_output(pane, data, now) {
+                    self.program_output(pane, now);
+                }
+            }
+            None => {
+                let early = self.early_output.entry(pane).or_default();
+                early.extend_from_slice(data);
+                let excess = early.len().saturating_sub(self.config.ring_bytes);
+                early.drain(..excess);
+            }
+        }
+    }
+
+    /// `list-windows` answered: the windows' indexes and names.
+    pub(super) fn windows_listed(&mut self, rows: Vec<WindowRow>) {
+        for row in rows {
+            let window = self.windows.entry(row.id).or_insert_with(|| WindowState {
+                index: row.index,
+                name: row.name.clone(),
+                panes: BTreeSet::new(),
+            });
+            window.index = row.index;
+            window.name = row.name;
+        }
+    }
+
+    fn layout(
+        &mut self,
+        window: WindowId,
+        layout: &crate::control::Layout,
+        visible: Option<&crate::control::Layout>,
+    ) {
+        let geometries = layout.panes();
+        let present: BTreeSet<PaneId> = geometries.iter().map(|g| g.pane).collect();
+        let state = self.windows.entry(window).or_insert_with(|| WindowState {
+            index: 0,
+            name: RawBytes::default(),
+            panes: BTreeSet::new(),
+        });
+        let gone: Vec<PaneId> = state.panes.difference(&present).copied().collect();
+        let new: Vec<PaneId> = present.difference(&state.panes).copied().collect();
+        state.panes = present;
+        for pane in gone {
+            self.remove_pane(pane);
+        }
+        if self.observer.is_some() {
+            for pane in &new {
+                if !self.panes.contains_key(pane) {
+                    self.adopt(*pane, Some(window));
+                }
+            }
+        }
+        // A zoomed pane has the visible layout's size; the others keep their tiled size.
+        let mut sizes: BTreeMap<PaneId, (u16, u16)> = BTreeMap::new();
+        for geometry in geometries
+            .iter()
+            .chain(visible.map(|v| v.panes()).unwrap_or_default().iter())
+        {
+            let clamp = |n: u32| u16::try_from(n).unwrap_or(u16::MAX);
+            sizes.insert(
+                geometry.pane,
+                (clamp(geometry.width), clamp(geometry.height)),
+            );
+        }
+        let mut resized = Vec::new();
+        for (pane, (width, height)) in sizes {
+            if let Some(mirror) = self.panes.get_mut(&pane)
+                && mirror.resize(width, height)
+            {
+                resized.push((pane, width, height));
+            }
+        }
+        for (pane, width, height) in resized {
+            self.publish(EventKind::PaneResized {
+                pane,
+                width,
+                height,
+            });
+            self.seed(pane, ResyncReason::Resize);
+        }
+        if new.iter().any(|pane| !self.panes.contains_key(pane)) {
+            self.send(
+                Line::new(query::list_panes(Target::Window(window))),
+                Purpose::Panes(ResyncReason::Attach),
+            );
+        }
+    }
+}

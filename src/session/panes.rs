@@ -1,0 +1,266 @@
+//! The panes of the session: adding and removing them, seeding their mirrors from snapshots
+//! in stream order, the divergence watchdog, and what tmux reports of them.
+
+use std::collections::BTreeSet;
+
+use tracing::{debug, warn};
+
+use super::{Action, Purpose, SessionCore, WindowState};
+use crate::control::Reply;
+use crate::control::command::Line;
+use crate::events::{EventKind, ResyncReason};
+use crate::ids::{PaneId, WindowId};
+use crate::mirror::{PaneMirror, SyncState};
+use crate::pipe::Transport;
+use crate::query::{self, PaneRow, SEED_PARTS};
+use crate::raw::RawBytes;
+
+impl SessionCore {
+    pub(super) fn add_pane(&mut self, row: PaneRow, reason: ResyncReason) {
+        let id = row.id;
+        if let Some(window) = self.windows.get_mut(&row.window) {
+            window.panes.insert(id);
+        } else {
+            self.windows.insert(
+                row.window,
+                WindowState {
+                    index: 0,
+                    name: RawBytes::default(),
+                    panes: BTreeSet::from([id]),
+                },
+            );
+            // Its index and name come with the next list-windows.
+            self.send(
+                Line::new(query::list_windows(self.session)),
+                Purpose::Windows,
+            );
+        }
+        if self.panes.contains_key(&id) {
+            return;
+        }
+        self.publish(EventKind::PaneAdded {
+            pane: id,
+            session: self.session,
+            window: row.window,
+            width: row.width,
+            height: row.height,
+        });
+        let mut mirror = PaneMirror::new(row, self.config.ring_bytes);
+        if let Some(early) = self.early_output.remove(&id) {
+            let seq = mirror.output(&early);
+            self.publish(EventKind::Output {
+                pane: id,
+                seq,
+                len: early.len() as u64,
+            });
+        }
+        self.panes.insert(id, mirror);
+        self.detect_provider(id, self.now);
+        self.seed(id, reason);
+        if self.config.transport != Transport::Control
+            && let Err(error) = self.start_pipe(
+                id,
+                if self.config.failover.is_some() {
+                    "the session's control client keeps failing"
+                } else {
+                    "the daemon's --transport"
+                },
+                self.config.transport == Transport::CrossCheck,
+            )
+        {
+            warn!(session = %self.session, pane = %id, %error, "cannot use the pipe transport; staying on control");
+            self.publish(EventKind::Transport {
+                pane: id,
+                transport: Transport::Control,
+                reason: format!("cannot start the pipe: {error}"),
+            });
+        }
+    }
+
+    /// Replay: a pane the stream shows, taken at the default size (a layout states its own).
+    pub(super) fn adopt(&mut self, pane: PaneId, window: Option<WindowId>) {
+        let (width, height) = self.observer.unwrap_or((80, 24));
+        let row = PaneRow {
+            id: pane,
+            window: window.unwrap_or(WindowId(u32::MAX)),
+            index: 0,
+            width,
+            height,
+            active: false,
+            dead: false,
+            in_mode: false,
+            pid: 0,
+            command: RawBytes::default(),
+            title: RawBytes::default(),
+            assigned_provider: None,
+            name: None,
+        };
+        self.panes
+            .insert(pane, PaneMirror::new(row, self.config.ring_bytes));
+    }
+
+    pub(super) fn remove_pane(&mut self, pane: PaneId) {
+        // Stopping the pipe stops its reader and removes its FIFO; tmux closed its writer.
+        if let Some(pipe) = self.pipes.remove(&pane) {
+            self.host.stop_pipe(pane, pipe.generation);
+        }
+        self.program_checks.remove(&pane);
+        self.agents.remove(&pane);
+        self.published.remove(&pane);
+        if self.panes.remove(&pane).is_some() {
+            self.seeding.remove(&pane);
+            self.publish(EventKind::PaneRemoved { pane });
+        }
+        self.early_output.remove(&pane);
+    }
+
+    /// Sends a seed line for a pane, unless one is in flight (then another follows it).
+    pub(super) fn seed(&mut self, pane: PaneId, reason: ResyncReason) {
+        if self.observer.is_some() {
+            return;
+        }
+        if let Some(again) = self.seeding.get_mut(&pane) {
+            *again = Some(reason);
+            return;
+        }
+        self.seeding.insert(pane, None);
+        self.send(query::seed_line(pane), Purpose::Seed(pane, reason));
+    }
+
+    pub(super) fn seeded(&mut self, pane: PaneId, reason: ResyncReason, replies: &[Option<Reply>]) {
+        let again = self.seeding.remove(&pane).flatten();
+        debug_assert_eq!(replies.len(), SEED_PARTS.len());
+        let Some(mirror) = self.panes.get_mut(&pane) else {
+            return;
+        };
+        match query::parse_seed(replies) {
+            Ok(snapshot) => {
+                let reason = match reason {
+                    ResyncReason::Divergence => match mirror.confirm_divergence() {
+                        Some(difference) => {
+                            warn!(session = %self.session, %pane, %difference, "mirrored screen differed from tmux's; resynced");
+                            reason
+                        }
+                        None => ResyncReason::Pause,
+                    },
+                    reason => reason,
+                };
+                let resized =
+                    (mirror.row.width, mirror.row.height) != (snapshot.width, snapshot.height);
+                mirror.seeded(&snapshot, reason.gap());
+                if resized {
+                    self.publish(EventKind::PaneResized {
+                        pane,
+                        width: snapshot.width,
+                        height: snapshot.height,
+                    });
+                }
+                self.publish(EventKind::Resync { pane, reason });
+                self.status_touch(pane, self.now);
+            }
+            Err(error) => {
+                debug!(session = %self.session, %pane, %error, "seed failed");
+                mirror.seed_failed();
+                mirror.mark_stale();
+            }
+        }
+        if let Some(again) = again {
+            self.seed(pane, again);
+        }
+    }
+
+    /// Looks at panes that printed since the last look, and resyncs stale ones.
+    pub(super) fn watchdog(&mut self) {
+        let mut checks = Vec::new();
+        let mut reseeds = Vec::new();
+        for (id, mirror) in &mut self.panes {
+            if self.seeding.contains_key(id) {
+                continue;
+            }
+            match mirror.state() {
+                SyncState::Live => {
+                    if mirror.take_changed() {
+                        checks.push(*id);
+                    }
+                }
+                // A seed that failed (or never ran) is tried again.
+                SyncState::Stale | SyncState::Unseeded => reseeds.push(*id),
+            }
+        }
+        for pane in reseeds {
+            self.seed(pane, ResyncReason::Retry);
+        }
+        for pane in checks {
+            // Pipe panes have checks of their own, below (cross-checked ones are fed by
+            // `%output` and checked here).
+            if self.transport_of(pane) != Transport::Pipe {
+                self.send(query::check_line(pane), Purpose::Check(pane));
+            }
+        }
+        self.pipe_watchdog();
+    }
+
+    pub(super) fn checked(&mut self, pane: PaneId, replies: &[Option<Reply>]) {
+        let Ok(shown) = query::parse_check(replies) else {
+            return;
+        };
+        if self.seeding.contains_key(&pane) || self.died_unnoticed(pane, &shown) {
+            return;
+        }
+        let Some(mirror) = self.panes.get_mut(&pane) else {
+            return;
+        };
+        // The resync confirms the divergence, unless tmux pauses the pane first.
+        if mirror.diverges_from(&shown) {
+            self.seed(pane, ResyncReason::Divergence);
+        }
+    }
+
+    /// Whether a check found the pane dead before the pane poll said so. With
+    /// `remain-on-exit` tmux then draws its own message into the pane, which no `%output`
+    /// carries: that is no divergence. The pane's process is asked for at once, and its death
+    /// reseeds it.
+    pub(super) fn died_unnoticed(&mut self, pane: PaneId, shown: &query::ShownScreen) -> bool {
+        let unnoticed = shown.dead && self.panes.get(&pane).is_some_and(|m| !m.row.dead);
+        if unnoticed {
+            self.ask_program_now(pane);
+        }
+        unnoticed
+    }
+
+    /// What tmux reports of a pane now (the daemon's pane poll, or a question about its
+    /// program).
+    pub(super) fn pane_update(&mut self, pane: PaneId, update: query::PaneUpdate) {
+        let Some(mirror) = self.panes.get_mut(&pane) else {
+            return;
+        };
+        let change = mirror.update(update);
+        let mirror_dead = mirror.row.dead;
+        if change.title {
+            self.actions.push(Action::Publish(EventKind::PaneRenamed {
+                pane,
+                title: mirror.row.title.clone(),
+            }));
+        }
+        if change.command || change.dead {
+            self.actions.push(Action::Publish(EventKind::PaneCommand {
+                pane,
+                command: mirror.row.command.clone(),
+                dead: mirror.row.dead,
+            }));
+        }
+        let now = self.now;
+        if change.respawned {
+            self.status_respawned(pane, now);
+            self.seed(pane, ResyncReason::Respawn);
+        } else if change.dead && mirror_dead {
+            // With `remain-on-exit`, tmux writes its message into the dead pane itself.
+            self.seed(pane, ResyncReason::Died);
+        }
+        if change.command || change.dead || change.provider || change.respawned {
+            self.detect_provider(pane, now);
+        } else if change.title {
+            self.status_title(pane, now);
+        }
+    }
+}

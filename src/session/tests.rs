@@ -1,0 +1,584 @@
+//! Unit tests of the session core, driven by the recorded transcripts in `fixtures/`: the
+//! stream tmux wrote, with the replies to the core's own commands put in where a test wants
+//! them, and an explicit `now`.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::control::command::commands;
+use crate::mirror::SyncState;
+use crate::pipe::Transport;
+
+/// A host whose pipes always start, and which remembers what it was asked.
+#[derive(Clone, Default)]
+struct FakeHost {
+    calls: Arc<Mutex<Vec<String>>>,
+}
+
+impl FakeHost {
+    fn calls(&self) -> Vec<String> {
+        self.calls.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+
+    fn note(&self, call: String) {
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.push(call);
+        }
+    }
+}
+
+impl Host for FakeHost {
+    fn process_tree(&mut self, _pid: u32, _limit: usize) -> Vec<ProcessEntry> {
+        Vec::new()
+    }
+
+    fn start_pipe(&mut self, pane: PaneId, generation: u64) -> Result<Command, String> {
+        self.note(format!("start {pane} {generation}"));
+        commands::pipe_pane_to(pane, b"/fifo").map_err(|e| e.to_string())
+    }
+
+    fn restart_pipe(&mut self, pane: PaneId) -> Result<Command, String> {
+        self.note(format!("restart {pane}"));
+        commands::pipe_pane_to(pane, b"/fifo").map_err(|e| e.to_string())
+    }
+
+    fn stop_pipe(&mut self, pane: PaneId, generation: u64) {
+        self.note(format!("stop {pane} {generation}"));
+    }
+}
+
+fn transcript(name: &str) -> Vec<u8> {
+    let path = format!(
+        "{}/fixtures/transcripts/{name}/control.bin",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The transcript's lines up to (not including) the first that starts with `marker`, and the
+/// rest.
+fn split_at(stream: &[u8], marker: &str) -> (Vec<u8>, Vec<u8>) {
+    let mut at = 0;
+    for line in stream.split_inclusive(|&b| b == b'\n') {
+        if line.starts_with(marker.as_bytes()) {
+            break;
+        }
+        at += line.len();
+    }
+    (stream[..at].to_vec(), stream[at..].to_vec())
+}
+
+/// One reply block body: success and lines.
+type Body = (bool, Vec<String>);
+
+fn ok(lines: &[&str]) -> Body {
+    (true, lines.iter().map(|l| l.to_string()).collect())
+}
+
+/// Drives a core and keeps what it did.
+struct Harness {
+    core: SessionCore,
+    host: FakeHost,
+    now: Instant,
+    /// Lines sent and not answered yet, oldest first: purpose and number of commands.
+    outstanding: VecDeque<(Purpose, usize)>,
+    sent: Vec<(Purpose, String)>,
+    events: Vec<EventKind>,
+    upcalls: Vec<Upcall>,
+    replies: Vec<(ReplyId, Answer)>,
+    synced: bool,
+    number: u64,
+}
+
+impl Harness {
+    fn new(config: ConnectionConfig) -> Harness {
+        let host = FakeHost::default();
+        let now = Instant::now();
+        let providers = ProviderSet::builtin().unwrap_or_default();
+        let mut core = SessionCore::new(
+            SessionId(0),
+            config,
+            ResyncReason::Attach,
+            Arc::new(providers),
+            Box::new(host.clone()),
+            now,
+        );
+        core.start(now);
+        let mut harness = Harness {
+            core,
+            host,
+            now,
+            outstanding: VecDeque::new(),
+            sent: Vec::new(),
+            events: Vec::new(),
+            upcalls: Vec::new(),
+            replies: Vec::new(),
+            synced: false,
+            number: 1000,
+        };
+        harness.collect();
+        harness
+    }
+
+    fn collect(&mut self) {
+        let mut actions = Vec::new();
+        self.core.take_actions(&mut actions);
+        for action in actions {
+            match action {
+                Action::Send { bytes, purpose, .. } => {
+                    let text = String::from_utf8_lossy(&bytes).trim_end().to_string();
+                    let commands = text.matches(" ; ").count() + 1;
+                    self.outstanding.push_back((purpose, commands));
+                    self.sent.push((purpose, text));
+                }
+                Action::Publish(event) => self.events.push(event),
+                Action::Upcall(upcall) => self.upcalls.push(upcall),
+                Action::Reply(id, answer) => self.replies.push((id, answer)),
+                Action::Forget(_) => {}
+                Action::Synced => self.synced = true,
+            }
+        }
+    }
+
+    fn feed(&mut self, bytes: &[u8]) {
+        self.core.feed(bytes, self.now);
+        self.collect();
+    }
+
+    fn output(&mut self, pane: &str, text: &str) {
+        self.feed(format!("%output {pane} {text}\n").as_bytes());
+    }
+
+    /// Answers the lines before the first `wanted` one with empty successes.
+    fn skip_until(&mut self, wanted: impl Fn(&Purpose) -> bool) {
+        while let Some((purpose, commands)) = self.outstanding.front().copied()
+            && !wanted(&purpose)
+        {
+            self.answer(vec![ok(&[]); commands]);
+        }
+    }
+
+    /// The reply blocks of the oldest unanswered line, as tmux would write them.
+    fn answer(&mut self, bodies: Vec<Body>) -> Purpose {
+        let (purpose, commands) = self.outstanding.pop_front().expect("a line to answer");
+        assert_eq!(bodies.len(), commands, "{purpose:?}");
+        let mut stream = String::new();
+        for (success, lines) in bodies {
+            self.number += 1;
+            let guard = format!("1 {} 1", self.number);
+            stream += &format!("%begin {guard}\n");
+            for line in lines {
+                stream += &line;
+                stream.push('\n');
+            }
+            stream += &format!("%{} {guard}\n", if success { "end" } else { "error" });
+        }
+        self.feed(stream.as_bytes());
+        purpose
+    }
+
+    /// Answers the start lines: flow control, version, windows, and `panes` for the session.
+    fn attach(&mut self, panes: &[&str]) {
+        assert_eq!(self.answer(vec![ok(&[])]), Purpose::Setup);
+        assert_eq!(self.answer(vec![ok(&["3.4"])]), Purpose::Version);
+        assert_eq!(self.answer(vec![ok(&["@0\t0\t1\tbash"])]), Purpose::Windows);
+        let rows: Vec<&str> = panes.to_vec();
+        assert_eq!(
+            self.answer(vec![ok(&rows)]),
+            Purpose::Panes(ResyncReason::Attach)
+        );
+    }
+
+    /// Answers the oldest line, which must be a seed of `pane`, with a snapshot.
+    /// Lines before it (setting options, say) succeed with empty replies.
+    fn seed(&mut self, pane: PaneId, size: (u16, u16), rows: &[&str], cursor: (u16, u16)) {
+        self.skip_until(|p| matches!(p, Purpose::Seed(..)));
+        let (purpose, _) = self.outstanding.front().copied().expect("a seed line");
+        assert!(
+            matches!(purpose, Purpose::Seed(p, _) if p == pane),
+            "{purpose:?}"
+        );
+        let state = format!("{} {} {} {} 0 0 0", size.0, size.1, cursor.0, cursor.1);
+        self.answer(vec![ok(&[]), ok(rows), ok(&[]), ok(&[&state]), ok(&[])]);
+    }
+
+    fn sent_for(&self, wanted: impl Fn(&Purpose) -> bool) -> Vec<String> {
+        self.sent
+            .iter()
+            .filter(|(purpose, _)| wanted(purpose))
+            .map(|(_, text)| text.clone())
+            .collect()
+    }
+
+    fn text(&self, pane: PaneId) -> String {
+        self.core
+            .mirror(pane)
+            .map(|m| m.screen().text())
+            .unwrap_or_default()
+    }
+}
+
+/// A `list-panes` row.
+fn row(pane: &str, window: &str, size: (u16, u16), provider: &str) -> String {
+    format!(
+        "{pane}\t{window}\t0\t{}\t{}\t1\t0\t0\t0\tbash\t{provider}\t\t",
+        size.0, size.1
+    )
+}
+
+#[test]
+fn nothing_is_sent_before_tmux_confirms_the_attach() {
+    let mut h = Harness::new(ConnectionConfig::default());
+    assert!(h.sent.is_empty());
+    let (start, _) = split_at(&transcript("shell-utf8"), "%output");
+    h.feed(&start);
+    let purposes: Vec<Purpose> = h.sent.iter().map(|(p, _)| *p).collect();
+    assert_eq!(
+        purposes,
+        [
+            Purpose::Setup,
+            Purpose::Version,
+            Purpose::Windows,
+            Purpose::Panes(ResyncReason::Attach)
+        ]
+    );
+    assert!(!h.synced);
+}
+
+#[test]
+fn seeding_applies_the_snapshot_at_its_point_in_the_stream() {
+    let mut h = Harness::new(ConnectionConfig::default());
+    let stream = transcript("shell-utf8");
+    // Attach, and the first output before the panes are known (kept as early output).
+    let (start, rest) = split_at(&stream, "%output");
+    h.feed(&start);
+    let (first, _) = rest.split_at(rest.iter().position(|&b| b == b'\n').unwrap_or(0) + 1);
+    h.feed(first);
+    assert!(h.core.mirror(PaneId(0)).is_none());
+    h.attach(&[&row("%0", "@0", (100, 30), "")]);
+    assert!(h.synced);
+    assert!(h.events.iter().any(|e| matches!(
+        e,
+        EventKind::PaneAdded {
+            pane: PaneId(0),
+            width: 100,
+            height: 30,
+            ..
+        }
+    )));
+    // The early output reached the new mirror and the stream.
+    assert!(h.events.iter().any(|e| matches!(
+        e,
+        EventKind::Output {
+            pane: PaneId(0),
+            seq: 0,
+            ..
+        }
+    )));
+    assert_eq!(
+        h.sent_for(|p| matches!(p, Purpose::Seed(PaneId(0), ResyncReason::Attach)))
+            .len(),
+        1
+    );
+    // Output before the seed's replies is superseded by the snapshot; output after applies.
+    h.output("%0", "lost");
+    h.seed(PaneId(0), (100, 30), &["snapshot $ "], (11, 0));
+    h.output("%0", "after");
+    assert_eq!(h.text(PaneId(0)), "snapshot $ after");
+    assert_eq!(
+        h.core.mirror(PaneId(0)).map(|m| m.state()),
+        Some(SyncState::Live)
+    );
+    assert!(h.events.iter().any(|e| matches!(
+        e,
+        EventKind::Resync {
+            pane: PaneId(0),
+            reason: ResyncReason::Attach
+        }
+    )));
+}
+
+#[test]
+fn command_tags_match_replies_and_a_late_command_times_out() {
+    let mut h = Harness::new(ConnectionConfig::default());
+    let (start, _) = split_at(&transcript("session-killed"), "%output");
+    h.feed(&start);
+    h.attach(&[]);
+    let t0 = h.now;
+    h.core.command(ReplyId(1), Line::new(query::version()), t0);
+    h.core.command(
+        ReplyId(2),
+        Line::new(query::version()).then(query::version()),
+        t0,
+    );
+    h.collect();
+    h.answer(vec![ok(&["first"])]);
+    h.answer(vec![ok(&["second"]), (false, vec!["refused".into()])]);
+    let bodies: Vec<(ReplyId, Vec<Option<bool>>)> = h
+        .replies
+        .iter()
+        .map(|(id, answer)| match answer {
+            Answer::Command(Ok(replies)) => (
+                *id,
+                replies
+                    .iter()
+                    .map(|r| r.as_ref().map(|r| r.success))
+                    .collect(),
+            ),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        bodies,
+        [
+            (ReplyId(1), vec![Some(true)]),
+            (ReplyId(2), vec![Some(true), Some(false)])
+        ]
+    );
+    // A command tmux never answers fails at its deadline, not before.
+    h.replies.clear();
+    h.core.command(ReplyId(3), Line::new(query::version()), t0);
+    h.core.tick(t0 + Duration::from_secs(9));
+    h.collect();
+    assert!(h.replies.is_empty());
+    h.core.tick(t0 + Duration::from_secs(10));
+    h.collect();
+    assert!(matches!(
+        h.replies.as_slice(),
+        [(
+            ReplyId(3),
+            Answer::Command(Err(ConnectionError::Timeout { .. }))
+        )]
+    ));
+    assert_eq!(h.core.stats().timeouts, 1);
+}
+
+#[test]
+fn windows_and_layouts_change_pane_sizes_and_membership() {
+    let mut h = Harness::new(ConnectionConfig::default());
+    let stream = transcript("windows-and-panes");
+    let (start, rest) = split_at(&stream, "%output");
+    h.feed(&start);
+    h.attach(&[&row("%0", "@0", (120, 40), "")]);
+    h.seed(PaneId(0), (120, 40), &["$"], (2, 0));
+    let (split, rest) = split_at(&rest, "%window-pane-changed @0 %2");
+    h.feed(&split);
+    // The split halved %0 (a reseed follows) and showed a pane nobody listed yet.
+    assert!(h.events.iter().any(|e| matches!(
+        e,
+        EventKind::PaneResized {
+            pane: PaneId(0),
+            width: 60,
+            height: 40
+        }
+    )));
+    assert!(
+        !h.sent_for(|p| matches!(p, Purpose::Seed(PaneId(0), ResyncReason::Resize)))
+            .is_empty()
+    );
+    assert!(
+        h.sent_for(|p| *p == Purpose::Panes(ResyncReason::Attach))
+            .iter()
+            .any(|l| l.contains("list-panes") && !l.contains("-s"))
+    );
+    h.feed(&rest);
+    // Later layouts gave %0 its final size; %2 left the window's layout.
+    let size = h
+        .core
+        .mirror(PaneId(0))
+        .map(|m| (m.row.width, m.row.height));
+    assert_eq!(size, Some((50, 40)));
+    assert!(h.core.screen(PaneId(2), false).is_none());
+}
+
+#[test]
+fn exit_ends_the_session_and_sessions_changed_goes_up() {
+    let mut h = Harness::new(ConnectionConfig::default());
+    h.feed(&transcript("session-killed"));
+    assert_eq!(h.core.finish(h.now), Some(None));
+    h.collect();
+    assert_eq!(
+        h.upcalls
+            .iter()
+            .filter(|u| matches!(u, Upcall::SessionsChanged))
+            .count(),
+        3
+    );
+}
+
+#[test]
+fn a_pause_triggers_a_resync() {
+    let mut h = Harness::new(ConnectionConfig::default());
+    let stream = transcript("pause-continue");
+    let (start, rest) = split_at(&stream, "%extended-output");
+    h.feed(&start);
+    h.attach(&[&row("%0", "@0", (80, 24), "")]);
+    h.seed(PaneId(0), (80, 24), &["$"], (2, 0));
+    h.feed(&rest);
+    let mirror = h.core.mirror(PaneId(0)).expect("the pane");
+    assert_eq!(mirror.counters.pauses, 1);
+    assert_eq!(mirror.state(), SyncState::Stale);
+    assert_eq!(
+        h.sent_for(|p| *p == Purpose::Seed(PaneId(0), ResyncReason::Pause))
+            .len(),
+        1
+    );
+    h.seed(PaneId(0), (80, 24), &["resynced"], (8, 0));
+    assert_eq!(h.text(PaneId(0)), "resynced");
+    assert!(h.events.iter().any(|e| matches!(
+        e,
+        EventKind::Resync {
+            pane: PaneId(0),
+            reason: ResyncReason::Pause
+        }
+    )));
+}
+
+#[test]
+fn a_failed_pipe_falls_back_to_the_control_transport() {
+    let config = ConnectionConfig {
+        transport: Transport::Pipe,
+        ..ConnectionConfig::default()
+    };
+    let mut h = Harness::new(config);
+    let (start, rest) = split_at(&transcript("shell-utf8"), "%output");
+    h.feed(&start);
+    h.attach(&[&row("%0", "@0", (100, 30), "")]);
+    assert_eq!(h.host.calls(), ["start %0 1"]);
+    assert_eq!(
+        h.sent_for(|p| *p == Purpose::PipeStart(PaneId(0), 1)).len(),
+        1
+    );
+    // `%output` of a pipe pane is ignored: the pipe delivers.
+    h.feed(&rest);
+    assert_eq!(h.core.mirror(PaneId(0)).map(|m| m.output_end()), Some(0));
+    h.core.pipe_output(PaneId(0), 1, b"piped", h.now);
+    h.core
+        .pipe_failed(PaneId(0), 1, "the FIFO is gone".into(), h.now);
+    h.collect();
+    assert_eq!(h.host.calls(), ["start %0 1", "stop %0 1"]);
+    let transports: Vec<(Transport, String)> = h
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::Transport {
+                transport, reason, ..
+            } => Some((*transport, reason.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        transports,
+        [
+            (Transport::Pipe, "the daemon's --transport".to_string()),
+            (
+                Transport::Control,
+                "the pipe failed: the FIFO is gone".to_string()
+            )
+        ]
+    );
+    assert!(
+        h.sent_for(|p| *p == Purpose::Setup)
+            .iter()
+            .any(|l| l.contains("%0:on"))
+    );
+    assert_eq!(h.core.stats().pipe_panes, 0);
+    assert_eq!(h.core.stats().pipe_bytes, 5);
+}
+
+#[test]
+fn status_evaluation_is_due_when_output_goes_quiet_and_at_most_max_wait_after() {
+    let mut h = Harness::new(ConnectionConfig::default());
+    let (start, _) = split_at(&transcript("shell-utf8"), "%output");
+    h.feed(&start);
+    h.attach(&[&row("%0", "@0", (100, 30), "claude_code")]);
+    h.seed(PaneId(0), (100, 30), &["$"], (2, 0));
+    let t0 = h.now + Duration::from_secs(1);
+    h.core.wake(t0);
+    h.now = t0;
+    h.output("%0", "working");
+    let timing = crate::status::pane::Timing::default();
+    assert_eq!(h.core.next_wakeup(t0), Some(t0 + timing.quiet));
+    // Output that keeps coming moves the evaluation on, up to `max_wait` after the first.
+    let mut at = t0;
+    while at < t0 + timing.max_wait * 2 {
+        at += timing.quiet / 2;
+        h.now = at;
+        h.output("%0", ".");
+    }
+    assert_eq!(h.core.next_wakeup(at), Some(t0 + timing.max_wait));
+    h.core.wake(t0 + timing.max_wait);
+    assert!(
+        h.core
+            .next_wakeup(t0 + timing.max_wait)
+            .is_none_or(|due| due > t0 + timing.max_wait)
+    );
+}
+
+#[test]
+fn an_observer_takes_panes_from_the_stream_and_sends_nothing() {
+    let mut core = SessionCore::observer((80, 24), Instant::now());
+    let mut decoder = crate::control::Decoder::new();
+    for event in decoder.feed_vec(&transcript("windows-and-panes")) {
+        core.event(event, Instant::now());
+    }
+    let mut actions = Vec::new();
+    core.take_actions(&mut actions);
+    assert!(!actions.iter().any(|a| matches!(a, Action::Send { .. })));
+    let screens = core.into_screens();
+    // %5 printed in a window no layout described (closing that window cannot tell it
+    // left): it stays, at the default size, as replay has always shown it.
+    let sizes: Vec<(PaneId, (u16, u16))> = screens.iter().map(|(id, s)| (*id, s.size())).collect();
+    assert_eq!(
+        sizes,
+        [
+            (PaneId(0), (50, 40)),
+            (PaneId(1), (69, 40)),
+            (PaneId(3), (120, 19)),
+            (PaneId(4), (120, 20)),
+            (PaneId(5), (80, 24))
+        ]
+    );
+}
+
+#[test]
+fn the_watchdog_checks_a_pane_that_printed_and_resyncs_it_when_tmux_shows_otherwise() {
+    let mut h = Harness::new(ConnectionConfig::default());
+    let t0 = h.now;
+    let (start, _) = split_at(&transcript("shell-utf8"), "%output");
+    h.feed(&start);
+    h.attach(&[&row("%0", "@0", (100, 30), "")]);
+    h.seed(PaneId(0), (100, 30), &["$"], (2, 0));
+    h.output("%0", "x");
+    assert_eq!(h.text(PaneId(0)), "$ x");
+    let checks = |h: &Harness| h.sent_for(|p| *p == Purpose::Check(PaneId(0))).len();
+    h.core.tick(t0 + Duration::from_millis(1999));
+    h.collect();
+    assert_eq!(checks(&h), 0);
+    h.core.tick(t0 + Duration::from_secs(2));
+    h.collect();
+    assert_eq!(checks(&h), 1);
+    // (A question about the pane's program went first: the shell printed.)
+    h.skip_until(|p| *p == Purpose::Check(PaneId(0)));
+    assert_eq!(
+        h.answer(vec![ok(&["$ y"]), ok(&["3 0 0 0"])]),
+        Purpose::Check(PaneId(0))
+    );
+    assert_eq!(
+        h.sent_for(|p| *p == Purpose::Seed(PaneId(0), ResyncReason::Divergence))
+            .len(),
+        1
+    );
+    h.seed(PaneId(0), (100, 30), &["$ y"], (3, 0));
+    assert_eq!(h.text(PaneId(0)), "$ y");
+    assert_eq!(h.core.stats().totals.divergences, 1);
+    assert!(h.events.iter().any(|e| matches!(
+        e,
+        EventKind::Resync {
+            pane: PaneId(0),
+            reason: ResyncReason::Divergence
+        }
+    )));
+}

@@ -1,0 +1,228 @@
+//! The vocabulary a session shares with its IO shell and the rest of the crate: settings,
+//! errors, and what the core answers about panes (re-exported by `tmux::connection`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::ids::{PaneId, SessionId, WindowId};
+use crate::mirror::{PaneCounters, SyncState};
+use crate::pipe::{Transport, WatchdogConfig};
+use crate::raw::RawBytes;
+
+/// Settings of a control connection.
+#[derive(Debug, Clone)]
+pub struct ConnectionConfig {
+    /// `pause-after` in seconds: tmux pauses a pane whose output waited that long for us,
+    /// instead of disconnecting us; 0 disables it.
+    pub pause_after: u32,
+    /// How long a command may wait for its reply.
+    pub command_timeout: Duration,
+    /// Bytes of recent output kept per pane.
+    pub ring_bytes: usize,
+    /// How often the divergence watchdog looks at panes that printed since its last look.
+    pub watchdog_interval: Duration,
+    /// When agent status is evaluated.
+    pub status: crate::status::pane::Timing,
+    /// The transport new panes start on.
+    pub transport: Transport,
+    /// Where the pipe transport's FIFOs are made (a private directory).
+    pub pipe_dir: PathBuf,
+    /// Where the sockets that control clients attach through are made (a private directory;
+    /// see [`crate::tmux::attach`]).
+    pub attach_dir: PathBuf,
+    /// The pipe transport's liveness watchdog (its checks run every `watchdog_interval`).
+    pub pipe_watchdog: WatchdogConfig,
+    /// `--transport auto`: when a session's control client keeps failing, its panes move to
+    /// the pipe transport, and back once it holds (used by the supervisor).
+    pub auto: Option<AutoFailover>,
+    /// Set by the supervisor on a connection started on pipes because its control client kept
+    /// failing: after this long without failing, its panes go back to the control transport.
+    pub failover: Option<Duration>,
+}
+
+/// The rule of `--transport auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AutoFailover {
+    /// Unexpected ends of a session's control client within `window` that move it to pipes.
+    pub failures: u32,
+    /// See `failures`.
+    pub window: Duration,
+    /// How long the control client of a session on pipes must hold before its panes go back.
+    pub recover_after: Duration,
+}
+
+impl Default for ConnectionConfig {
+    fn default() -> Self {
+        ConnectionConfig {
+            pause_after: 5,
+            command_timeout: Duration::from_secs(10),
+            ring_bytes: 128 * 1024,
+            watchdog_interval: Duration::from_secs(2),
+            status: crate::status::pane::Timing::default(),
+            transport: Transport::Control,
+            pipe_dir: std::env::temp_dir().join(format!("panectl-pipes-{}", std::process::id())),
+            attach_dir: std::env::temp_dir().join(format!("panectl-attach-{}", std::process::id())),
+            pipe_watchdog: WatchdogConfig::default(),
+            auto: None,
+            failover: None,
+        }
+    }
+}
+
+/// Why a command through the connection failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectionError {
+    /// The connection is gone.
+    #[error("the control connection to session {0} is closed")]
+    Closed(SessionId),
+    /// tmux did not answer in time.
+    #[error("tmux did not answer `{command}` within {after:?}")]
+    Timeout {
+        /// The command line.
+        command: String,
+        /// The timeout.
+        after: Duration,
+    },
+}
+
+/// Why a line of commands did not all succeed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// The connection failed.
+    #[error("tmux connection: {0}")]
+    Connection(#[from] ConnectionError),
+    /// tmux answered a command with an error.
+    #[error("tmux refused: {0}")]
+    Refused(String),
+    /// tmux skipped a command because an earlier one on the line failed.
+    #[error("tmux skipped a command after an earlier one failed")]
+    Skipped,
+}
+
+/// A pane as the API lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct PaneSummary {
+    /// The agent's name (`@panectl_name`), if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The pane id.
+    pub pane: PaneId,
+    /// The session's id.
+    pub session_id: SessionId,
+    /// The session's name.
+    pub session: RawBytes,
+    /// The window's id.
+    pub window_id: WindowId,
+    /// The window's index.
+    pub window_index: u32,
+    /// The window's name.
+    pub window: RawBytes,
+    /// The pane's index in its window.
+    pub index: u32,
+    /// The title the program set.
+    pub title: RawBytes,
+    /// The foreground command.
+    pub command: RawBytes,
+    /// The pane's first process.
+    pub pid: u32,
+    /// Width in cells.
+    pub width: u16,
+    /// Height in cells.
+    pub height: u16,
+    /// Whether its process exited.
+    pub dead: bool,
+    /// Whether it is in copy/view mode.
+    pub in_mode: bool,
+    /// Whether it is the active pane of its window.
+    pub active: bool,
+    /// Whether the alternate screen is on.
+    pub alternate_screen: bool,
+    /// How far the mirrored screen can be trusted.
+    pub sync: SyncState,
+    /// Where its output comes from.
+    pub transport: Transport,
+    /// Sequence number of the next output byte.
+    pub output_seq: u64,
+    /// Counters.
+    pub counters: PaneCounters,
+    /// The agent CLI running in the pane, if one is recognised.
+    pub provider: Option<String>,
+    /// How the provider was recognised.
+    pub provider_source: Option<crate::status::pane::ProviderSource>,
+    /// The agent's status (`unknown` for panes without a provider).
+    pub status: crate::status::Status,
+    /// The rule behind the status (for a signal, what it was).
+    pub status_rule: Option<String>,
+    /// Where the status came from: `screen`, `hook`, `osc` or `title`.
+    pub status_source: crate::status::signal::StatusSource,
+    /// Whether the status reflects the latest output (no evaluation pending).
+    pub status_settled: bool,
+    /// Seconds the status has lasted.
+    pub status_seconds: f64,
+    /// A `completed` agent whose pane an attached client has had in view since (see
+    /// `@panectl-seen`); false for every other status.
+    pub seen: bool,
+}
+
+/// A pane's screen, as the API returns it.
+#[derive(Debug, Clone)]
+pub struct ScreenDump {
+    /// Text or ANSI bytes.
+    pub content: Vec<u8>,
+    /// Width.
+    pub width: u16,
+    /// Height.
+    pub height: u16,
+    /// Cursor column and row.
+    pub cursor: (u16, u16),
+    /// Alternate screen on.
+    pub alternate_screen: bool,
+    /// Output sequence number the screen reflects.
+    pub output_seq: u64,
+    /// Sync state.
+    pub sync: SyncState,
+}
+
+/// Counters of one connection.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ConnectionStats {
+    /// The session.
+    pub session: Option<SessionId>,
+    /// Whether the control client has attached (tmux answered its first commands).
+    pub attached: bool,
+    /// tmux's version as it reports it.
+    pub tmux_version: String,
+    /// Lines the decoder could not read.
+    pub parse_errors: u64,
+    /// Bare lines outside reply blocks.
+    pub stray_lines: u64,
+    /// Commands that timed out.
+    pub timeouts: u64,
+    /// Commands sent.
+    pub commands: u64,
+    /// Panes mirrored.
+    pub panes: usize,
+    /// Sum of the pane counters.
+    pub totals: PaneCounters,
+    /// Panes on the pipe transport.
+    pub pipe_panes: usize,
+    /// Bytes that came through pipes since the connection began (in cross-check mode, the
+    /// bytes compared).
+    pub pipe_bytes: u64,
+    /// Cross-check mode: bytes found equal in both transports.
+    pub cross_check_matched: u64,
+    /// Cross-check mode: differences reported.
+    pub cross_check_findings: u64,
+}
+
+/// What a connection tells its supervisor.
+#[derive(Debug)]
+pub enum Upcall {
+    /// tmux reported `%sessions-changed`: a session was created or destroyed.
+    SessionsChanged,
+    /// A connection started on pipes after failures held long enough, and moved its panes
+    /// back to the control transport.
+    ControlRecovered(SessionId),
+}

@@ -1,0 +1,154 @@
+//! The core's [`Host`] in the daemon: pane process trees read from `/proc`, and the pipe
+//! transport's FIFOs with their reader tasks.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::Request;
+use crate::control::command::Command;
+use crate::ids::PaneId;
+use crate::pipe::Fifo;
+use crate::session::Host;
+use crate::status::process::{self, ProcessEntry};
+
+/// A pane's FIFO and its reader.
+struct ShellPipe {
+    generation: u64,
+    /// The FIFO (removed when the last owner drops it: this and its reader task).
+    fifo: Arc<Fifo>,
+    /// Stops the reader task.
+    reader: CancellationToken,
+}
+
+impl Drop for ShellPipe {
+    fn drop(&mut self) {
+        self.reader.cancel();
+    }
+}
+
+/// See the module documentation.
+pub(super) struct ShellHost {
+    /// Where the FIFOs are made (a private directory).
+    pipe_dir: PathBuf,
+    /// The connection's own request channel, for the pipe readers.
+    requests: mpsc::WeakSender<Request>,
+    /// Cancelled when the connection ends (the readers hold child tokens).
+    cancel: CancellationToken,
+    pipes: HashMap<PaneId, ShellPipe>,
+}
+
+impl ShellHost {
+    pub(super) fn new(
+        pipe_dir: PathBuf,
+        requests: mpsc::WeakSender<Request>,
+        cancel: CancellationToken,
+    ) -> ShellHost {
+        ShellHost {
+            pipe_dir,
+            requests,
+            cancel,
+            pipes: HashMap::new(),
+        }
+    }
+}
+
+impl Host for ShellHost {
+    fn process_tree(&mut self, pid: u32, limit: usize) -> Vec<ProcessEntry> {
+        process::tree(pid, limit)
+    }
+
+    fn start_pipe(&mut self, pane: PaneId, generation: u64) -> Result<Command, String> {
+        let fifo = Fifo::create(&self.pipe_dir, pane).map_err(|e| e.to_string())?;
+        let start = fifo.start_command(pane).map_err(|e| e.to_string())?;
+        let fifo = Arc::new(fifo);
+        let reader = self.cancel.child_token();
+        tokio::spawn(read_fifo(
+            Arc::clone(&fifo),
+            pane,
+            generation,
+            self.requests.clone(),
+            reader.clone(),
+        ));
+        self.pipes.insert(
+            pane,
+            ShellPipe {
+                generation,
+                fifo,
+                reader,
+            },
+        );
+        Ok(start)
+    }
+
+    fn restart_pipe(&mut self, pane: PaneId) -> Result<Command, String> {
+        let Some(pipe) = self.pipes.get(&pane) else {
+            return Err(format!("the pipe of {pane} is not running"));
+        };
+        let path = pipe.fifo.path();
+        if !std::fs::symlink_metadata(path)
+            .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()))
+        {
+            return Err(format!(
+                "the pipe stalled and its FIFO {} is gone",
+                path.display()
+            ));
+        }
+        pipe.fifo
+            .start_command(pane)
+            .map_err(|error| format!("cannot re-arm the pipe: {error}"))
+    }
+
+    fn stop_pipe(&mut self, pane: PaneId, generation: u64) {
+        if self
+            .pipes
+            .get(&pane)
+            .is_some_and(|pipe| pipe.generation == generation)
+        {
+            self.pipes.remove(&pane);
+        }
+    }
+}
+
+/// Reads a pane's FIFO and hands each chunk to the connection; says so if the FIFO fails.
+async fn read_fifo(
+    fifo: Arc<Fifo>,
+    pane: PaneId,
+    generation: u64,
+    connection: mpsc::WeakSender<Request>,
+    cancel: CancellationToken,
+) {
+    let (chunks, mut received) = mpsc::channel::<Vec<u8>>(16);
+    let read = fifo.read(chunks, |_| {}, cancel.clone());
+    let forward = async {
+        while let Some(data) = received.recv().await {
+            let Some(connection) = connection.upgrade() else {
+                return;
+            };
+            let request = Request::PipeOutput {
+                pane,
+                generation,
+                data,
+            };
+            if connection.send(request).await.is_err() {
+                return;
+            }
+        }
+    };
+    let (result, ()) = tokio::join!(read, forward);
+    if let Err(error) = result
+        && !cancel.is_cancelled()
+        && let Some(connection) = connection.upgrade()
+    {
+        let _ = connection
+            .send(Request::PipeFailed {
+                pane,
+                generation,
+                error: error.to_string(),
+            })
+            .await;
+    }
+}
