@@ -276,6 +276,15 @@ mod tests {
     }
 
     #[test]
+    fn the_api_document_lists_every_status() {
+        let document: serde_json::Value =
+            serde_json::from_str(crate::api::server::OPENAPI).expect("openapi.json is JSON");
+        let listed = &document["components"]["schemas"]["Status"]["enum"];
+        let words: Vec<&str> = Status::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(listed, &serde_json::json!(words));
+    }
+
+    #[test]
     fn the_window_glyph_format_is_the_plugins() {
         assert_eq!(
             window_glyphs_format(),
