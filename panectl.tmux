@@ -8,9 +8,9 @@ PLUGIN_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=plugin/helpers.sh
 source "$PLUGIN_DIR/plugin/helpers.sh"
 
-# The glyph of each status, for window names (pure tmux formats: no shell-out on refresh).
-GLYPHS='#{P:#{?#{==:#{@panectl_status},waiting_user_answer},!,#{?#{==:#{@panectl_status},processing},⚙,#{?#{==:#{@panectl_status},completed},✔,#{?#{==:#{@panectl_status},error},✖,}}}}}'
-GLYPHS_MARK='#{P:#{?#{==:#{@panectl_status},waiting_user_answer}'
+# How the window status glyphs' format (`panectl window-glyphs`, from the status table) starts:
+# the mark that it was added already.
+GLYPHS_MARK='#{P:#{?#{==:#{@panectl_status},'
 
 # Binds KEY (prefix table) to COMMAND... unless the user bound it to something else; returns
 # 1 when the key stays the user's.
@@ -74,14 +74,17 @@ interpolate_status() {
     done
 }
 
-# With @panectl-window-status on, window names carry their agents' status glyphs.
+# With @panectl-window-status on, window names carry their agents' status glyphs: a pure
+# tmux format asked of the binary BIN once here, so a status-line refresh runs no process.
 window_status() {
-    local option value
+    local bin="$1" option value glyphs
     is_on "$(get_tmux_option @panectl-window-status off)" || return 0
+    glyphs="$("$bin" window-glyphs 2>/dev/null)" || return 0
+    [[ "$glyphs" == "$GLYPHS_MARK"* ]] || return 0
     for option in window-status-format window-status-current-format; do
         value="$(tmux show-option -gqv "$option")"
         if [[ "$value" != *"$GLYPHS_MARK"* ]]; then
-            tmux set-option -gq "$option" "$value$GLYPHS"
+            tmux set-option -gq "$option" "$value$glyphs"
         fi
     done
 }
@@ -215,7 +218,7 @@ main() {
         *) return 0 ;; # @panectl-bin is wrong; binary.sh said so
     esac
     tmux set-option -gqu @panectl-error
-    window_status
+    window_status "$bin"
     bind_keys "$bin" "$socket"
     if start_daemon "$bin" "$socket"; then
         announce_ready

@@ -4,8 +4,9 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
+use panectl::status::Status;
 use panectl::tmux::ServerAddress;
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 
 use super::ServerArgs;
 use super::client::{block_on, client};
@@ -33,12 +34,23 @@ pub(super) struct Pane {
     /// The agent CLI, if one is recognised.
     #[serde(default)]
     pub provider: Option<String>,
-    /// The status word.
-    #[serde(default)]
-    pub status: String,
+    /// The status (the server's type; a word this build does not know reads as `unknown`).
+    #[serde(default = "unknown", deserialize_with = "status_word")]
+    pub status: Status,
     /// How long the status has lasted.
     #[serde(default)]
     pub status_seconds: f64,
+}
+
+fn unknown() -> Status {
+    Status::Unknown
+}
+
+/// A status word as a [`Status`]; one from a newer daemon reads as `unknown` rather than
+/// failing the whole list.
+fn status_word<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Status, D::Error> {
+    let word = String::deserialize(deserializer)?;
+    Ok(Status::parse(&word).unwrap_or(Status::Unknown))
 }
 
 impl Pane {
@@ -124,7 +136,7 @@ pub(super) mod tests {
             window_index: window,
             index,
             provider: Some("codex".into()),
-            status: status.into(),
+            status: Status::parse(status).expect("a status word"),
             status_seconds: 0.0,
         }
     }
@@ -166,5 +178,12 @@ pub(super) mod tests {
             "provider": null, "status": "unknown", "extra": true});
         let parsed: Pane = serde_json::from_value(json).expect("a pane");
         assert_eq!(parsed.location(), "s:w.1");
+        assert_eq!(parsed.status, Status::Unknown);
+        let json = serde_json::json!({"pane": "%7", "status": "waiting_user_answer"});
+        let parsed: Pane = serde_json::from_value(json).expect("a pane");
+        assert_eq!(parsed.status, Status::WaitingUserAnswer);
+        let json = serde_json::json!({"pane": "%7", "status": "some_newer_word"});
+        let parsed: Pane = serde_json::from_value(json).expect("a pane");
+        assert_eq!(parsed.status, Status::Unknown);
     }
 }

@@ -97,24 +97,14 @@ pub fn board(server: &ServerArgs, args: &BoardArgs) -> anyhow::Result<ExitCode> 
     }
 }
 
-/// Where a status goes on the board: waiting first, then completed, error, processing, idle,
-/// the rest.
-fn rank(status: &str) -> u8 {
-    match status {
-        "waiting_user_answer" => 0,
-        "completed" => 1,
-        "error" => 2,
-        "processing" => 3,
-        "idle" => 4,
-        _ => 5,
-    }
-}
-
-/// The rows in board order: by status rank, then in the stable pane order.
+/// The rows in board order: by status rank ([`Status::rank`](panectl::status::Status::rank): waiting
+/// first, then completed, error, processing, idle, the rest), then in the stable pane order.
 pub(super) fn sorted(mut rows: Vec<Row>) -> Vec<Row> {
     rows.sort_by(|a, b| {
-        rank(&a.pane.status)
-            .cmp(&rank(&b.pane.status))
+        a.pane
+            .status
+            .rank()
+            .cmp(&b.pane.status.rank())
             .then_with(|| a.pane.order(&b.pane))
     });
     rows
@@ -219,7 +209,7 @@ fn write_table(out: &mut impl Write, rows: &[Row]) -> std::io::Result<()> {
         .map(|(at, row)| {
             [
                 (at + 1).to_string(),
-                printable(&row.pane.status),
+                printable(row.pane.status.as_str()),
                 printable(&row.pane.provider.clone().unwrap_or_default()),
                 printable(&row.pane.location()),
                 printable(&row.name),

@@ -26,19 +26,20 @@ pub struct JumpArgs {
     from: Option<String>,
 }
 
-/// The pane to go to: the first agent after `from` (in the stable order, wrapping) that waits
-/// for the user, else the first such that has completed. `panes` are in the stable order.
+/// The pane to go to: the first agent after `from` (in the stable order, wrapping) in the
+/// first [notable](panectl::status::Status::notable) status by rank (one that waits for the
+/// user, else one that has completed). `panes` are in the stable order.
 pub(super) fn next_target<'a>(panes: &'a [Pane], from: Option<&str>) -> Option<&'a Pane> {
     let start = from
         .and_then(|from| panes.iter().position(|p| p.pane == from))
         .map_or(0, |at| at + 1);
-    ["waiting_user_answer", "completed"]
-        .iter()
+    panectl::status::meaning::notable_by_rank()
+        .into_iter()
         .find_map(|status| {
             panes[start..]
                 .iter()
                 .chain(&panes[..start])
-                .find(|p| p.is_agent() && p.status == *status)
+                .find(|p| p.is_agent() && p.status == status)
         })
 }
 
@@ -81,6 +82,7 @@ pub fn jump(server: &ServerArgs, args: &JumpArgs) -> anyhow::Result<ExitCode> {
 mod tests {
     use super::*;
     use crate::cli::agents::tests::pane;
+    use panectl::status::Status;
 
     fn target(panes: &[Pane], from: Option<&str>) -> Option<String> {
         next_target(panes, from).map(|p| p.pane.clone())
@@ -102,14 +104,14 @@ mod tests {
         assert_eq!(target(&panes, Some("%99")).as_deref(), Some("%1"));
         // Nobody waits: the completed ones, cycling.
         for p in &mut panes {
-            if p.status == "waiting_user_answer" {
-                p.status = "processing".into();
+            if p.status == Status::WaitingUserAnswer {
+                p.status = Status::Processing;
             }
         }
         assert_eq!(target(&panes, Some("%0")).as_deref(), Some("%4"));
         assert_eq!(target(&panes, Some("%4")).as_deref(), Some("%0"));
         // A lone candidate is chosen even from itself.
-        panes[4].status = "idle".into();
+        panes[4].status = Status::Idle;
         assert_eq!(target(&panes, Some("%0")).as_deref(), Some("%0"));
         // Shells do not count, whatever their status.
         panes[0].provider = Some("shell".into());

@@ -286,6 +286,10 @@ enum Command {
         #[arg(long, value_parser = replay::parse_size, default_value = "80x24")]
         size: (u16, u16),
     },
+    /// Print the tmux format of the window status glyphs (for the tmux plugin, which reads it
+    /// once at load; the glyphs come from the status table).
+    #[command(hide = true)]
+    WindowGlyphs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -310,6 +314,10 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
             pane,
             size,
         } => replay::run(&transcript, json, pane, size),
+        Command::WindowGlyphs => {
+            println!("{}", panectl::status::meaning::window_glyphs_format());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Ls { json } => client::ls(&cli.server, json),
         Command::Screen { pane, ansi } => client::screen(&cli.server, &pane, ansi),
         Command::Output { pane, from } => client::output(&cli.server, &pane, from),

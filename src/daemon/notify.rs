@@ -21,7 +21,7 @@ use tracing::{debug, info, warn};
 use crate::control::command::{Command, Format, Line, SafeValue, Target};
 use crate::events::{EventBus, EventKind};
 use crate::ids::PaneId;
-use crate::status::Status;
+use crate::status::{Phase, Status};
 use crate::tmux::ConnectionHandle;
 use crate::tmux::Connections;
 
@@ -38,12 +38,16 @@ const WAITING_MESSAGE: Format = Format::new(
 const COMPLETED_MESSAGE: Format = Format::new(
     "panectl: #{?#{@panectl_name},#{@panectl_name},#{@panectl_provider}} in #{session_name}:#{window_name} (#{pane_id}) has finished",
 );
+const CHANGED_MESSAGE: Format = Format::new(
+    "panectl: #{?#{@panectl_name},#{@panectl_name},#{@panectl_provider}} in #{session_name}:#{window_name} (#{pane_id}) is #{@panectl_status}",
+);
 const CLIENTS: Format = Format::new("#{client_name}\t#{client_control_mode}");
 
-/// Whether a change deserves a notification.
+/// Whether a change deserves a notification: an agent (not the plain shell) reached a
+/// [notable](Status::notable) status.
 pub fn notable(status: Status, previous: Status, provider: Option<&str>) -> bool {
     let agent = provider.is_some_and(|p| p != crate::status::providers::SHELL);
-    agent && status != previous && matches!(status, Status::WaitingUserAnswer | Status::Completed)
+    agent && status != previous && status.notable()
 }
 
 /// The environment of the user's notification command.
@@ -143,10 +147,10 @@ async fn show(handle: &ConnectionHandle, pane: PaneId, status: Status) {
         .first()
         .map(|r| String::from_utf8_lossy(&r.joined_body()).into_owned())
         .unwrap_or_default();
-    let message = if status == Status::WaitingUserAnswer {
-        WAITING_MESSAGE
-    } else {
-        COMPLETED_MESSAGE
+    let message = match status.phase() {
+        Phase::Blocked => WAITING_MESSAGE,
+        Phase::Ready | Phase::Ended => COMPLETED_MESSAGE,
+        Phase::Busy | Phase::Unknown => CHANGED_MESSAGE,
     };
     let mut shown = Vec::new();
     for row in body.lines() {

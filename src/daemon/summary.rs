@@ -91,7 +91,7 @@ impl Default for SummaryOptions {
 fn status_word(word: &str) -> Option<Status> {
     Status::parse(word).or_else(|| {
         Status::ALL.into_iter().find(|s| {
-            short_word(*s) == word || (word == "waiting" && *s == Status::WaitingUserAnswer)
+            s.short_word() == word || (word == "waiting" && *s == Status::WaitingUserAnswer)
         })
     })
 }
@@ -119,46 +119,12 @@ impl SummaryOptions {
     }
 }
 
-fn short_word(status: Status) -> &'static str {
-    match status {
-        Status::Idle => "idle",
-        Status::Processing => "run",
-        Status::Completed => "done",
-        Status::WaitingUserAnswer => "wait",
-        Status::Error => "err",
-        Status::Unknown => "unknown",
-        Status::Exited => "exit",
-    }
-}
-
-fn icon(status: Status) -> &'static str {
-    match status {
-        Status::Idle => "○",
-        Status::Processing => "⚙",
-        Status::Completed => "✔",
-        Status::WaitingUserAnswer => "!",
-        Status::Error => "✖",
-        Status::Unknown => "?",
-        Status::Exited => "⏹",
-    }
-}
-
-fn colour(status: Status) -> &'static str {
-    match status {
-        Status::WaitingUserAnswer => "#[fg=yellow]",
-        Status::Processing => "#[fg=blue]",
-        Status::Completed => "#[fg=green]",
-        Status::Error => "#[fg=red]",
-        _ => "#[fg=brightblack]",
-    }
-}
-
 /// The summary text for some statuses: one item per status present, in a fixed order, as the
 /// options say. Panes without an agent (`unknown`) are left out.
 pub fn render(statuses: impl IntoIterator<Item = Status>, options: &SummaryOptions) -> String {
     let mut counts: BTreeMap<Status, usize> = BTreeMap::new();
     for status in statuses {
-        if status != Status::Unknown {
+        if status.phase() != crate::status::Phase::Unknown {
             *counts.entry(status).or_default() += 1;
         }
     }
@@ -169,11 +135,11 @@ pub fn render(statuses: impl IntoIterator<Item = Status>, options: &SummaryOptio
             let n = counts.get(status)?;
             let item = match options.format {
                 SummaryFormat::Words => format!("{status}:{n}"),
-                SummaryFormat::Short => format!("{}:{n}", short_word(*status)),
-                SummaryFormat::Icons => format!("{}{n}", icon(*status)),
+                SummaryFormat::Short => format!("{}:{n}", status.short_word()),
+                SummaryFormat::Icons => format!("{}{n}", status.icon()),
             };
             Some(if options.colour {
-                format!("{}{item}#[fg=default]", colour(*status))
+                format!("{}{item}#[fg=default]", status.tmux_colour())
             } else {
                 item
             })

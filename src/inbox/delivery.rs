@@ -40,9 +40,9 @@ use crate::events::{DaemonEvent, EventBus, EventKind};
 use crate::ids::PaneId;
 use crate::mirror::SyncState;
 use crate::query;
-use crate::status::Status;
 use crate::status::providers::ProviderSet;
 use crate::status::rules::{Delivery, Verdict};
+use crate::status::{Phase, Status};
 use crate::tmux::Connections;
 use crate::tmux::{ConnectionHandle, PaneSummary};
 
@@ -417,10 +417,13 @@ impl Task {
         self.settings.ready.contains(&status)
     }
 
-    /// Whether a status means the receiver took the input: working, asking something, or any
-    /// other status that is not ready (an error ends a turn that started).
+    /// Whether a status means the receiver took the input: any status of a live agent that is
+    /// not ready for the provider (its `ready` list): working, asking something, and also an
+    /// error, which ends a turn that started. Broader than a turn follower's "in a turn"
+    /// ([`crate::status::Phase::is_in_turn`]), on purpose: here the question is only whether
+    /// the input went in. Nothing says so when the status is unknown or the agent has exited.
     fn is_busy(&self, status: Status) -> bool {
-        !self.is_ready(status) && !matches!(status, Status::Unknown | Status::Exited)
+        !self.is_ready(status) && status.phase() != Phase::Unknown && status != Status::Exited
     }
 
     async fn serve(self) -> Next {

@@ -21,8 +21,8 @@ use super::{Context, Error, first_reply_line};
 use crate::control::command::{Command, Format, Line, SafeValue, Target, commands};
 use crate::ids::PaneId;
 use crate::query;
-use crate::status::Status;
 use crate::status::rules::Launch;
+use crate::status::{Phase, Status};
 use crate::tmux::{ConnectionHandle, RunError};
 
 /// The pane option that holds an agent's name.
@@ -519,7 +519,8 @@ async fn wait_until_ready(
         let (reached, status) = await_agent_status(
             state,
             pane,
-            |s, p| p == Some(provider) && (s.is_ready() || s == Status::WaitingUserAnswer),
+            // Ready, or blocked on a start-up dialog.
+            |s, p| p == Some(provider) && matches!(s.phase(), Phase::Ready | Phase::Blocked),
             Some(deadline),
         )
         .await
@@ -567,14 +568,9 @@ async fn wait_until_ready(
                 accepted.push(rule);
                 // Give the dialog a moment to close before looking again.
                 let settle = (tokio::time::Instant::now() + Duration::from_secs(5)).min(deadline);
-                await_status(
-                    state,
-                    pane,
-                    |s| s != Status::WaitingUserAnswer,
-                    Some(settle),
-                )
-                .await
-                .map_err(WaitError::Api)?;
+                await_status(state, pane, |s| s.phase() != Phase::Blocked, Some(settle))
+                    .await
+                    .map_err(WaitError::Api)?;
             }
             Some(_) if accept => {
                 return Err(WaitError::Api(Error::Conflict(format!(

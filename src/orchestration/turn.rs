@@ -14,7 +14,7 @@ use super::{Context, Error};
 use crate::events::{DaemonEvent, EventKind};
 use crate::ids::PaneId;
 use crate::inbox::State;
-use crate::status::Status;
+use crate::status::{Phase, Status};
 use crate::tmux::watch::{PaneWatch, Seen};
 
 /// How long a delivered task may show no busy status before a ready worker is taken to have
@@ -66,15 +66,18 @@ impl Turn {
             return Some(TurnEnd::PaneGone);
         }
         let status = self.status?;
-        match status {
-            Status::Error | Status::Exited => Some(TurnEnd::Finished(status)),
-            s if s.is_ready() => {
+        match status.phase() {
+            // Stopped on an error, or gone: the turn is over whatever was seen.
+            Phase::Ended => Some(TurnEnd::Finished(status)),
+            // Ready again: the end of this turn once it was seen under way (a ready screen
+            // right after the delivery may still be the one before it).
+            Phase::Ready => {
                 let unseen_long_enough = self
                     .delivered_at
                     .is_some_and(|at| now.duration_since(at) >= UNSEEN_TURN_GRACE);
                 (self.busy_seen || unseen_long_enough).then_some(TurnEnd::Finished(status))
             }
-            _ => None,
+            Phase::Busy | Phase::Blocked | Phase::Unknown => None,
         }
     }
 
@@ -178,11 +181,12 @@ pub(crate) async fn follow(
     }
 }
 
+/// Notes the worker seen busy: in a turn ([`Phase::is_in_turn`]: working, or blocked on the
+/// user). Unlike delivery's confirmation (which takes any non-ready status of a live agent,
+/// an error included, as "took the input"), an error does not count here: it ends the turn
+/// at once (see `Turn::end`), and `busy_seen` is what the assignment records.
 fn note_busy(turn: &mut Turn, on_busy: &mut impl FnMut()) {
-    let busy = matches!(
-        turn.status,
-        Some(Status::Processing | Status::WaitingUserAnswer)
-    );
+    let busy = turn.status.is_some_and(|s| s.phase().is_in_turn());
     if busy && matches!(turn.message, State::Delivering | State::Delivered) && !turn.busy_seen {
         turn.busy_seen = true;
         on_busy();

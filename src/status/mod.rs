@@ -8,6 +8,7 @@
 //! to do with changes.
 
 pub mod engine;
+pub mod meaning;
 pub mod menu;
 pub mod osc;
 pub mod pane;
@@ -20,7 +21,10 @@ pub mod view;
 
 use serde::{Deserialize, Serialize};
 
-/// The status of an agent, with the names orchestrators already use.
+pub use meaning::{Meaning, Phase};
+
+/// The status of an agent, with the names orchestrators already use. What each one means
+/// (phase, notification, rank, drawing) is its row in [`meaning`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
@@ -53,16 +57,8 @@ impl Status {
     ];
 
     /// The status word.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Idle => "idle",
-            Status::Processing => "processing",
-            Status::Completed => "completed",
-            Status::WaitingUserAnswer => "waiting_user_answer",
-            Status::Error => "error",
-            Status::Unknown => "unknown",
-            Status::Exited => "exited",
-        }
+    pub const fn as_str(self) -> &'static str {
+        self.meaning().word
     }
 
     /// Parses a status word.
@@ -70,9 +66,9 @@ impl Status {
         Status::ALL.into_iter().find(|s| s.as_str() == word)
     }
 
-    /// Whether the agent can take input now.
-    pub fn is_ready(self) -> bool {
-        matches!(self, Status::Idle | Status::Completed)
+    /// Whether the agent can take input now (its phase is [`Phase::Ready`]).
+    pub const fn is_ready(self) -> bool {
+        matches!(self.phase(), Phase::Ready)
     }
 }
 

@@ -585,12 +585,11 @@ impl Provider {
                 .get_ref()
                 .iter()
                 .map(|word| match Status::parse(word) {
-                    Some(Status::Processing | Status::WaitingUserAnswer | Status::Exited) => {
-                        Err(error(
-                            ready.span().start,
-                            format!("a message may never go in while {word}"),
-                        ))
-                    }
+                    // In a turn, or gone: never a time to type.
+                    Some(s) if s.phase().is_in_turn() || s == Status::Exited => Err(error(
+                        ready.span().start,
+                        format!("a message may never go in while {word}"),
+                    )),
                     Some(status) => Ok(status),
                     None => Err(error(
                         ready.span().start,

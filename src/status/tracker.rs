@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::Status;
 use super::engine::Detection;
 use super::rules::Verdict;
 use super::signal::StatusSource;
+use super::{Phase, Status};
 
 /// How long a screen may stay unreadable before the status becomes `unknown`.
 pub const DEFAULT_UNKNOWN_GRACE: Duration = Duration::from_millis(1500);
@@ -177,10 +177,10 @@ impl StatusTracker {
             }
             Verdict::Error => Status::Error,
         };
-        if status.is_ready() || status == Status::Error {
+        if status.ends_turn() {
             self.input_pending = false;
         }
-        if status.is_ready() || status == Status::Processing {
+        if matches!(status.phase(), Phase::Ready | Phase::Busy) {
             self.began = true;
         }
         self.set(status, detection.rule.clone())
