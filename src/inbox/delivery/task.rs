@@ -1,49 +1,19 @@
-//! Delivers queued messages: per receiver, in order, one at a time, only while the receiver is
-//! ready (`idle` or `completed`), never while it works or waits on a dialog.
-//!
-//! One delivery: the message is marked `delivering` (committed) before anything reaches the
-//! pane; its text goes into a named paste buffer (`set-buffer`, which expands nothing, in lines
-//! of bounded length) and is pasted with `paste-buffer -p`; after the submit delay the `Enter`
-//! key is sent; then the turn must be seen to start: the status leaves ready, or the pasted text
-//! leaves the input. Otherwise `Enter` is sent once more, but only while the status is still
-//! ready and the pasted text still sits in the input, so that a submit key can never answer a
-//! dialog. Before a message is given up the pane is looked at again (a tmux round trip first, so
-//! that the daemon's copy of the screen has caught up): a turn seen, or the text gone from the
-//! input and in the pane's history, makes it `delivered`; the text still in the input of a
-//! receiver that answers promptly makes it `failed`; anything else is `uncertain` (never retried
-//! automatically: the receiver may have taken it, and a retry would deliver it twice).
-//!
-//! A turn too short to be seen busy (a shell running `echo`) is recognised by its end: the text
-//! left the input and is on the screen above it, the input is the cursor's row (no input box)
-//! and a ready rule matches the screen as it is now (the prompt is back). Then the next message
-//! may go at once; otherwise the next one waits up to the settle time for the status to say busy.
-//!
-//! The paste and a mark of it go to tmux in one command line: `paste-buffer` then `set-option
-//! -p @panectl_pasted ID:ATTEMPT_AT`; tmux runs both or neither. After a crash a message can be
-//! left `delivering`. Before anything else is sent to its pane the mark is read back: a pane
-//! without this message's mark never got its text (whatever text like it the pane shows), and the
-//! message goes back to `pending` once the pane is ready. With the mark, its text still in the
-//! input (pasted, not submitted) is submitted; its text in the pane's history means it was
-//! delivered; otherwise it is `uncertain`.
+//! One delivery: a receiver's task that pastes its next message, submits it, confirms the turn
+//! began (or finds why not), and recovers a delivery a crash interrupted.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::{broadcast, mpsc, watch};
-use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
-use super::{InboxHandle, Message, now_ms};
+use super::super::{InboxHandle, Message, now_ms};
 use crate::control::command::{Format, Line, SafeValue, Target, commands};
-use crate::events::{DaemonEvent, EventBus, EventKind};
+use crate::events::EventBus;
 use crate::ids::PaneId;
 use crate::mirror::SyncState;
 use crate::query;
-use crate::status::providers::ProviderSet;
 use crate::status::rules::{Delivery, Verdict};
 use crate::status::{Phase, Status};
-use crate::tmux::Connections;
+use crate::tmux::watch::{PaneWatch, Seen};
 use crate::tmux::{ConnectionHandle, PaneSummary};
 
 /// Raw bytes of message text per `set-buffer` line.
@@ -62,13 +32,6 @@ const POLL: Duration = Duration::from_millis(50);
 /// A look at the pane slower than this means a stalled machine: the receiver may still act on
 /// keys it has not read yet, so a text still in its input is no proof it will not be taken.
 const STALLED: Duration = Duration::from_secs(1);
-
-/// The first pause after a receiver's task failed on an error (the inbox database, tmux);
-/// doubled on each failure in a row, up to [`MAX_BACKOFF`].
-const FIRST_BACKOFF: Duration = Duration::from_millis(500);
-
-/// The longest pause between attempts at a receiver whose tasks keep failing.
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// Settings of the delivery task.
 #[derive(Debug, Clone)]
@@ -131,23 +94,9 @@ async fn pane_process(handle: &ConnectionHandle, pane: PaneId) -> Result<(u32, V
 }
 
 /// Where a pane is and what it is doing.
-struct Receiver {
-    handle: ConnectionHandle,
-    summary: PaneSummary,
-}
-
-async fn find(connections: &Connections, pane: PaneId) -> Option<Receiver> {
-    for handle in connections.values() {
-        if let Ok(panes) = handle.panes().await
-            && let Some(summary) = panes.into_iter().find(|p| p.pane == pane)
-        {
-            return Some(Receiver {
-                handle: handle.clone(),
-                summary,
-            });
-        }
-    }
-    None
+pub(super) struct Receiver {
+    pub(super) handle: ConnectionHandle,
+    pub(super) summary: PaneSummary,
 }
 
 /// How a turn was seen to start.
@@ -174,7 +123,7 @@ enum Outcome {
 
 /// What a receiver's task leaves for the loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Next {
+pub(super) enum Next {
     /// A message moved on: look at the receiver again at once (its next message).
     Again,
     /// Nothing to do now (the receiver is busy, not judged yet): wait for news of it, a new
@@ -184,228 +133,14 @@ enum Next {
     Error,
 }
 
-/// Runs deliveries until `cancel` fires.
-pub async fn run(
-    inbox: InboxHandle,
-    mut connections: watch::Receiver<Connections>,
-    providers: watch::Receiver<Arc<ProviderSet>>,
-    bus: EventBus,
-    options: DeliveryOptions,
-    tracker: tokio_util::task::TaskTracker,
-    cancel: CancellationToken,
-) {
-    let mut events = bus.subscribe();
-    let (done_sender, mut done) = mpsc::unbounded_channel::<(PaneId, Next)>();
-    let mut in_flight: BTreeSet<PaneId> = BTreeSet::new();
-    let mut missing_since: BTreeMap<PaneId, Instant> = BTreeMap::new();
-    // Receivers not started again until news of them (`None`) or until a time (after errors).
-    let mut parked: BTreeMap<PaneId, Option<Instant>> = BTreeMap::new();
-    let mut failures: BTreeMap<PaneId, u32> = BTreeMap::new();
-    // Receivers in flight that had news meanwhile: looked at again when their task ends.
-    let mut stirred: BTreeSet<PaneId> = BTreeSet::new();
-    let mut store_backoff = Duration::ZERO;
-    let mut connections_open = true;
-    let mut tick = tokio::time::interval(Duration::from_millis(500));
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            () = cancel.cancelled() => break,
-            () = inbox.queued() => unpark_all(&mut parked),
-            Some((pane, next)) = done.recv() => {
-                in_flight.remove(&pane);
-                let news = stirred.remove(&pane);
-                match next {
-                    Next::Again => {
-                        failures.remove(&pane);
-                    }
-                    Next::Wait => {
-                        failures.remove(&pane);
-                        if !news {
-                            parked.insert(pane, None);
-                            continue;
-                        }
-                    }
-                    Next::Error => {
-                        let count = failures.entry(pane).or_default();
-                        *count = count.saturating_add(1);
-                        parked.insert(pane, Some(Instant::now() + backoff(*count)));
-                        continue;
-                    }
-                }
-            }
-            event = events.recv() => match event {
-                Ok(event) => match event_pane(&event) {
-                    Some(pane) => {
-                        if parked.get(&pane).is_some_and(Option::is_none) {
-                            parked.remove(&pane);
-                        }
-                        if in_flight.contains(&pane) {
-                            stirred.insert(pane);
-                        }
-                    }
-                    None => continue,
-                },
-                Err(broadcast::error::RecvError::Lagged(_)) => {
-                    unpark_all(&mut parked);
-                    stirred.extend(in_flight.iter().copied());
-                }
-                Err(broadcast::error::RecvError::Closed) => break,
-            },
-            changed = connections.changed(), if connections_open => {
-                // A closed channel would answer at once forever: stop listening to it.
-                if changed.is_err() {
-                    connections_open = false;
-                    continue;
-                }
-                unpark_all(&mut parked);
-            }
-            _ = tick.tick() => unpark_all(&mut parked),
-        }
-        if !store_backoff.is_zero() {
-            // The database failed last time: do not hammer it.
-            tokio::select! {
-                () = cancel.cancelled() => break,
-                () = tokio::time::sleep(store_backoff) => {}
-            }
-        }
-        // A damaged database was reported once (and is in health): nothing is delivered from
-        // it, and the warnings of every pass would only repeat that.
-        if inbox.damage().is_some() {
-            continue;
-        }
-        let current = connections.borrow().clone();
-        if let Err(error) = inbox.call(|store| store.expire(now_ms())).await {
-            warn!(%error, "cannot expire messages");
-            store_backoff = next_backoff(store_backoff);
-            continue;
-        }
-        let receivers = match inbox
-            .call(|store| {
-                let mut panes = store.receivers()?;
-                for m in store.list(None, Some(super::State::Delivering))? {
-                    if !panes.contains(&m.pane) {
-                        panes.push(m.pane);
-                    }
-                }
-                Ok(panes)
-            })
-            .await
-        {
-            Ok(receivers) => {
-                store_backoff = Duration::ZERO;
-                receivers
-            }
-            Err(error) => {
-                warn!(%error, "cannot read the inbox");
-                store_backoff = next_backoff(store_backoff);
-                continue;
-            }
-        };
-        for name in receivers {
-            let Ok(pane) = name.parse::<PaneId>() else {
-                fail_all(&inbox, &name, "not a pane id").await;
-                continue;
-            };
-            if in_flight.contains(&pane) || parked.contains_key(&pane) {
-                continue;
-            }
-            let Some(receiver) = find(&current, pane).await else {
-                let since = *missing_since.entry(pane).or_insert_with(Instant::now);
-                if since.elapsed() >= options.missing_grace {
-                    fail_all(&inbox, &name, "the pane is gone").await;
-                    missing_since.remove(&pane);
-                }
-                continue;
-            };
-            missing_since.remove(&pane);
-            in_flight.insert(pane);
-            let settings = receiver
-                .summary
-                .provider
-                .as_deref()
-                .and_then(|id| providers.borrow().get(id).map(|p| p.delivery.clone()))
-                .unwrap_or_default();
-            let task = Task {
-                inbox: inbox.clone(),
-                bus: bus.clone(),
-                options: options.clone(),
-                settings,
-                receiver,
-            };
-            let done = done_sender.clone();
-            let cancel = cancel.clone();
-            // At shutdown a delivery stops at its next await, as a crash would stop it: what it
-            // committed is recovered at the next start (see `recover`).
-            tracker.spawn(async move {
-                tokio::select! {
-                    () = cancel.cancelled() => {}
-                    next = task.serve() => {
-                        let _ = done.send((pane, next));
-                    }
-                }
-            });
-        }
-    }
-}
-
-/// The pane an event brings news of, for the events that can make a receiver ready or gone.
-fn event_pane(event: &DaemonEvent) -> Option<PaneId> {
-    match &event.kind {
-        EventKind::Status { pane, .. }
-        | EventKind::PaneRemoved { pane }
-        | EventKind::PaneAdded { pane, .. } => Some(*pane),
-        _ => None,
-    }
-}
-
-/// Lets every receiver parked until news be started again (those pausing after errors wait out
-/// their pause).
-fn unpark_all(parked: &mut BTreeMap<PaneId, Option<Instant>>) {
-    let now = Instant::now();
-    parked.retain(|_, until| until.is_some_and(|until| until > now));
-}
-
-/// The pause after `failures` errors in a row.
-fn backoff(failures: u32) -> Duration {
-    FIRST_BACKOFF
-        .saturating_mul(1u32 << failures.saturating_sub(1).min(16))
-        .min(MAX_BACKOFF)
-}
-
-/// The pause after one more error in a row than `previous` was for.
-fn next_backoff(previous: Duration) -> Duration {
-    (previous * 2).clamp(FIRST_BACKOFF, MAX_BACKOFF)
-}
-
-/// Fails every pending or delivering message of a receiver.
-async fn fail_all(inbox: &InboxHandle, pane: &str, reason: &'static str) {
-    let pane = pane.to_string();
-    let result = inbox
-        .call(move |store| {
-            let mut failed = Vec::new();
-            for state in [super::State::Delivering, super::State::Pending] {
-                for m in store.list(Some(&pane), Some(state))? {
-                    failed.push(store.failed(m.id, reason)?.id);
-                }
-            }
-            Ok(failed)
-        })
-        .await;
-    match result {
-        Ok(ids) if !ids.is_empty() => warn!(?ids, reason, "messages failed"),
-        Ok(_) => {}
-        Err(error) => warn!(%error, "cannot fail messages"),
-    }
-}
-
 /// One receiver's turn: a recovered message, or the next pending one.
-struct Task {
-    inbox: InboxHandle,
-    bus: EventBus,
-    options: DeliveryOptions,
+pub(super) struct Task {
+    pub(super) inbox: InboxHandle,
+    pub(super) bus: EventBus,
+    pub(super) options: DeliveryOptions,
     /// The receiver's provider's delivery settings.
-    settings: Delivery,
-    receiver: Receiver,
+    pub(super) settings: Delivery,
+    pub(super) receiver: Receiver,
 }
 
 impl Task {
@@ -426,13 +161,14 @@ impl Task {
         !self.is_ready(status) && status.phase() != Phase::Unknown && status != Status::Exited
     }
 
-    async fn serve(self) -> Next {
+    pub(super) async fn serve(self) -> Next {
         let pane = self.pane().to_string();
         let name = pane.clone();
         let found = self
             .inbox
             .call(move |store| {
-                let delivering = store.list(Some(&name), Some(super::State::Delivering))?;
+                let delivering =
+                    store.list(Some(&name), Some(crate::message::State::Delivering))?;
                 Ok(match delivering.into_iter().next() {
                     Some(m) => Some((m, true)),
                     None => store.next_for(&name)?.map(|m| (m, false)),
@@ -557,7 +293,7 @@ impl Task {
 
     /// Pastes and submits a message marked `delivering` (`message` as `begin_delivery` left it).
     async fn deliver(&self, message: &Message) -> Outcome {
-        let mut events = self.bus.subscribe();
+        let mut watch = PaneWatch::new(&self.bus, self.pane());
         let before = self.input().await.unwrap_or_default();
         if let Err(reason) = self.paste(message).await {
             return Outcome::Failed(reason);
@@ -569,7 +305,7 @@ impl Task {
         tokio::time::sleep(delay).await;
         let pasted = self.input().await.unwrap_or_default();
         let probe = probe(&message.body);
-        self.submit(&before, &pasted, &mut events, probe.as_deref())
+        self.submit(&before, &pasted, &mut watch, probe.as_deref())
             .await
     }
 
@@ -578,7 +314,7 @@ impl Task {
         &self,
         before: &str,
         pasted: &str,
-        events: &mut broadcast::Receiver<Arc<DaemonEvent>>,
+        watch: &mut PaneWatch,
         probe: Option<&str>,
     ) -> Outcome {
         let pane = self.pane();
@@ -586,7 +322,7 @@ impl Task {
             if let Err(reason) = self.key(pane).await {
                 return Outcome::Failed(reason);
             }
-            match self.confirm(before, pasted, events).await {
+            match self.confirm(before, pasted, watch).await {
                 Some(Confirmation::Status) => return Outcome::Delivered,
                 Some(Confirmation::Input) => {
                     // The text left the input, but the status has not said "busy" yet: wait
@@ -595,7 +331,7 @@ impl Task {
                     // already (the prompt back). A turn too short to be seen busy leaves the
                     // text in the pane's history; a program that swallowed the paste (still
                     // starting, say) does not.
-                    if self.await_turn(events, pasted, probe).await {
+                    if self.await_turn(watch, pasted, probe).await {
                         return Outcome::Delivered;
                     }
                     return self
@@ -623,7 +359,7 @@ impl Task {
                 // The submit key went in and the text no longer sits there as pasted: a
                 // receiver slow to react (a loaded machine) may yet start the turn. Only a
                 // turn seen, or the text in the history, makes it delivered.
-                if self.await_turn(events, pasted, probe).await {
+                if self.await_turn(watch, pasted, probe).await {
                     return Outcome::Delivered;
                 }
                 let what = format!(
@@ -705,17 +441,20 @@ impl Task {
         &self,
         before: &str,
         pasted: &str,
-        events: &mut broadcast::Receiver<Arc<DaemonEvent>>,
+        watch: &mut PaneWatch,
     ) -> Option<Confirmation> {
         let deadline = tokio::time::Instant::now() + self.options.confirm_timeout;
         let mut poll = tokio::time::interval(POLL);
         loop {
             tokio::select! {
                 () = tokio::time::sleep_until(deadline) => return None,
-                event = events.recv() => match event {
-                    Ok(event) if self.is_busy_event(&event) => return Some(Confirmation::Status),
-                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                    Err(broadcast::error::RecvError::Closed) => return None,
+                seen = watch.next() => match seen {
+                    Seen::Status { status, .. } if self.is_busy(status) => {
+                        return Some(Confirmation::Status);
+                    }
+                    // Anything else is looked at by the poll.
+                    Seen::Status { .. } | Seen::Stale | Seen::Gone | Seen::Other(_) => {}
+                    Seen::Closed => return None,
                 },
                 _ = poll.tick() => {
                     if let Some(summary) = self.status().await
@@ -734,11 +473,6 @@ impl Task {
         }
     }
 
-    fn is_busy_event(&self, event: &DaemonEvent) -> bool {
-        matches!(&event.kind, EventKind::Status { pane, status, .. }
-            if *pane == self.pane() && self.is_busy(*status))
-    }
-
     /// Whether the message's probe is in the pane's history or screen, outside the input.
     /// `true` when the message has no probe (nothing to look for).
     async fn in_history(&self, probe: Option<&str>) -> bool {
@@ -755,21 +489,17 @@ impl Task {
     /// After the text left the input: waits up to the settle time for the status to say the
     /// receiver is busy, or for the turn to be seen over already (see
     /// [`Task::prompt_back`]); returns whether either happened.
-    async fn await_turn(
-        &self,
-        events: &mut broadcast::Receiver<Arc<DaemonEvent>>,
-        pasted: &str,
-        probe: Option<&str>,
-    ) -> bool {
+    async fn await_turn(&self, watch: &mut PaneWatch, pasted: &str, probe: Option<&str>) -> bool {
         let deadline = tokio::time::Instant::now() + self.options.settle;
         let mut poll = tokio::time::interval(POLL);
         loop {
             tokio::select! {
                 () = tokio::time::sleep_until(deadline) => return false,
-                event = events.recv() => match event {
-                    Ok(event) if self.is_busy_event(&event) => return true,
-                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                    Err(broadcast::error::RecvError::Closed) => return false,
+                seen = watch.next() => match seen {
+                    Seen::Status { status, .. } if self.is_busy(status) => return true,
+                    // Anything else is looked at by the poll.
+                    Seen::Status { .. } | Seen::Stale | Seen::Gone | Seen::Other(_) => {}
+                    Seen::Closed => return false,
                 },
                 _ = poll.tick() => {
                     let Some(summary) = self.status().await else {
@@ -922,11 +652,9 @@ impl Task {
         let input = self.input().await.unwrap_or_default();
         if input.contains(&probe) {
             // Pasted, not submitted: submit it now.
-            let mut events = self.bus.subscribe();
+            let mut watch = PaneWatch::new(&self.bus, self.pane());
             let before = input.replace(&probe, "");
-            return self
-                .submit(&before, &input, &mut events, Some(&probe))
-                .await;
+            return self.submit(&before, &input, &mut watch, Some(&probe)).await;
         }
         match self.history(Some(HISTORY_LINES)).await {
             Ok(history) if history.iter().any(|line| line.contains(&probe)) => Outcome::Delivered,
