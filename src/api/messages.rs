@@ -98,8 +98,7 @@ pub(crate) async fn send_message(
             now: crate::inbox::now_ms(),
             ttl_ms,
         })
-        .await
-        .map_err(ApiError::from)?;
+        .await?;
     Ok((StatusCode::CREATED, axum::Json(message)).into_response())
 }
 
@@ -133,8 +132,7 @@ pub(crate) async fn list_messages(
         .ctx
         .inbox
         .call(move |store| store.list(pane.as_deref(), wanted))
-        .await
-        .map_err(ApiError::from)?;
+        .await?;
     Ok(axum::Json(messages).into_response())
 }
 
@@ -146,8 +144,7 @@ pub(crate) async fn one_message(
         .ctx
         .inbox
         .call(move |store| store.get(id))
-        .await
-        .map_err(ApiError::from)?;
+        .await?;
     Ok(axum::Json(message).into_response())
 }
 
@@ -159,7 +156,6 @@ pub(crate) async fn cancel_message(
         .ctx
         .inbox
         .call(move |store| store.cancel(id))
-        .await
-        .map_err(ApiError::from)?;
+        .await?;
     Ok(axum::Json(message).into_response())
 }

@@ -53,8 +53,7 @@ pub(crate) async fn screen(
     let (pane, handle) = state.ctx.find(&name).await?;
     let dump = handle
         .screen(pane.pane, ansi)
-        .await
-        .map_err(ApiError::from)?
+        .await?
         .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, format!("pane {} is gone", pane.pane)))?;
     let mut headers = HeaderMap::new();
     headers.insert(
@@ -103,8 +102,7 @@ pub(crate) async fn output(
     let limit = query.limit.unwrap_or(1 << 20).min(16 << 20);
     let read = handle
         .output(pane.pane, query.from, limit)
-        .await
-        .map_err(ApiError::from)?
+        .await?
         .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, format!("pane {} is gone", pane.pane)))?;
     let mut headers = HeaderMap::new();
     headers.insert(
@@ -141,8 +139,7 @@ pub(crate) async fn explain(
     let (pane, handle) = state.ctx.find(&name).await?;
     let explanation = handle
         .explain(pane.pane)
-        .await
-        .map_err(ApiError::from)?
+        .await?
         .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, format!("pane {} is gone", pane.pane)))?;
     Ok(axum::Json(explanation).into_response())
 }
@@ -160,8 +157,7 @@ pub(crate) async fn last_response(
     }
     let answer = handle
         .last_response(pane.pane)
-        .await
-        .map_err(ApiError::from)?
+        .await?
         .ok_or_else(|| {
             ApiError(
                 StatusCode::NOT_FOUND,
@@ -191,8 +187,7 @@ pub(crate) async fn set_provider(
     let (pane, handle) = state.ctx.find(&name).await?;
     handle
         .set_provider(pane.pane, body.provider)
-        .await
-        .map_err(ApiError::from)?
+        .await?
         .map_err(|e| ApiError(StatusCode::BAD_REQUEST, e.to_string()))?;
     let (pane, _) = state.ctx.find(&pane.pane.to_string()).await?;
     Ok(axum::Json(pane).into_response())
@@ -242,8 +237,7 @@ pub(crate) async fn set_transport(
     let (pane, handle) = state.ctx.find(&name).await?;
     handle
         .set_transport(pane.pane, body.transport)
-        .await
-        .map_err(ApiError::from)?
+        .await?
         .map_err(|e| ApiError(StatusCode::BAD_REQUEST, e))?;
     let (pane, _) = state.ctx.find(&pane.pane.to_string()).await?;
     Ok(axum::Json(pane).into_response())
@@ -285,8 +279,7 @@ pub(crate) async fn set_session_transport(
     })?;
     let failed = handle
         .set_session_transport(body.transport)
-        .await
-        .map_err(ApiError::from)?
+        .await?
         .into_iter()
         .map(|(pane, error)| FailedPane { pane, error })
         .collect();
