@@ -151,10 +151,19 @@ impl ServerAddress {
         self.command_at(socket)
     }
 
-    /// The host's `tmux` command for `socket`, counted.
+    /// A `tmux` command like [`ServerAddress::command`] for code that waits without tokio
+    /// (not killed on drop: the caller reaps it).
+    pub fn blocking_command(&self) -> std::process::Command {
+        PROCESSES_STARTED.fetch_add(1, Ordering::Relaxed);
+        self.host.tmux_command(&self.socket)
+    }
+
+    /// The host's `tmux` command for `socket`, counted, killed on drop.
     fn command_at(&self, socket: &Path) -> tokio::process::Command {
         PROCESSES_STARTED.fetch_add(1, Ordering::Relaxed);
-        self.host.tmux_command(socket)
+        let mut command = tokio::process::Command::from(self.host.tmux_command(socket));
+        command.kill_on_drop(true);
+        command
     }
 
     /// Whether a server is listening on the socket, as its host says (on this machine: a

@@ -55,9 +55,11 @@ pub trait Host: Send + Sync + fmt::Debug {
     fn name(&self) -> &str;
     /// Whether a tmux server is listening on `socket`.
     fn server_alive(&self, socket: &Path) -> bool;
-    /// A `tmux` process aimed at `socket` (UTF-8 forced, `TMUX` removed, stdin null, killed on
-    /// drop); the caller adds the arguments.
-    fn tmux_command(&self, socket: &Path) -> tokio::process::Command;
+    /// A `tmux` process aimed at `socket` (UTF-8 forced, `TMUX` removed, stdin null); the
+    /// caller adds the arguments (and, for tokio, kill on drop: [`ServerAddress::command`]).
+    ///
+    /// [`ServerAddress::command`]: crate::address::ServerAddress::command
+    fn tmux_command(&self, socket: &Path) -> std::process::Command;
     /// `pid` and its descendants (breadth first, at most `limit`); empty if unknown.
     fn process_tree(&self, pid: u32, limit: usize) -> Vec<ProcessEntry>;
     /// Whether `path` is a directory on the host.
@@ -92,15 +94,14 @@ impl Host for LocalHost {
         std::os::unix::net::UnixStream::connect(socket).is_ok()
     }
 
-    fn tmux_command(&self, socket: &Path) -> tokio::process::Command {
-        let mut command = tokio::process::Command::new("tmux");
+    fn tmux_command(&self, socket: &Path) -> std::process::Command {
+        let mut command = std::process::Command::new("tmux");
         command
             .arg("-u")
             .arg("-S")
             .arg(socket)
             .env_remove("TMUX")
-            .stdin(Stdio::null())
-            .kill_on_drop(true);
+            .stdin(Stdio::null());
         command
     }
 

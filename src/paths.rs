@@ -87,8 +87,10 @@ impl RuntimePaths {
     /// when the first is needed). Named by the hash alone: a socket path must stay under 108
     /// bytes.
     pub fn attach(&self) -> PathBuf {
-        self.dir
-            .join(format!("{:08x}.attach", crate::host::fnv1a(self.stem.as_bytes())))
+        self.dir.join(format!(
+            "{:08x}.attach",
+            crate::host::fnv1a(self.stem.as_bytes())
+        ))
     }
 
     /// The pids of the daemon's tmux control clients, for cleanup after a crash.

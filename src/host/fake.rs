@@ -46,9 +46,9 @@ impl Host for FakeHost {
         self.alive
     }
 
-    fn tmux_command(&self, _socket: &Path) -> tokio::process::Command {
+    fn tmux_command(&self, _socket: &Path) -> std::process::Command {
         self.ask("tmux".into());
-        tokio::process::Command::new("false")
+        std::process::Command::new("false")
     }
 
     fn process_tree(&self, pid: u32, limit: usize) -> Vec<ProcessEntry> {

@@ -55,12 +55,22 @@ fn a_running_server_is_alive_and_a_missing_one_is_not() {
 #[tokio::test]
 async fn the_tmux_command_reaches_the_server() {
     let server = Server::start();
-    let output = LocalHost
-        .tmux_command(&server.socket)
+    let output = ServerAddress::from_socket(&server.socket)
+        .command()
         .args(["display-message", "-p", "#{socket_path}"])
         .stdout(Stdio::piped())
         .output()
         .await
+        .unwrap();
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        server.socket.display().to_string()
+    );
+    let output = LocalHost
+        .tmux_command(&server.socket)
+        .args(["display-message", "-p", "#{socket_path}"])
+        .output()
         .unwrap();
     assert!(output.status.success());
     assert_eq!(
@@ -76,11 +86,12 @@ fn the_tree_of_a_child_process_holds_it() {
         .spawn()
         .unwrap();
     let me = std::process::id();
+    let child_pid = child.id();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     let has_child = |found: &[process::ProcessEntry]| {
         found
             .iter()
-            .any(|p| p.pid == child.id() && p.command_line == "sleep 30")
+            .any(|p| p.pid == child_pid && p.command_line == "sleep 30")
     };
     let mut found = LocalHost.process_tree(me, 64);
     while !has_child(&found) && std::time::Instant::now() < deadline {

@@ -11,9 +11,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::Request;
 use crate::control::command::Command;
+use crate::host::SharedHost;
 use crate::ids::PaneId;
 use crate::pipe::Fifo;
-use crate::host::SharedHost;
 use crate::session::Host;
 use crate::status::process::ProcessEntry;
 
