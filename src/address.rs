@@ -4,12 +4,16 @@
 //! `$TMUX_TMPDIR/tmux-UID/`, else the socket of the server it runs inside (`$TMUX`), else the
 //! default socket. The choice is resolved once to a socket path, and every `tmux` process is
 //! started with `-S` that path, so they can never disagree.
+//!
+//! The address also carries the [`Host`] the server runs on (chosen with it: this machine's
+//! [`LocalHost`] today); liveness and the `tmux` processes go through it (see [`crate::host`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::host::{Host, LocalHost, SharedHost};
 use crate::raw::RawBytes;
 
 /// Why a tmux server address could not be worked out or used.
@@ -52,11 +56,21 @@ pub fn count_process_started() {
     PROCESSES_STARTED.fetch_add(1, Ordering::Relaxed);
 }
 
-/// A tmux server, by socket path.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A tmux server, by socket path, on its host.
+#[derive(Debug, Clone)]
 pub struct ServerAddress {
     socket: PathBuf,
+    host: SharedHost,
 }
+
+/// Two addresses are the same server when the socket and the host's name agree.
+impl PartialEq for ServerAddress {
+    fn eq(&self, other: &ServerAddress) -> bool {
+        self.socket == other.socket && self.host.name() == other.host.name()
+    }
+}
+
+impl Eq for ServerAddress {}
 
 /// The directory tmux keeps its sockets in: `$TMUX_TMPDIR/tmux-UID` (default `/tmp`).
 fn socket_dir() -> PathBuf {
@@ -89,14 +103,35 @@ impl ServerAddress {
                 _ => socket_dir().join("default"),
             },
         };
-        Ok(ServerAddress { socket })
+        Ok(ServerAddress {
+            socket,
+            host: LocalHost::shared(),
+        })
     }
 
     /// A server at an explicit socket path.
     pub fn from_socket(socket: impl Into<PathBuf>) -> ServerAddress {
         ServerAddress {
             socket: socket.into(),
+            host: LocalHost::shared(),
         }
+    }
+
+    /// The same server reached through another host: how a server on another machine (and a
+    /// test's stand-in host) gets its capability.
+    #[must_use]
+    pub fn with_host(self, host: SharedHost) -> ServerAddress {
+        ServerAddress { host, ..self }
+    }
+
+    /// The host the server runs on: everything about its machine is asked of it.
+    pub fn host(&self) -> &dyn Host {
+        self.host.as_ref()
+    }
+
+    /// The host, shared (for a task that outlives the address it was given).
+    pub fn shared_host(&self) -> SharedHost {
+        SharedHost::clone(&self.host)
     }
 
     /// The socket path.
@@ -107,31 +142,34 @@ impl ServerAddress {
     /// A `tmux` command aimed at this server: UTF-8 forced (`-u`, else tmux replaces non-ASCII
     /// in replies with `_`) and `TMUX` removed so it never talks to another server.
     pub fn command(&self) -> tokio::process::Command {
-        Self::command_at(&self.socket)
+        self.command_at(&self.socket)
     }
 
     /// A `tmux` command like [`ServerAddress::command`] that connects to `socket` instead of
     /// the server's: the relay a control client attaches through (`tmux::attach`).
     pub fn command_through(&self, socket: &Path) -> tokio::process::Command {
-        Self::command_at(socket)
+        self.command_at(socket)
     }
 
-    fn command_at(socket: &Path) -> tokio::process::Command {
+    /// A `tmux` command like [`ServerAddress::command`] for code that waits without tokio
+    /// (not killed on drop: the caller reaps it).
+    pub fn blocking_command(&self) -> std::process::Command {
         PROCESSES_STARTED.fetch_add(1, Ordering::Relaxed);
-        let mut command = tokio::process::Command::new("tmux");
-        command
-            .arg("-u")
-            .arg("-S")
-            .arg(socket)
-            .env_remove("TMUX")
-            .stdin(Stdio::null())
-            .kill_on_drop(true);
+        self.host.tmux_command(&self.socket)
+    }
+
+    /// The host's `tmux` command for `socket`, counted, killed on drop.
+    fn command_at(&self, socket: &Path) -> tokio::process::Command {
+        PROCESSES_STARTED.fetch_add(1, Ordering::Relaxed);
+        let mut command = tokio::process::Command::from(self.host.tmux_command(socket));
+        command.kill_on_drop(true);
         command
     }
 
-    /// Whether a server is listening on the socket. Connects without starting a process.
+    /// Whether a server is listening on the socket, as its host says (on this machine: a
+    /// connect, without starting a process).
     pub fn is_alive(&self) -> bool {
-        std::os::unix::net::UnixStream::connect(&self.socket).is_ok()
+        self.host.server_alive(&self.socket)
     }
 
     /// Runs a one-shot tmux command and returns its stdout lines. Used only where no control

@@ -11,6 +11,7 @@ pub mod clients;
 pub mod control;
 pub mod daemon;
 pub mod events;
+pub mod host;
 pub mod ids;
 pub mod inbox;
 #[cfg(feature = "mcp")]

@@ -22,16 +22,10 @@ pub struct RuntimePaths {
     stem: String,
 }
 
-/// FNV-1a: a stable, dependency-free hash to tell socket paths apart in file names.
-fn fnv1a(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(0x811c_9dc5u32, |hash, &b| {
-        (hash ^ u32::from(b)).wrapping_mul(0x0100_0193)
-    })
-}
-
 impl RuntimePaths {
     /// The paths for a tmux server: `$XDG_RUNTIME_DIR/panectl/` or, without it,
-    /// `${TMUX_TMPDIR:-/tmp}/panectl-UID/`, then `<socket name>-<hash of its path>.*`.
+    /// `${TMUX_TMPDIR:-/tmp}/panectl-UID/`, then the stem the server's host gives (on this
+    /// machine `<socket name>-<hash of its path>`, [`crate::host::socket_stem`]).
     pub fn for_server(address: &ServerAddress) -> RuntimePaths {
         let dir = match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
             Some(runtime) => PathBuf::from(runtime).join("panectl"),
@@ -42,29 +36,15 @@ impl RuntimePaths {
                 base.join(format!("panectl-{}", nix::unistd::getuid()))
             }
         };
-        Self::in_dir(dir, address.socket())
+        let stem = address.host().runtime_stem(address.socket());
+        RuntimePaths { dir, stem }
     }
 
     /// The paths for a tmux socket inside a given directory.
     pub fn in_dir(dir: PathBuf, socket: &Path) -> RuntimePaths {
-        let name: String = socket
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .take(32)
-            .collect();
-        let hash = fnv1a(socket.as_os_str().as_encoded_bytes());
         RuntimePaths {
             dir,
-            stem: format!("{name}-{hash:08x}"),
+            stem: crate::host::socket_stem(socket),
         }
     }
 
@@ -107,8 +87,10 @@ impl RuntimePaths {
     /// when the first is needed). Named by the hash alone: a socket path must stay under 108
     /// bytes.
     pub fn attach(&self) -> PathBuf {
-        self.dir
-            .join(format!("{:08x}.attach", fnv1a(self.stem.as_bytes())))
+        self.dir.join(format!(
+            "{:08x}.attach",
+            crate::host::fnv1a(self.stem.as_bytes())
+        ))
     }
 
     /// The pids of the daemon's tmux control clients, for cleanup after a crash.

@@ -12,7 +12,7 @@ use std::fs;
 use std::io::{self, Read, Seek, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::control::command::SafeValue;
@@ -40,17 +40,12 @@ pub struct Published {
     pub version: Option<String>,
 }
 
-/// Runs `tmux -S SOCKET ARGS` without a shell and returns its stdout if it succeeded within
+/// Runs `tmux -S SOCKET ARGS` (on the server's host) without a shell and returns its stdout if it succeeded within
 /// a few seconds. Arguments are passed as they are: none is a format.
 pub fn tmux_output(address: &ServerAddress, args: &[&str]) -> Option<String> {
-    crate::address::count_process_started();
-    let mut child = Command::new("tmux")
-        .arg("-u")
-        .arg("-S")
-        .arg(address.socket())
+    let mut child = address
+        .blocking_command()
         .args(args)
-        .env_remove("TMUX")
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::input::{await_agent_status, await_status};
 use super::{Context, Error, first_reply_line};
 use crate::control::command::{Command, Format, Line, SafeValue, Target, commands};
+use crate::host::Host;
 use crate::ids::PaneId;
 use crate::query;
 use crate::status::rules::Launch;
@@ -195,6 +196,16 @@ pub fn shell_command(
     format!("exec /bin/sh -c {}", shell_quote(&script))
 }
 
+/// Refuses a `cwd` that is not an absolute path to a directory on the server's host.
+fn check_cwd(host: &dyn Host, cwd: &str) -> Result<(), Error> {
+    if !cwd.starts_with('/') || !host.is_dir(std::path::Path::new(cwd)) {
+        return Err(bad(format!(
+            "cwd {cwd:?} is not an absolute path to a directory"
+        )));
+    }
+    Ok(())
+}
+
 /// Starts an agent as `body` says and waits until it is ready (unless `no_wait`).
 pub async fn launch_agent(state: &Context, body: &LaunchBody) -> Result<Launched, Error> {
     let provider = state
@@ -221,12 +232,8 @@ pub async fn launch_agent(state: &Context, body: &LaunchBody) -> Result<Launched
             "name {name:?}: use 1-64 letters, digits, '_', '-' or '.'"
         )));
     }
-    if let Some(cwd) = &body.cwd
-        && (!cwd.starts_with('/') || !std::path::Path::new(cwd).is_dir())
-    {
-        return Err(bad(format!(
-            "cwd {cwd:?} is not an absolute path to a directory"
-        )));
+    if let Some(cwd) = &body.cwd {
+        check_cwd(state.address.host(), cwd)?;
     }
     if let Some(key) = body.env.keys().find(|k| {
         k.is_empty()
@@ -601,6 +608,32 @@ async fn wait_until_ready(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cwd_is_checked_on_the_servers_host() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().to_str().unwrap();
+        assert!(check_cwd(&crate::host::LocalHost, cwd).is_ok());
+        // A host on which the directory does not exist refuses it, as the local host refuses
+        // a missing one.
+        let fake = crate::host::fake::FakeHost::default();
+        let refused = check_cwd(&fake, cwd).unwrap_err();
+        let missing = format!("{cwd}/missing");
+        let local = check_cwd(&crate::host::LocalHost, &missing).unwrap_err();
+        assert!(matches!(refused, Error::BadRequest(_)));
+        assert_eq!(
+            refused.to_string(),
+            format!("cwd {cwd:?} is not an absolute path to a directory")
+        );
+        assert_eq!(
+            local.to_string(),
+            format!("cwd {missing:?} is not an absolute path to a directory")
+        );
+        assert_eq!(fake.asked(), [format!("dir {cwd}")]);
+        // A relative path is refused before the host is asked.
+        assert!(check_cwd(&fake, "relative").is_err());
+        assert_eq!(fake.asked().len(), 1);
+    }
 
     #[test]
     fn commands_quote_every_word_for_the_shell() {

@@ -1,5 +1,6 @@
-//! The core's [`Host`] in the daemon: pane process trees read from `/proc`, and the pipe
-//! transport's FIFOs with their reader tasks.
+//! The core's [`Host`] in the daemon: pane process trees and the pipe transport's FIFOs, asked
+//! of the server's host capability ([`crate::host::Host`]: `/proc` and FIFOs on this machine),
+//! with the FIFOs' reader tasks.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -10,10 +11,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::Request;
 use crate::control::command::Command;
+use crate::host::SharedHost;
 use crate::ids::PaneId;
 use crate::pipe::Fifo;
 use crate::session::Host;
-use crate::status::process::{self, ProcessEntry};
+use crate::status::process::ProcessEntry;
 
 /// A pane's FIFO and its reader.
 struct ShellPipe {
@@ -32,6 +34,8 @@ impl Drop for ShellPipe {
 
 /// See the module documentation.
 pub(super) struct ShellHost {
+    /// The machine the server runs on.
+    machine: SharedHost,
     /// Where the FIFOs are made (a private directory).
     pipe_dir: PathBuf,
     /// The connection's own request channel, for the pipe readers.
@@ -43,11 +47,13 @@ pub(super) struct ShellHost {
 
 impl ShellHost {
     pub(super) fn new(
+        machine: SharedHost,
         pipe_dir: PathBuf,
         requests: mpsc::WeakSender<Request>,
         cancel: CancellationToken,
     ) -> ShellHost {
         ShellHost {
+            machine,
             pipe_dir,
             requests,
             cancel,
@@ -58,11 +64,14 @@ impl ShellHost {
 
 impl Host for ShellHost {
     fn process_tree(&mut self, pid: u32, limit: usize) -> Vec<ProcessEntry> {
-        process::tree(pid, limit)
+        self.machine.process_tree(pid, limit)
     }
 
     fn start_pipe(&mut self, pane: PaneId, generation: u64) -> Result<Command, String> {
-        let fifo = Fifo::create(&self.pipe_dir, pane).map_err(|e| e.to_string())?;
+        let fifo = self
+            .machine
+            .make_fifo(&self.pipe_dir, pane)
+            .map_err(|e| e.to_string())?;
         let start = fifo.start_command(pane).map_err(|e| e.to_string())?;
         let fifo = Arc::new(fifo);
         let reader = self.cancel.child_token();
@@ -150,5 +159,37 @@ async fn read_fifo(
                 error: error.to_string(),
             })
             .await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::fake::FakeHost;
+
+    #[tokio::test]
+    async fn process_trees_and_fifos_are_asked_of_the_servers_host() {
+        let entry = ProcessEntry {
+            pid: 7,
+            name: "node".into(),
+            command_line: "node claude".into(),
+        };
+        let fake = Arc::new(FakeHost {
+            trees: HashMap::from([(7, vec![entry.clone()])]),
+            ..FakeHost::default()
+        });
+        let (requests, _received) = mpsc::channel(1);
+        let dir = tempfile::tempdir().unwrap();
+        let mut shell = ShellHost::new(
+            fake.clone(),
+            dir.path().join("pipes"),
+            requests.downgrade(),
+            CancellationToken::new(),
+        );
+        assert_eq!(shell.process_tree(7, 64), vec![entry]);
+        let refused = shell.start_pipe(PaneId(4), 1).unwrap_err();
+        assert_eq!(refused, "the pipe transport is not available on host fake");
+        assert!(shell.restart_pipe(PaneId(4)).is_err());
+        assert_eq!(fake.asked(), ["tree 7", "fifo %4"]);
     }
 }

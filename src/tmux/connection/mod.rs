@@ -419,7 +419,12 @@ async fn run(
     let (lines, line_receiver) = mpsc::unbounded_channel();
     let writer = tokio::spawn(write_lines(stdin, line_receiver));
     let pipes_cancel = cancel.child_token();
-    let host = host::ShellHost::new(config.pipe_dir.clone(), self_requests, pipes_cancel.clone());
+    let host = host::ShellHost::new(
+        address.shared_host(),
+        config.pipe_dir.clone(),
+        self_requests,
+        pipes_cancel.clone(),
+    );
     let core = SessionCore::new(
         session,
         config,
