@@ -140,11 +140,7 @@ pub(crate) async fn one_message(
     State(state): State<ApiState>,
     UrlPath(id): UrlPath<i64>,
 ) -> Result<Response, ApiError> {
-    let message = state
-        .ctx
-        .inbox
-        .call(move |store| store.get(id))
-        .await?;
+    let message = state.ctx.inbox.call(move |store| store.get(id)).await?;
     Ok(axum::Json(message).into_response())
 }
 
@@ -152,10 +148,6 @@ pub(crate) async fn cancel_message(
     State(state): State<ApiState>,
     UrlPath(id): UrlPath<i64>,
 ) -> Result<Response, ApiError> {
-    let message = state
-        .ctx
-        .inbox
-        .call(move |store| store.cancel(id))
-        .await?;
+    let message = state.ctx.inbox.call(move |store| store.cancel(id)).await?;
     Ok(axum::Json(message).into_response())
 }

@@ -155,15 +155,12 @@ pub(crate) async fn last_response(
             format!("pane {} runs no agent panectl recognises", pane.pane),
         ));
     }
-    let answer = handle
-        .last_response(pane.pane)
-        .await?
-        .ok_or_else(|| {
-            ApiError(
-                StatusCode::NOT_FOUND,
-                format!("no answer found in pane {}", pane.pane),
-            )
-        })?;
+    let answer = handle.last_response(pane.pane).await?.ok_or_else(|| {
+        ApiError(
+            StatusCode::NOT_FOUND,
+            format!("no answer found in pane {}", pane.pane),
+        )
+    })?;
     let mut headers = HeaderMap::new();
     headers.insert(
         header::CONTENT_TYPE,

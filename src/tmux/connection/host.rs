@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use super::Request;
 use crate::control::command::Command;
@@ -42,6 +43,8 @@ pub(super) struct ShellHost {
     requests: mpsc::WeakSender<Request>,
     /// Cancelled when the connection ends (the readers hold child tokens).
     cancel: CancellationToken,
+    /// The daemon's task tracker: the FIFO readers run on it, so shutdown waits for them.
+    tasks: TaskTracker,
     pipes: HashMap<PaneId, ShellPipe>,
 }
 
@@ -51,12 +54,14 @@ impl ShellHost {
         pipe_dir: PathBuf,
         requests: mpsc::WeakSender<Request>,
         cancel: CancellationToken,
+        tasks: TaskTracker,
     ) -> ShellHost {
         ShellHost {
             machine,
             pipe_dir,
             requests,
             cancel,
+            tasks,
             pipes: HashMap::new(),
         }
     }
@@ -75,7 +80,7 @@ impl Host for ShellHost {
         let start = fifo.start_command(pane).map_err(|e| e.to_string())?;
         let fifo = Arc::new(fifo);
         let reader = self.cancel.child_token();
-        tokio::spawn(read_fifo(
+        self.tasks.spawn(read_fifo(
             Arc::clone(&fifo),
             pane,
             generation,
@@ -185,6 +190,7 @@ mod tests {
             dir.path().join("pipes"),
             requests.downgrade(),
             CancellationToken::new(),
+            TaskTracker::new(),
         );
         assert_eq!(shell.process_tree(7, 64), vec![entry]);
         let refused = shell.start_pipe(PaneId(4), 1).unwrap_err();

@@ -370,6 +370,7 @@ pub fn spawn(
     };
     let context = context.clone();
     let self_requests = handle.requests.downgrade();
+    let tasks = tracker.clone();
     let task = tracker.spawn(async move {
         let reason = run(
             context,
@@ -379,6 +380,7 @@ pub fn spawn(
             self_requests,
             cancel,
             synced_sender,
+            tasks,
         )
         .await;
         debug!(%session, %reason, "control connection ended");
@@ -395,6 +397,7 @@ async fn run(
     self_requests: mpsc::WeakSender<Request>,
     cancel: CancellationToken,
     synced: watch::Sender<bool>,
+    tasks: tokio_util::task::TaskTracker,
 ) -> EndReason {
     let ConnectionContext {
         address,
@@ -424,6 +427,7 @@ async fn run(
         config.pipe_dir.clone(),
         self_requests,
         pipes_cancel.clone(),
+        tasks,
     );
     let core = SessionCore::new(
         session,
