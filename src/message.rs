@@ -1,10 +1,10 @@
 //! What a queued message is, in the words every layer shares: the inbox stores it, the event
 //! bus reports its changes and the API and CLI show it, so its state sits below all of them.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where a message is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     /// Waiting for its receiver to be ready.

@@ -8,7 +8,7 @@
 use std::fmt;
 use std::ops::Deref;
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Exact bytes, displayed as text: `Debug` escapes them unambiguously, `Display` decodes lossily.
 #[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -87,6 +87,14 @@ impl Serialize for RawBytes {
     }
 }
 
+/// Reads the text [`Serialize`] writes: its UTF-8 bytes (bytes that were not UTF-8 arrive
+/// replaced by U+FFFD, so serializing again gives the same text).
+impl<'de> Deserialize<'de> for RawBytes {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(|text| RawBytes(text.into_bytes()))
+    }
+}
+
 /// Escapes bytes for display: printable ASCII stays, `\n \r \t \\ \"` are C-style, everything
 /// else (including bytes of multi-byte UTF-8 characters) becomes `\xNN`. Unambiguous and stable,
 /// which is what logs and snapshots need.
@@ -121,5 +129,14 @@ mod tests {
         let raw = RawBytes(b"caf\xc3\xa9 \xff".to_vec());
         assert_eq!(raw.to_string(), "café \u{fffd}");
         assert_eq!(serde_json::to_string(&raw).unwrap(), "\"café \u{fffd}\"");
+    }
+
+    #[test]
+    fn json_reads_back_to_the_same_json() {
+        let raw = RawBytes(b"caf\xc3\xa9 \xff".to_vec());
+        let json = serde_json::to_string(&raw).unwrap();
+        let back: RawBytes = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, "café \u{fffd}");
+        assert_eq!(serde_json::to_string(&back).unwrap(), json);
     }
 }

@@ -6,8 +6,11 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::{Request, StatusCode};
 use hyper_util::rt::TokioIo;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::net::UnixStream;
+
+use super::wire::PaneSummary;
 
 /// Why a request to the daemon failed.
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +57,11 @@ impl Answer {
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
+}
+
+/// A request body as JSON bytes.
+fn json_bytes(body: &impl Serialize) -> Result<Vec<u8>, ClientError> {
+    serde_json::to_vec(body).map_err(|e| ClientError::Protocol(e.to_string()))
 }
 
 /// A client of one daemon's API.
@@ -202,18 +210,15 @@ impl ApiClient {
         serde_json::from_slice(&answer.body).map_err(|e| ClientError::Protocol(e.to_string()))
     }
 
-    /// POST a JSON body and parse the JSON answer.
+    /// POST a body (one of the [`super::wire`] request types) as JSON and parse the JSON
+    /// answer (the route's answer type).
     pub async fn post_json<T: DeserializeOwned>(
         &self,
         path: &str,
-        body: &serde_json::Value,
+        body: &impl Serialize,
     ) -> Result<T, ClientError> {
         let response = self
-            .send_body(
-                hyper::Method::POST,
-                path,
-                Some(body.to_string().into_bytes()),
-            )
+            .send_body(hyper::Method::POST, path, Some(json_bytes(body)?))
             .await?;
         let bytes = response
             .into_body()
@@ -224,19 +229,22 @@ impl ApiClient {
         serde_json::from_slice(&bytes).map_err(|e| ClientError::Protocol(e.to_string()))
     }
 
-    /// POST JSON to a path whose answer has no body (204).
-    pub async fn post_empty(
-        &self,
-        path: &str,
-        body: &serde_json::Value,
-    ) -> Result<(), ClientError> {
-        self.send_body(
-            hyper::Method::POST,
-            path,
-            Some(body.to_string().into_bytes()),
-        )
-        .await?;
+    /// POST a body as JSON to a path whose answer has no body (204).
+    pub async fn post_empty(&self, path: &str, body: &impl Serialize) -> Result<(), ClientError> {
+        self.send_body(hyper::Method::POST, path, Some(json_bytes(body)?))
+            .await?;
         Ok(())
+    }
+
+    /// `GET /v1/panes`: every pane the daemon mirrors.
+    pub async fn panes(&self) -> Result<Vec<PaneSummary>, ClientError> {
+        self.get_json("/v1/panes").await
+    }
+
+    /// `GET /v1/panes/{pane}`: one pane, by any pane name.
+    pub async fn pane(&self, name: &str) -> Result<PaneSummary, ClientError> {
+        self.get_json(&format!("/v1/panes/{}", encode_segment(name)))
+            .await
     }
 
     /// GET a streaming path; `chunk` gets each piece of the body until it returns `false` or

@@ -1,6 +1,6 @@
 //! The daemon's local API: the HTTP layer ([`server`] with its routes, [`workflows`] over
 //! [`crate::orchestration`]), its listeners ([`listen`], [`tcp`]) and the client the CLI uses
-//! ([`client`]).
+//! ([`client`]), and the types on the wire between them ([`wire`]).
 
 pub(crate) mod body;
 pub mod client;
@@ -13,4 +13,5 @@ pub(crate) mod panes;
 pub mod server;
 pub mod state;
 pub mod tcp;
+pub mod wire;
 pub(crate) mod workflows;

@@ -170,10 +170,11 @@ pub(crate) async fn last_response(
 }
 
 /// Body of `POST /v1/panes/{pane}/provider`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ProviderBody {
-    provider: Option<String>,
+pub struct ProviderBody {
+    /// The provider to assign; `null` goes back to recognising it.
+    pub provider: Option<String>,
 }
 
 pub(crate) async fn set_provider(
@@ -219,11 +220,12 @@ pub(crate) async fn hook(
     ))
 }
 
-/// Body of `POST /v1/panes/{pane}/transport`.
-#[derive(Debug, Deserialize)]
+/// Body of `POST /v1/panes/{pane}/transport` and `POST /v1/sessions/{session}/transport`.
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct TransportBody {
-    transport: crate::pipe::Transport,
+pub struct TransportBody {
+    /// The transport to move to.
+    pub transport: crate::pipe::Transport,
 }
 
 pub(crate) async fn set_transport(
@@ -241,20 +243,25 @@ pub(crate) async fn set_transport(
 }
 
 /// Answer of `POST /v1/sessions/{session}/transport`.
-#[derive(Debug, Serialize)]
-struct SessionTransportAnswer {
-    session: crate::ids::SessionId,
-    transport: crate::pipe::Transport,
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SessionTransportAnswer {
+    /// The session.
+    pub session: crate::ids::SessionId,
+    /// The transport asked for.
+    pub transport: crate::pipe::Transport,
     /// The session's panes after the change.
-    panes: Vec<PaneSummary>,
+    pub panes: Vec<PaneSummary>,
     /// Panes that could not move, with why.
-    failed: Vec<FailedPane>,
+    pub failed: Vec<FailedPane>,
 }
 
-#[derive(Debug, Serialize)]
-struct FailedPane {
-    pane: PaneId,
-    error: String,
+/// A pane that stayed on its transport, in [`SessionTransportAnswer`].
+#[derive(Debug, Serialize, Deserialize)]
+pub struct FailedPane {
+    /// The pane.
+    pub pane: PaneId,
+    /// Why it did not move.
+    pub error: String,
 }
 
 pub(crate) async fn set_session_transport(

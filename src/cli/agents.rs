@@ -1,93 +1,40 @@
-//! The agent panes as `jump` and `board` see them: fetched from the daemon (`GET /v1/panes`),
-//! in a stable order, with their status durations shown short.
+//! The agent panes as `jump` and `board` see them: the daemon's pane summaries (`GET
+//! /v1/panes`) in a stable order, with their status durations shown short.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use panectl::status::Status;
+use panectl::api::wire::PaneSummary;
 use panectl::tmux::ServerAddress;
-use serde::{Deserialize, Deserializer};
 
 use super::ServerArgs;
 use super::client::{block_on, client};
 
-/// A pane, with the fields of the daemon's pane summary these commands use.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-pub(super) struct Pane {
-    /// `%N`.
-    pub pane: String,
-    /// The session's name.
-    #[serde(default)]
-    pub session: String,
-    /// The session's id, `$N`.
-    #[serde(default)]
-    pub session_id: String,
-    /// The window's name.
-    #[serde(default)]
-    pub window: String,
-    /// The window's index.
-    #[serde(default)]
-    pub window_index: u32,
-    /// The pane's index in its window.
-    #[serde(default)]
-    pub index: u32,
-    /// The agent CLI, if one is recognised.
-    #[serde(default)]
-    pub provider: Option<String>,
-    /// The status (the server's type; a word this build does not know reads as `unknown`).
-    #[serde(default = "unknown", deserialize_with = "status_word")]
-    pub status: Status,
-    /// How long the status has lasted.
-    #[serde(default)]
-    pub status_seconds: f64,
+/// Whether an agent runs in a pane (a provider other than the plain shell).
+pub(super) fn is_agent(pane: &PaneSummary) -> bool {
+    pane.provider.as_deref().is_some_and(|p| p != "shell")
 }
 
-fn unknown() -> Status {
-    Status::Unknown
+/// `session:window.pane`, by names.
+pub(super) fn location(pane: &PaneSummary) -> String {
+    format!("{}:{}.{}", pane.session, pane.window, pane.index)
 }
 
-/// A status word as a [`Status`]; one from a newer daemon reads as `unknown` rather than
-/// failing the whole list.
-fn status_word<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Status, D::Error> {
-    let word = String::deserialize(deserializer)?;
-    Ok(Status::parse(&word).unwrap_or(Status::Unknown))
-}
-
-impl Pane {
-    /// Whether an agent runs in it (a provider other than the plain shell).
-    pub fn is_agent(&self) -> bool {
-        self.provider.as_deref().is_some_and(|p| p != "shell")
-    }
-
-    /// `session:window.pane`, by names.
-    pub fn location(&self) -> String {
-        format!("{}:{}.{}", self.session, self.window, self.index)
-    }
-
-    /// The stable order: session (name, then id), window index, pane index.
-    pub fn order(&self, other: &Pane) -> Ordering {
-        self.session
-            .cmp(&other.session)
-            .then_with(|| session_number(&self.session_id).cmp(&session_number(&other.session_id)))
-            .then_with(|| self.window_index.cmp(&other.window_index))
-            .then_with(|| self.index.cmp(&other.index))
-            .then_with(|| pane_number(&self.pane).cmp(&pane_number(&other.pane)))
-    }
-}
-
-fn session_number(id: &str) -> u64 {
-    id.trim_start_matches('$').parse().unwrap_or(u64::MAX)
-}
-
-fn pane_number(id: &str) -> u64 {
-    id.trim_start_matches('%').parse().unwrap_or(u64::MAX)
+/// The stable order: session (name, then id), window index, pane index.
+pub(super) fn order(a: &PaneSummary, b: &PaneSummary) -> Ordering {
+    a.session
+        .cmp(&b.session)
+        .then_with(|| a.session_id.cmp(&b.session_id))
+        .then_with(|| a.window_index.cmp(&b.window_index))
+        .then_with(|| a.index.cmp(&b.index))
+        .then_with(|| a.pane.cmp(&b.pane))
 }
 
 /// Every pane the daemon mirrors, in the stable order.
-pub(super) fn panes(server: &ServerArgs) -> anyhow::Result<Vec<Pane>> {
+pub(super) fn panes(server: &ServerArgs) -> anyhow::Result<Vec<PaneSummary>> {
     let client = client(server)?;
-    let mut panes: Vec<Pane> = block_on(async { Ok(client.get_json("/v1/panes").await?) })?;
-    panes.sort_by(Pane::order);
+    let mut panes = block_on(async { Ok(client.panes().await?) })?;
+    panes.sort_by(order);
     Ok(panes)
 }
 
@@ -126,18 +73,45 @@ pub(super) fn short_duration(seconds: f64) -> String {
 pub(super) mod tests {
     use super::*;
 
+    use panectl::api::wire::PaneSummary;
+    use panectl::ids::{PaneId, SessionId, WindowId};
+    use panectl::mirror::{PaneCounters, SyncState};
+    use panectl::pipe::Transport;
+    use panectl::status::Status;
+    use panectl::status::signal::StatusSource;
+
     /// A pane for tests: `%id` in session `s`, window `w`, pane index `index`.
-    pub fn pane(id: u32, session: &str, window: u32, index: u32, status: &str) -> Pane {
-        Pane {
-            pane: format!("%{id}"),
+    pub fn pane(id: u32, session: &str, window: u32, index: u32, status: &str) -> PaneSummary {
+        PaneSummary {
+            name: None,
+            pane: PaneId(id),
+            session_id: SessionId(0),
             session: session.into(),
-            session_id: "$0".into(),
-            window: format!("w{window}"),
+            window_id: WindowId(window),
             window_index: window,
+            window: format!("w{window}").as_str().into(),
             index,
+            title: "".into(),
+            command: "node".into(),
+            pid: 1,
+            width: 80,
+            height: 24,
+            dead: false,
+            in_mode: false,
+            active: false,
+            alternate_screen: false,
+            sync: SyncState::Live,
+            transport: Transport::Control,
+            output_seq: 0,
+            counters: PaneCounters::default(),
             provider: Some("codex".into()),
+            provider_source: None,
             status: Status::parse(status).expect("a status word"),
+            status_rule: None,
+            status_source: StatusSource::Screen,
+            status_settled: true,
             status_seconds: 0.0,
+            seen: false,
         }
     }
 
@@ -156,11 +130,11 @@ pub(super) mod tests {
     #[test]
     fn shells_and_unknown_panes_are_not_agents() {
         let mut p = pane(1, "a", 0, 0, "idle");
-        assert!(p.is_agent());
+        assert!(is_agent(&p));
         p.provider = Some("shell".into());
-        assert!(!p.is_agent());
+        assert!(!is_agent(&p));
         p.provider = None;
-        assert!(!p.is_agent());
+        assert!(!is_agent(&p));
     }
 
     #[test]
@@ -171,19 +145,20 @@ pub(super) mod tests {
             pane(3, "a", 2, 0, "idle"),
             pane(2, "a", 10, 0, "idle"),
         ];
-        panes.sort_by(Pane::order);
-        let ids: Vec<&str> = panes.iter().map(|p| p.pane.as_str()).collect();
+        panes.sort_by(order);
+        let ids: Vec<String> = panes.iter().map(|p| p.pane.to_string()).collect();
         assert_eq!(ids, ["%3", "%4", "%2", "%5"]);
-        let json = serde_json::json!({"pane": "%7", "session": "s", "window": "w", "index": 1,
-            "provider": null, "status": "unknown", "extra": true});
-        let parsed: Pane = serde_json::from_value(json).expect("a pane");
-        assert_eq!(parsed.location(), "s:w.1");
-        assert_eq!(parsed.status, Status::Unknown);
-        let json = serde_json::json!({"pane": "%7", "status": "waiting_user_answer"});
-        let parsed: Pane = serde_json::from_value(json).expect("a pane");
+        assert_eq!(location(&panes[0]), "a:w2.0");
+    }
+
+    #[test]
+    fn a_status_word_from_a_newer_daemon_reads_as_unknown() {
+        let mut json = serde_json::to_value(pane(7, "s", 0, 1, "waiting_user_answer")).unwrap();
+        let parsed: PaneSummary = serde_json::from_value(json.clone()).expect("a pane");
         assert_eq!(parsed.status, Status::WaitingUserAnswer);
-        let json = serde_json::json!({"pane": "%7", "status": "some_newer_word"});
-        let parsed: Pane = serde_json::from_value(json).expect("a pane");
+        json["status"] = "some_newer_word".into();
+        json["some_newer_field"] = true.into();
+        let parsed: PaneSummary = serde_json::from_value(json).expect("a pane");
         assert_eq!(parsed.status, Status::Unknown);
     }
 }

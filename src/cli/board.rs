@@ -9,11 +9,12 @@ use std::collections::HashMap;
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
+use panectl::api::wire::PaneSummary;
 use panectl::tmux::ServerAddress;
 
 use super::ServerArgs;
-use super::agents::{self, Pane, short_duration};
-use super::client::{printable, text};
+use super::agents::{self, location, short_duration};
+use super::client::printable;
 use super::{inbox, tmux_client};
 
 /// Who messages sent from the board come from.
@@ -28,10 +29,10 @@ pub struct BoardArgs {
 }
 
 /// An agent as the board shows it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub(super) struct Row {
     /// The pane.
-    pub pane: Pane,
+    pub pane: PaneSummary,
     /// Its name (`@panectl_name`), or empty.
     pub name: String,
 }
@@ -59,9 +60,9 @@ impl Backend for Live<'_> {
         let mut names: HashMap<String, String> = agents::names(&self.address);
         Ok(panes
             .into_iter()
-            .filter(Pane::is_agent)
+            .filter(agents::is_agent)
             .map(|pane| Row {
-                name: names.remove(&pane.pane).unwrap_or_default(),
+                name: names.remove(&pane.pane.to_string()).unwrap_or_default(),
                 pane,
             })
             .collect())
@@ -73,7 +74,7 @@ impl Backend for Live<'_> {
 
     fn send(&self, pane: &str, body: &[u8]) -> anyhow::Result<String> {
         let stored = inbox::queue(self.server, pane, body, SENDER, None, false)?;
-        Ok(text(&stored, "id"))
+        Ok(stored.id.to_string())
     }
 }
 
@@ -105,7 +106,7 @@ pub(super) fn sorted(mut rows: Vec<Row>) -> Vec<Row> {
             .status
             .rank()
             .cmp(&b.pane.status.rank())
-            .then_with(|| a.pane.order(&b.pane))
+            .then_with(|| agents::order(&a.pane, &b.pane))
     });
     rows
 }
@@ -211,7 +212,7 @@ fn write_table(out: &mut impl Write, rows: &[Row]) -> std::io::Result<()> {
                 (at + 1).to_string(),
                 printable(row.pane.status.as_str()),
                 printable(&row.pane.provider.clone().unwrap_or_default()),
-                printable(&row.pane.location()),
+                printable(&location(&row.pane)),
                 printable(&row.name),
                 short_duration(row.pane.status_seconds),
             ]
@@ -306,7 +307,7 @@ fn jump(backend: &impl Backend, rows: &[Row], n: usize) -> Step {
     let Some(row) = pick(rows, n) else {
         return Step::Redraw(Some(format!("There is no agent {n}.")));
     };
-    match backend.jump(&row.pane.pane) {
+    match backend.jump(&row.pane.pane.to_string()) {
         Ok(()) => Step::Done,
         Err(error) => Step::Failed(format!("cannot switch to {}: {error:#}", row.pane.pane)),
     }
@@ -328,12 +329,12 @@ fn send(
     let Some(body) = read_line(input)? else {
         return Ok(Step::Done);
     };
-    let target = format!("{} ({})", row.pane.pane, row.pane.location());
+    let target = format!("{} ({})", row.pane.pane, location(&row.pane));
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Step::Redraw(Some(format!("Nothing sent to {target}."))));
     }
     Ok(Step::Redraw(Some(
-        match backend.send(&row.pane.pane, &body) {
+        match backend.send(&row.pane.pane.to_string(), &body) {
             Ok(id) => format!("Message {id} queued for {target}."),
             Err(error) => format!("Not sent to {target}: {error:#}"),
         },

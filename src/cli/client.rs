@@ -4,8 +4,14 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use panectl::api::client::{ApiClient, encode_segment};
-use panectl::api::server::Health;
+use panectl::api::wire::{
+    Explanation, Health, PaneSummary, ProviderBody, ProviderInfo, RuleReport,
+    SessionTransportAnswer, SignalReport, TransportBody,
+};
 use panectl::daemon::discovery;
+use panectl::status::Status;
+use panectl::status::signal::StatusSource;
+use serde::Serialize;
 use serde_json::Value;
 
 use super::ServerArgs;
@@ -59,35 +65,53 @@ pub(super) fn shown(value: &Value, key: &str) -> String {
     printable(&text(value, key))
 }
 
+/// Any field made [`printable`], for human output.
+pub(super) fn show(field: impl std::fmt::Display) -> String {
+    printable(&field.to_string())
+}
+
+/// An optional field made [`printable`]; empty when absent.
+pub(super) fn show_some(field: Option<impl std::fmt::Display>) -> String {
+    field.map(show).unwrap_or_default()
+}
+
+/// Prints an answer of the daemon as JSON, pretty, with its keys in the order they have always
+/// had (sorted: it goes through [`Value`], whose objects are sorted maps).
+pub(super) fn print_pretty(value: &impl Serialize) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, &serde_json::to_value(value)?)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// An answer of the daemon as one line of JSON, its keys sorted (see [`print_pretty`]).
+pub(super) fn json_line(value: &impl Serialize) -> anyhow::Result<String> {
+    Ok(serde_json::to_value(value)?.to_string())
+}
+
 pub fn ls(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
-    let panes: Value = block_on(async { Ok(client.get_json("/v1/panes").await?) })?;
-    let mut out = std::io::stdout().lock();
+    let panes = block_on(async { Ok(client.panes().await?) })?;
     if json {
-        serde_json::to_writer_pretty(&mut out, &panes)?;
-        writeln!(out)?;
+        print_pretty(&panes)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let mut out = std::io::stdout().lock();
     let rows: Vec<[String; 8]> = panes
-        .as_array()
-        .map(|panes| {
-            panes
-                .iter()
-                .map(|p| {
-                    [
-                        shown(p, "pane"),
-                        shown(p, "session"),
-                        format!("{}:{}", shown(p, "window_index"), shown(p, "window")),
-                        format!("{}x{}", shown(p, "width"), shown(p, "height")),
-                        shown(p, "status"),
-                        shown(p, "provider"),
-                        shown(p, "command"),
-                        shown(p, "title"),
-                    ]
-                })
-                .collect()
+        .iter()
+        .map(|p| {
+            [
+                show(p.pane),
+                show(&p.session),
+                format!("{}:{}", p.window_index, show(&p.window)),
+                format!("{}x{}", p.width, p.height),
+                show(p.status),
+                show_some(p.provider.as_ref()),
+                show(&p.command),
+                show(&p.title),
+            ]
         })
-        .unwrap_or_default();
+        .collect();
     let headers = [
         "PANE", "SESSION", "WINDOW", "SIZE", "STATUS", "PROVIDER", "COMMAND", "TITLE",
     ];
@@ -142,6 +166,7 @@ pub fn output(server: &ServerArgs, pane: &str, from: Option<u64>) -> anyhow::Res
         eprintln!("panectl: bytes {missed} have left the daemon's buffer");
     }
     if let Some(gaps) = answer.header("x-panectl-gaps") {
+        // Read loosely: a header of a newer daemon must not fail the output it comes with.
         let gaps: Vec<Value> = serde_json::from_str(gaps).unwrap_or_default();
         for gap in gaps {
             eprintln!(
@@ -279,9 +304,8 @@ pub fn events(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
 
 pub fn status(server: &ServerArgs, pane: &str) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
-    let path = format!("/v1/panes/{}", encode_segment(pane));
-    let summary: Value = block_on(async { Ok(client.get_json(&path).await?) })?;
-    println!("{}", text(&summary, "status"));
+    let summary = block_on(async { Ok(client.pane(pane).await?) })?;
+    println!("{}", summary.status);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -293,61 +317,96 @@ fn or_none(value: String) -> String {
     }
 }
 
+/// What `explain` shows for people: a pane's [`Explanation`] from the daemon, or a screen
+/// file's from `panectl detect --explain`.
+pub struct Shown<'a> {
+    /// The pane, or the file.
+    pub subject: String,
+    /// The status.
+    pub status: Status,
+    /// The provider whose rules apply.
+    pub provider: Option<&'a str>,
+    /// The rule behind the status.
+    pub rule: Option<&'a str>,
+    /// Where the status came from (a pane's only).
+    pub source: Option<StatusSource>,
+    /// The agent's own report in force, with the screen's own status and how long ago that
+    /// changed (a pane's only).
+    pub signal: Option<(&'a SignalReport, Status, f64)>,
+    /// Every rule on the screen.
+    pub rules: &'a [RuleReport],
+}
+
+impl<'a> Shown<'a> {
+    /// A pane's explanation from the daemon.
+    pub fn pane(explanation: &'a Explanation) -> Shown<'a> {
+        Shown {
+            subject: explanation.pane.to_string(),
+            status: explanation.status,
+            provider: explanation.provider.as_deref(),
+            rule: explanation.rule.as_deref(),
+            source: Some(explanation.source),
+            signal: explanation.signal.as_ref().map(|signal| {
+                (
+                    signal,
+                    explanation.screen_status,
+                    explanation.screen_changed_seconds,
+                )
+            }),
+            rules: &explanation.rules,
+        }
+    }
+}
+
 /// Prints an explanation (from the daemon or from a file) for people.
-pub fn print_explanation(explanation: &Value) -> std::io::Result<()> {
+pub fn print_explanation(explanation: &Shown<'_>) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
-    let subject = match shown(explanation, "pane") {
-        pane if pane.is_empty() => shown(explanation, "file"),
-        pane => pane,
-    };
-    let source = match shown(explanation, "source") {
-        source if source.is_empty() => String::new(),
-        source => format!(", source {source}"),
+    let source = match explanation.source {
+        None => String::new(),
+        Some(source) => format!(", source {source}"),
     };
     writeln!(
         out,
-        "{subject}: {} (provider {}, rule {}{source})",
-        shown(explanation, "status"),
-        or_none(shown(explanation, "provider")),
-        or_none(shown(explanation, "rule")),
+        "{}: {} (provider {}, rule {}{source})",
+        printable(&explanation.subject),
+        explanation.status,
+        or_none(show_some(explanation.provider)),
+        or_none(show_some(explanation.rule)),
     )?;
-    let signal = &explanation["signal"];
-    if signal.is_object() {
+    if let Some((signal, screen_status, screen_changed_seconds)) = explanation.signal {
         writeln!(
             out,
             "   signal: {} {} -> {}, {:.1}s ago; screen says {} (changed {:.1}s ago)",
-            shown(signal, "source"),
-            shown(signal, "detail"),
-            shown(signal, "status"),
-            signal["age_seconds"].as_f64().unwrap_or_default(),
-            shown(explanation, "screen_status"),
-            explanation["screen_changed_seconds"]
-                .as_f64()
-                .unwrap_or_default(),
+            signal.source,
+            printable(&signal.detail),
+            signal.status,
+            signal.age_seconds,
+            screen_status,
+            screen_changed_seconds,
         )?;
     }
-    for rule in explanation["rules"].as_array().into_iter().flatten() {
-        let mark = if rule["decisive"] == true {
+    for rule in explanation.rules {
+        let mark = if rule.decisive {
             "=>"
-        } else if rule["matched"] == true {
+        } else if rule.matched {
             " +"
         } else {
             "  "
         };
-        let mut why = if rule["matched"] == true {
+        let mut why = if rule.matched {
             "matches".to_string()
         } else {
-            shown(rule, "reason")
+            printable(&rule.reason)
         };
-        if let Some(layer) = rule["layer"].as_str() {
+        if let Some(layer) = &rule.layer {
             why.push_str(&format!("  [inherited from {layer}]"));
         }
         writeln!(
             out,
             "{mark} {:<4} {:<34} {:<20} {why}",
-            shown(rule, "priority"),
-            shown(rule, "rule"),
-            shown(rule, "verdict")
+            rule.priority,
+            printable(&rule.rule),
+            rule.verdict.as_str()
         )?;
     }
     Ok(())
@@ -356,11 +415,11 @@ pub fn print_explanation(explanation: &Value) -> std::io::Result<()> {
 pub fn explain(server: &ServerArgs, pane: &str, json: bool) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let path = format!("/v1/panes/{}/explain", encode_segment(pane));
-    let explanation: Value = block_on(async { Ok(client.get_json(&path).await?) })?;
+    let explanation: Explanation = block_on(async { Ok(client.get_json(&path).await?) })?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&explanation)?);
+        print_pretty(&explanation)?;
     } else {
-        print_explanation(&explanation)?;
+        print_explanation(&Shown::pane(&explanation))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -378,18 +437,16 @@ pub fn last(server: &ServerArgs, pane: &str) -> anyhow::Result<ExitCode> {
 pub fn set_provider(server: &ServerArgs, pane: &str, provider: &str) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let path = format!("/v1/panes/{}/provider", encode_segment(pane));
-    let body = if provider == "auto" {
-        serde_json::json!({ "provider": null })
-    } else {
-        serde_json::json!({ "provider": provider })
+    let body = ProviderBody {
+        provider: (provider != "auto").then(|| provider.to_string()),
     };
-    let pane: Value = block_on(async { Ok(client.post_json(&path, &body).await?) })?;
+    let pane: PaneSummary = block_on(async { Ok(client.post_json(&path, &body).await?) })?;
     println!(
         "{}: provider {} ({}), status {}",
-        shown(&pane, "pane"),
-        or_none(shown(&pane, "provider")),
-        or_none(shown(&pane, "provider_source")),
-        shown(&pane, "status")
+        pane.pane,
+        or_none(show_some(pane.provider.as_ref())),
+        or_none(show_some(pane.provider_source.map(|s| s.as_str()))),
+        pane.status
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -400,20 +457,18 @@ pub fn transport(
     transport: Option<panectl::pipe::Transport>,
 ) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
-    let pane: Value = block_on(async {
+    let pane: PaneSummary = block_on(async {
         Ok(match transport {
             Some(transport) => {
                 let path = format!("/v1/panes/{}/transport", encode_segment(pane));
-                let body = serde_json::json!({ "transport": transport });
-                client.post_json(&path, &body).await?
+                client
+                    .post_json(&path, &TransportBody { transport })
+                    .await?
             }
-            None => {
-                let path = format!("/v1/panes/{}", encode_segment(pane));
-                client.get_json(&path).await?
-            }
+            None => client.pane(pane).await?,
         })
     })?;
-    println!("{}: {}", shown(&pane, "pane"), shown(&pane, "transport"));
+    println!("{}: {}", pane.pane, pane.transport.as_str());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -424,39 +479,36 @@ pub fn session_transport(
 ) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let path = format!("/v1/sessions/{}/transport", encode_segment(session));
-    let body = serde_json::json!({ "transport": transport });
-    let answer: Value = block_on(async { Ok(client.post_json(&path, &body).await?) })?;
-    for pane in answer["panes"].as_array().into_iter().flatten() {
-        println!("{}: {}", shown(pane, "pane"), shown(pane, "transport"));
+    let body = TransportBody { transport };
+    let answer: SessionTransportAnswer =
+        block_on(async { Ok(client.post_json(&path, &body).await?) })?;
+    for pane in &answer.panes {
+        println!("{}: {}", pane.pane, pane.transport.as_str());
     }
-    let mut failed = false;
-    for pane in answer["failed"].as_array().into_iter().flatten() {
+    for pane in &answer.failed {
         eprintln!(
             "panectl: {} stays where it was: {}",
-            shown(pane, "pane"),
-            shown(pane, "error")
+            pane.pane,
+            printable(&pane.error)
         );
-        failed = true;
     }
-    Ok(if failed {
-        ExitCode::FAILURE
-    } else {
+    Ok(if answer.failed.is_empty() {
         ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     })
 }
 
 pub fn providers(server: &ServerArgs) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
-    let providers: Value = block_on(async { Ok(client.get_json("/v1/providers").await?) })?;
+    let providers: Vec<ProviderInfo> =
+        block_on(async { Ok(client.get_json("/v1/providers").await?) })?;
     let mut out = std::io::stdout().lock();
-    for provider in providers.as_array().into_iter().flatten() {
+    for provider in &providers {
         writeln!(
             out,
             "{:<14} {:<14} {:>3} rules  {}",
-            text(provider, "id"),
-            text(provider, "name"),
-            text(provider, "rules"),
-            text(provider, "source")
+            provider.id, provider.name, provider.rules, provider.source
         )?;
     }
     Ok(ExitCode::SUCCESS)

@@ -106,7 +106,15 @@ pub fn explain_file(file: &Path, provider: Option<&str>, json: bool) -> anyhow::
     if json {
         println!("{}", serde_json::to_string_pretty(&explanation)?);
     } else {
-        super::client::print_explanation(&explanation)?;
+        super::client::print_explanation(&super::client::Shown {
+            subject: file.display().to_string(),
+            status,
+            provider: found.map(|p| &*p.id),
+            rule: rule.as_deref(),
+            source: None,
+            signal: None,
+            rules: &rules,
+        })?;
     }
     Ok(ExitCode::SUCCESS)
 }

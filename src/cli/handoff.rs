@@ -6,10 +6,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 use hyper::StatusCode;
 use panectl::api::client::ClientError;
-use serde_json::{Value, json};
+use panectl::api::wire::{Assigned, Assignment, HandoffAnswer, HandoffBody};
 
 use super::ServerArgs;
-use super::client::{block_on, client, shown, text};
+use super::client::{block_on, client, json_line, printable};
 use super::orchestrate::LaunchOptions;
 
 /// What `panectl handoff` and `panectl assign` are given.
@@ -43,7 +43,7 @@ pub struct TaskArgs {
 
 impl TaskArgs {
     /// The request body shared by handoff and assign.
-    fn body(&self) -> anyhow::Result<Value> {
+    fn body(&self) -> anyhow::Result<HandoffBody> {
         let (pane, message) = match (&self.launch, self.words.as_slice()) {
             (Some(_), [message]) => (None, message),
             (None, [pane, message]) => (Some(pane), message),
@@ -68,26 +68,25 @@ impl TaskArgs {
             Some(provider) => Some(self.launch_options.body(provider)?),
             None => None,
         };
-        Ok(json!({
-            "pane": pane,
-            "launch": launch,
-            "message": message,
-            "from": self.from,
-            "timeout_seconds": self.timeout,
-            "teardown": self.teardown,
-            "allow_shell": self.allow_shell,
-        }))
+        Ok(HandoffBody {
+            pane: pane.cloned(),
+            launch,
+            message,
+            from: self.from.clone(),
+            timeout_seconds: self.timeout,
+            teardown: self.teardown,
+            reply_to: None,
+            allow_shell: self.allow_shell,
+        })
     }
 }
 
 /// `panectl handoff`: prints the worker's answer. Exit code 0 with the answer, 1 on timeout,
 /// 2 on any other error.
 pub fn handoff(server: &ServerArgs, args: &TaskArgs) -> anyhow::Result<ExitCode> {
-    let result = (|| -> Result<Value, anyhow::Error> {
+    let result = (|| -> Result<HandoffAnswer, anyhow::Error> {
         let mut body = args.body()?;
-        if body["from"].is_null() {
-            body["from"] = json!("cli");
-        }
+        body.from.get_or_insert_with(|| "cli".to_string());
         let client = client(server)?;
         block_on(async {
             default_launch_session(&client, &mut body).await;
@@ -96,7 +95,7 @@ pub fn handoff(server: &ServerArgs, args: &TaskArgs) -> anyhow::Result<ExitCode>
     })();
     match result {
         Ok(answer) => {
-            let text = text(&answer, "answer");
+            let text = answer.answer;
             print!("{text}");
             if !text.ends_with('\n') {
                 println!();
@@ -117,9 +116,9 @@ pub fn handoff(server: &ServerArgs, args: &TaskArgs) -> anyhow::Result<ExitCode>
 }
 
 /// The caller's session for a worker launched without `--session`.
-async fn default_launch_session(client: &panectl::api::client::ApiClient, body: &mut Value) {
-    if body["launch"].is_object() {
-        super::orchestrate::default_session(client, &mut body["launch"]).await;
+async fn default_launch_session(client: &panectl::api::client::ApiClient, body: &mut HandoffBody) {
+    if let Some(launch) = &mut body.launch {
+        super::orchestrate::default_session(client, launch).await;
     }
 }
 
@@ -138,18 +137,16 @@ pub fn assign(
             )
         })?;
     let mut body = args.body()?;
-    body["reply_to"] = json!(reply_to);
+    body.reply_to = Some(reply_to);
     let client = client(server)?;
-    let assigned: Value = block_on(async {
+    let assigned: Assigned = block_on(async {
         default_launch_session(&client, &mut body).await;
         Ok(client.post_json("/v1/assign", &body).await?)
     })?;
-    println!("{}", text(&assigned, "assignment"));
+    println!("{}", assigned.assignment);
     eprintln!(
         "panectl: assignment {} to {}; its answer will be queued for {}",
-        text(&assigned, "assignment"),
-        text(&assigned, "pane"),
-        text(&assigned, "reply_to")
+        assigned.assignment, assigned.pane, assigned.reply_to
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -164,21 +161,21 @@ pub fn list(server: &ServerArgs, state: Option<&str>, json: bool) -> anyhow::Res
         ),
         None => "/v1/assignments".to_string(),
     };
-    let all: Vec<Value> = block_on(async { Ok(client.get_json(&path).await?) })?;
+    let all: Vec<Assignment> = block_on(async { Ok(client.get_json(&path).await?) })?;
     for a in &all {
         if json {
-            println!("{a}");
+            println!("{}", json_line(a)?);
         } else {
             println!(
                 "{:>5}  {:<9} {:>5} -> {:<5} message {}{}",
-                shown(a, "id"),
-                shown(a, "state"),
-                shown(a, "worker"),
-                shown(a, "reply_to"),
-                shown(a, "message_id"),
-                a["reason"]
-                    .as_str()
-                    .map(|r| format!("  ({})", super::client::printable(r)))
+                a.id,
+                a.state.as_str(),
+                printable(&a.worker),
+                printable(&a.reply_to),
+                a.message_id,
+                a.reason
+                    .as_deref()
+                    .map(|r| format!("  ({})", printable(r)))
                     .unwrap_or_default()
             );
         }

@@ -6,10 +6,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use panectl::api::client::encode_segment;
-use serde_json::{Value, json};
+use panectl::api::wire::{Message, SendBody};
 
 use super::ServerArgs;
-use super::client::{block_on, client, shown, text};
+use super::client::{block_on, client, json_line, printable, show, show_some};
 use super::tmux_client;
 
 /// Reads a duration: `500ms`, `30s`, `5m`, `2h`, `1d`, or a plain number of seconds.
@@ -84,14 +84,14 @@ pub(super) fn queue(
     from: &str,
     ttl_seconds: Option<f64>,
     allow_shell: bool,
-) -> anyhow::Result<Value> {
-    let mut request = json!({ "body_hex": hex(body), "from": from });
-    if allow_shell {
-        request["allow_shell"] = json!(true);
-    }
-    if let Some(ttl) = ttl_seconds {
-        request["ttl_seconds"] = json!(ttl);
-    }
+) -> anyhow::Result<Message> {
+    let request = SendBody {
+        body: None,
+        body_hex: Some(hex(body)),
+        from: Some(from.to_string()),
+        ttl_seconds,
+        allow_shell,
+    };
     let client = client(server)?;
     let path = format!("/v1/panes/{}/messages", encode_segment(pane));
     block_on(async { Ok(client.post_json(&path, &request).await?) })
@@ -122,9 +122,9 @@ fn send_message(server: &ServerArgs, args: &SendArgs) -> anyhow::Result<String> 
         })?;
     if let Some(buffer) = &args.buffer {
         tmux_client::delete_buffer(&server.address()?, buffer)
-            .with_context(|| format!("message {} is queued, but", text(&stored, "id")))?;
+            .with_context(|| format!("message {} is queued, but", stored.id))?;
     }
-    Ok(text(&stored, "id"))
+    Ok(stored.id.to_string())
 }
 
 /// `panectl send PANE [--from X] [--ttl D] (MESSAGE | - | --buffer NAME) [--notify]`: prints
@@ -165,14 +165,14 @@ pub fn list(
         format!("/v1/messages?{}", query.join("&"))
     };
     let client = client(server)?;
-    let messages: Value = block_on(async { Ok(client.get_json(&path).await?) })?;
+    let messages: Vec<Message> = block_on(async { Ok(client.get_json(&path).await?) })?;
     let mut out = std::io::stdout().lock();
-    for message in messages.as_array().into_iter().flatten() {
+    for message in &messages {
         if json {
-            writeln!(out, "{message}")?;
+            writeln!(out, "{}", json_line(message)?)?;
             continue;
         }
-        let body = text(message, "body");
+        let body = String::from_utf8_lossy(&message.body);
         let first: String = body
             .lines()
             .next()
@@ -180,17 +180,17 @@ pub fn list(
             .chars()
             .take(50)
             .collect();
-        let state = match shown(message, "reason") {
-            reason if reason.is_empty() => shown(message, "state"),
-            reason => format!("{} ({reason})", shown(message, "state")),
+        let state = match show_some(message.reason.as_ref()) {
+            reason if reason.is_empty() => show(message.state.as_str()),
+            reason => format!("{} ({reason})", show(message.state.as_str())),
         };
         writeln!(
             out,
             "{:>6}  {:<5} {:<12} from {:<10} {first:?}",
-            shown(message, "id"),
-            shown(message, "pane"),
+            message.id,
+            printable(&message.pane),
             state,
-            shown(message, "sender"),
+            printable(&message.sender),
         )?;
     }
     Ok(ExitCode::SUCCESS)
@@ -200,8 +200,9 @@ pub fn list(
 pub fn cancel(server: &ServerArgs, id: i64) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let path = format!("/v1/messages/{id}/cancel");
-    let message: Value = block_on(async { Ok(client.post_json(&path, &json!({})).await?) })?;
-    println!("{}: {}", text(&message, "id"), text(&message, "state"));
+    let message: Message =
+        block_on(async { Ok(client.post_json(&path, &serde_json::json!({})).await?) })?;
+    println!("{}: {}", message.id, message.state.as_str());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -4,12 +4,11 @@
 use std::process::ExitCode;
 
 use anyhow::bail;
-use panectl::api::client::encode_segment;
-use serde_json::Value;
+use panectl::api::wire::PaneSummary;
 
 use super::ServerArgs;
-use super::agents::{self, Pane};
-use super::client::{block_on, client, text};
+use super::agents;
+use super::client::{block_on, client};
 use super::tmux_client;
 
 /// The message shown when there is nowhere to go.
@@ -29,9 +28,12 @@ pub struct JumpArgs {
 /// The pane to go to: the first agent after `from` (in the stable order, wrapping) in the
 /// first [notable](panectl::status::Status::notable) status by rank (one that waits for the
 /// user, else one that has completed). `panes` are in the stable order.
-pub(super) fn next_target<'a>(panes: &'a [Pane], from: Option<&str>) -> Option<&'a Pane> {
+pub(super) fn next_target<'a>(
+    panes: &'a [PaneSummary],
+    from: Option<&str>,
+) -> Option<&'a PaneSummary> {
     let start = from
-        .and_then(|from| panes.iter().position(|p| p.pane == from))
+        .and_then(|from| panes.iter().position(|p| p.pane.to_string() == from))
         .map_or(0, |at| at + 1);
     panectl::status::meaning::notable_by_rank()
         .into_iter()
@@ -39,7 +41,7 @@ pub(super) fn next_target<'a>(panes: &'a [Pane], from: Option<&str>) -> Option<&
             panes[start..]
                 .iter()
                 .chain(&panes[..start])
-                .find(|p| p.is_agent() && p.status == status)
+                .find(|p| agents::is_agent(p) && p.status == status)
         })
 }
 
@@ -51,9 +53,8 @@ fn pane_id(server: &ServerArgs, pane: &str) -> anyhow::Result<String> {
         return Ok(pane.to_string());
     }
     let client = client(server)?;
-    let path = format!("/v1/panes/{}", encode_segment(pane));
-    let found: Value = block_on(async { Ok(client.get_json(&path).await?) })?;
-    Ok(text(&found, "pane"))
+    let found = block_on(async { Ok(client.pane(pane).await?) })?;
+    Ok(found.pane.to_string())
 }
 
 /// `panectl jump [--client NAME] [--from PANE]`: prints the pane switched to.
@@ -68,7 +69,7 @@ pub fn jump(server: &ServerArgs, args: &JumpArgs) -> anyhow::Result<ExitCode> {
     };
     match (next_target(&panes, from.as_deref()), &current) {
         (Some(target), Some(client)) => {
-            tmux_client::switch_to(&address, &client.name, &target.pane)?;
+            tmux_client::switch_to(&address, &client.name, &target.pane.to_string())?;
             println!("{}", target.pane);
         }
         (Some(target), None) => bail!("no tmux client is attached to switch to {}", target.pane),
@@ -84,8 +85,8 @@ mod tests {
     use crate::cli::agents::tests::pane;
     use panectl::status::Status;
 
-    fn target(panes: &[Pane], from: Option<&str>) -> Option<String> {
-        next_target(panes, from).map(|p| p.pane.clone())
+    fn target(panes: &[PaneSummary], from: Option<&str>) -> Option<String> {
+        next_target(panes, from).map(|p| p.pane.to_string())
     }
 
     #[test]

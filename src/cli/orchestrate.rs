@@ -2,11 +2,13 @@
 
 use std::process::ExitCode;
 
+use std::collections::BTreeMap;
+
 use panectl::api::client::{ApiClient, encode_segment};
-use serde_json::{Value, json};
+use panectl::api::wire::{InputBody, KeysBody, LaunchBody, Launched, WaitAnswer, WaitBody};
 
 use super::ServerArgs;
-use super::client::{block_on, client, text};
+use super::client::{block_on, client};
 
 /// How to start an agent: what `panectl launch` and `handoff/assign --launch` share.
 #[derive(Debug, Default, clap::Args)]
@@ -45,13 +47,13 @@ impl LaunchOptions {
     }
 
     /// The `POST /v1/agents` body for `provider`.
-    pub fn body(&self, provider: &str) -> anyhow::Result<Value> {
-        let mut env = serde_json::Map::new();
+    pub fn body(&self, provider: &str) -> anyhow::Result<LaunchBody> {
+        let mut env = BTreeMap::new();
         for pair in &self.env {
             let (key, value) = pair
                 .split_once('=')
                 .ok_or_else(|| anyhow::anyhow!("--env {pair:?}: expected KEY=VALUE"))?;
-            env.insert(key.to_string(), json!(value));
+            env.insert(key.to_string(), value.to_string());
         }
         let cwd = match &self.cwd {
             Some(dir) => Some(
@@ -62,15 +64,16 @@ impl LaunchOptions {
             ),
             None => None,
         };
-        Ok(json!({
-            "provider": provider,
-            "session": self.session,
-            "new_session": self.new_session,
-            "name": self.name,
-            "cwd": cwd,
-            "env": env,
-            "accept_startup_prompts": self.accept_startup_prompts,
-        }))
+        Ok(LaunchBody {
+            provider: provider.to_string(),
+            session: self.session.clone(),
+            new_session: self.new_session,
+            name: self.name.clone(),
+            cwd,
+            env,
+            accept_startup_prompts: self.accept_startup_prompts,
+            ..LaunchBody::default()
+        })
     }
 }
 
@@ -100,34 +103,36 @@ pub struct LaunchArgs {
 /// (`$TMUX_PANE` of another server).
 pub async fn caller_session(client: &ApiClient) -> Option<String> {
     let pane = std::env::var("TMUX_PANE").ok().filter(|p| !p.is_empty())?;
-    let path = format!("/v1/panes/{}", encode_segment(&pane));
-    let found: Value = client.get_json(&path).await.ok()?;
-    found["session_id"].as_str().map(str::to_string)
+    let found = client.pane(&pane).await.ok()?;
+    Some(found.session_id.to_string())
 }
 
 /// Fills in the caller's session as a launch body's session when none is given.
-pub async fn default_session(client: &ApiClient, body: &mut Value) {
-    if body["session"].is_null()
-        && body["new_session"] != true
+pub async fn default_session(client: &ApiClient, body: &mut LaunchBody) {
+    if body.session.is_none()
+        && !body.new_session
         && let Some(session) = caller_session(client).await
     {
-        body["session"] = json!(session);
+        body.session = Some(session);
     }
 }
 
 /// `panectl launch PROVIDER ...`: prints the new pane's id.
 pub fn launch(server: &ServerArgs, args: LaunchArgs) -> anyhow::Result<ExitCode> {
-    let mut body = args.options.body(&args.provider)?;
-    body["args"] = json!(args.args);
-    body["no_wait"] = json!(args.no_wait);
-    body["timeout_seconds"] = json!(args.timeout);
-    body["no_hooks"] = json!(args.no_hooks);
+    let body = LaunchBody {
+        args: args.args,
+        no_wait: args.no_wait,
+        timeout_seconds: Some(args.timeout),
+        no_hooks: args.no_hooks,
+        ..args.options.body(&args.provider)?
+    };
     let client = client(server)?;
-    let launched: Value = block_on(async {
+    let launched: Launched = block_on(async {
+        let mut body = body;
         default_session(&client, &mut body).await;
         Ok(client.post_json("/v1/agents", &body).await?)
     })?;
-    println!("{}", text(&launched, "pane"));
+    println!("{}", launched.pane);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -141,7 +146,11 @@ pub fn input(
 ) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let path = format!("/v1/panes/{}/input", encode_segment(pane));
-    let body = json!({ "text": text, "enter": enter, "allow_shell": allow_shell });
+    let body = InputBody {
+        text: text.to_string(),
+        enter: Some(enter),
+        allow_shell,
+    };
     block_on(async { Ok(client.post_empty(&path, &body).await?) })?;
     Ok(ExitCode::SUCCESS)
 }
@@ -150,7 +159,9 @@ pub fn input(
 pub fn key(server: &ServerArgs, pane: &str, keys: &[String]) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let path = format!("/v1/panes/{}/keys", encode_segment(pane));
-    let body = json!({ "keys": keys });
+    let body = KeysBody {
+        keys: keys.to_vec(),
+    };
     block_on(async { Ok(client.post_empty(&path, &body).await?) })?;
     Ok(ExitCode::SUCCESS)
 }
@@ -163,26 +174,24 @@ pub fn wait(
     until: &[String],
     timeout: Option<f64>,
 ) -> anyhow::Result<ExitCode> {
-    let result = (|| -> anyhow::Result<Value> {
+    let result = (|| -> anyhow::Result<WaitAnswer> {
         let client = client(server)?;
         let path = format!("/v1/panes/{}/wait", encode_segment(pane));
-        let mut body = json!({ "until": until });
-        if let Some(timeout) = timeout {
-            body["timeout_seconds"] = json!(timeout);
-        }
+        let body = WaitBody {
+            until: until.to_vec(),
+            timeout_seconds: timeout,
+        };
         block_on(async { Ok(client.post_json(&path, &body).await?) })
     })();
     match result {
-        Ok(answer) if answer["reached"] == true => {
-            println!("{}", text(&answer, "status"));
+        Ok(answer) if answer.reached => {
+            println!("{}", answer.status);
             Ok(ExitCode::SUCCESS)
         }
         Ok(answer) => {
             eprintln!(
                 "panectl: timed out after {:.1} s; {} is {}",
-                answer["waited_seconds"].as_f64().unwrap_or_default(),
-                text(&answer, "pane"),
-                text(&answer, "status")
+                answer.waited_seconds, answer.pane, answer.status
             );
             Ok(ExitCode::from(1))
         }

@@ -4,12 +4,12 @@
 //! the assignment are committed in one transaction.
 
 use rusqlite::{OptionalExtension, Row, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::store::{InboxError, Message, NewMessage, Store, check_body, insert_message};
 
 /// Where an assignment is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AssignmentState {
     /// The worker has the task (or will get it); its answer is awaited.
@@ -44,7 +44,7 @@ impl AssignmentState {
 }
 
 /// A stored assignment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Assignment {
     /// Its id.
     pub id: i64,

@@ -7,7 +7,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Largest message body accepted.
 pub const MAX_BODY: usize = 1024 * 1024;
@@ -59,7 +59,7 @@ const MIGRATIONS: &[&str] = &[
 pub use crate::message::State;
 
 /// A stored message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
     /// Its id, increasing in enqueue order.
     pub id: i64,
@@ -71,7 +71,7 @@ pub struct Message {
     /// Who sent it: a pane, or a label such as `cli` or `api`.
     pub sender: String,
     /// The text, as bytes.
-    #[serde(serialize_with = "lossy")]
+    #[serde(serialize_with = "lossy", deserialize_with = "text_bytes")]
     pub body: Vec<u8>,
     /// When it was queued (ms since the epoch).
     pub created_at: i64,
@@ -91,6 +91,11 @@ pub struct Message {
 
 fn lossy<S: serde::Serializer>(body: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(&String::from_utf8_lossy(body))
+}
+
+/// The other way of [`lossy`]: the text's bytes (a client reads what the daemon sent).
+fn text_bytes<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
+    String::deserialize(deserializer).map(String::into_bytes)
 }
 
 /// A message to queue.

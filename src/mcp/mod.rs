@@ -26,9 +26,10 @@ mod params;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
-use serde_json::Value;
+use serde::Serialize;
 
 use crate::api::client::{ApiClient, ClientError, encode_segment};
+use crate::api::wire::{Assigned, HandoffAnswer, Launched, Message};
 pub use params::{
     AssignParams, HandoffParams, LaunchParams, PaneParams, SendMessageParams, assign_body,
     handoff_body, handoff_text, launch_body, list_agents_text, send_body,
@@ -75,8 +76,11 @@ fn pane_path(pane: &str, rest: &str) -> String {
     format!("/v1/panes/{}{rest}", encode_segment(pane))
 }
 
-fn pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+/// An answer of the daemon as pretty JSON, its keys sorted as they have always been (it goes
+/// through `serde_json::Value`, whose objects are sorted maps).
+fn pretty(value: &impl Serialize) -> String {
+    let value = serde_json::to_value(value).unwrap_or_default();
+    serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string())
 }
 
 fn body_text(bytes: &[u8]) -> String {
@@ -98,8 +102,8 @@ impl PanectlMcp {
     /// The session of the caller's pane, if the daemon knows the pane.
     async fn caller_session(&self) -> Option<String> {
         let pane = self.caller.as_deref()?;
-        let found: Value = self.client.get_json(&pane_path(pane, "")).await.ok()?;
-        found["session_id"].as_str().map(str::to_string)
+        let found = self.client.pane(pane).await.ok()?;
+        Some(found.session_id.to_string())
     }
 
     /// Who messages come from: the caller's pane, else `mcp`.
@@ -113,9 +117,9 @@ impl PanectlMcp {
     /// shells are left out. Use the pane id with the other tools.
     #[tool]
     async fn list_agents(&self) -> ToolResult {
-        let panes: Value = self
+        let panes = self
             .client
-            .get_json("/v1/panes")
+            .panes()
             .await
             .map_err(|e| failed("list_agents", e))?;
         Ok(list_agents_text(&panes))
@@ -125,9 +129,9 @@ impl PanectlMcp {
     /// how long the status has lasted, size, command and whether its program exited.
     #[tool]
     async fn agent_status(&self, Parameters(params): Parameters<PaneParams>) -> ToolResult {
-        let pane: Value = self
+        let pane = self
             .client
-            .get_json(&pane_path(&params.pane, ""))
+            .pane(&params.pane)
             .await
             .map_err(|e| failed("agent_status", e))?;
         Ok(pretty(&pane))
@@ -141,16 +145,14 @@ impl PanectlMcp {
     #[tool]
     async fn send_message(&self, Parameters(params): Parameters<SendMessageParams>) -> ToolResult {
         let body = send_body(&params, &self.sender());
-        let message: Value = self
+        let message: Message = self
             .client
             .post_json(&pane_path(&params.pane, "/messages"), &body)
             .await
             .map_err(|e| failed("send_message", e))?;
         Ok(format!(
             "message {} to {}: {}",
-            message["id"],
-            message["pane"].as_str().unwrap_or(&params.pane),
-            message["state"].as_str().unwrap_or("unknown")
+            message.id, message.pane, message.state
         ))
     }
 
@@ -186,12 +188,12 @@ impl PanectlMcp {
     #[tool]
     async fn launch_agent(&self, Parameters(params): Parameters<LaunchParams>) -> ToolResult {
         let mut body = launch_body(&params);
-        if body["session"].is_null()
+        if body.session.is_none()
             && let Some(session) = self.caller_session().await
         {
-            body["session"] = Value::String(session);
+            body.session = Some(session);
         }
-        let launched: Value = self
+        let launched: Launched = self
             .client
             .post_json("/v1/agents", &body)
             .await
@@ -207,7 +209,7 @@ impl PanectlMcp {
     #[tool]
     async fn handoff(&self, Parameters(params): Parameters<HandoffParams>) -> ToolResult {
         let body = handoff_body(&params, &self.sender())?;
-        let answer: Value = self
+        let answer: HandoffAnswer = self
             .client
             .post_json("/v1/handoff", &body)
             .await
@@ -224,18 +226,18 @@ impl PanectlMcp {
     #[tool]
     async fn assign(&self, Parameters(params): Parameters<AssignParams>) -> ToolResult {
         let body = assign_body(&params, &self.sender(), self.caller.as_deref())?;
-        let answer: Value = self
+        let answer: Assigned = self
             .client
             .post_json("/v1/assign", &body)
             .await
             .map_err(|e| failed("assign", e))?;
         Ok(format!(
             "assignment {} sent to {} as message {}; the answer will arrive as a message in {}\n{}",
-            answer["assignment"],
-            answer["pane"].as_str().unwrap_or("?"),
-            answer["message_id"],
-            answer["reply_to"].as_str().unwrap_or("?"),
-            answer
+            answer.assignment,
+            answer.pane,
+            answer.message_id,
+            answer.reply_to,
+            serde_json::to_value(&answer).unwrap_or_default()
         ))
     }
 }

@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use crate::api::wire::{HandoffAnswer, HandoffBody, LaunchBody, PaneSummary, SendBody};
 use crate::status::providers::SHELL;
 
 /// A pane.
@@ -117,18 +118,18 @@ const AGENT_FIELDS: [&str; 10] = [
 /// The text of `list_agents`: the panes (a `GET /v1/panes` answer) that run a recognised agent
 /// (a plain shell is not one), each with the fields that matter to an orchestrator, as a JSON
 /// list, one agent per line.
-pub fn list_agents_text(panes: &Value) -> String {
+pub fn list_agents_text(panes: &[PaneSummary]) -> String {
     let agents: Vec<String> = panes
-        .as_array()
-        .into_iter()
-        .flatten()
+        .iter()
         .filter(|pane| {
-            pane.get("provider")
-                .and_then(Value::as_str)
+            pane.provider
+                .as_deref()
                 .is_some_and(|provider| provider != SHELL)
         })
         .map(|pane| {
-            // Written by hand to keep the fields in this order, whatever map serde_json uses.
+            // The pane as the daemon sent it, picked field by field: written by hand to keep
+            // the fields in this order, whatever map serde_json uses.
+            let pane = serde_json::to_value(pane).unwrap_or_default();
             let fields: Vec<String> = AGENT_FIELDS
                 .iter()
                 .filter_map(|key| {
@@ -147,35 +148,46 @@ pub fn list_agents_text(panes: &Value) -> String {
 }
 
 /// The body of `POST /v1/panes/{pane}/messages`.
-pub fn send_body(params: &SendMessageParams, from: &str) -> Value {
-    let mut body = json!({ "body": params.text, "from": from });
-    if let Some(ttl) = params.ttl_seconds {
-        body["ttl_seconds"] = json!(ttl);
+pub fn send_body(params: &SendMessageParams, from: &str) -> SendBody {
+    SendBody {
+        body: Some(params.text.clone()),
+        from: Some(from.to_string()),
+        ttl_seconds: params.ttl_seconds,
+        ..SendBody::default()
     }
-    body
 }
 
 /// The body of `POST /v1/agents`.
-pub fn launch_body(params: &LaunchParams) -> Value {
-    json!({
-        "provider": params.provider,
-        "session": params.session,
-        "name": params.name,
-        "cwd": params.cwd,
-        "env": params.env.clone().unwrap_or_default(),
-        "args": params.args.clone().unwrap_or_default(),
-        "timeout_seconds": params.timeout_seconds,
-    })
+pub fn launch_body(params: &LaunchParams) -> LaunchBody {
+    LaunchBody {
+        provider: params.provider.clone(),
+        session: params.session.clone(),
+        name: params.name.clone(),
+        cwd: params.cwd.clone(),
+        env: params.env.clone().unwrap_or_default(),
+        args: params.args.clone().unwrap_or_default(),
+        timeout_seconds: params.timeout_seconds,
+        ..LaunchBody::default()
+    }
 }
 
-/// `"pane"` and `"launch"` of a handoff or assignment: exactly one of an existing pane and a
+/// `pane` and `launch` of a handoff or assignment: exactly one of an existing pane and a
 /// provider to launch.
-fn target(pane: Option<&str>, provider: Option<&str>) -> Result<(Value, Value), String> {
+fn target(
+    pane: Option<&str>,
+    provider: Option<&str>,
+) -> Result<(Option<String>, Option<LaunchBody>), String> {
     let pane = pane.filter(|p| !p.trim().is_empty());
     let provider = provider.filter(|p| !p.trim().is_empty());
     match (pane, provider) {
-        (Some(pane), None) => Ok((json!(pane), Value::Null)),
-        (None, Some(provider)) => Ok((Value::Null, json!({ "provider": provider }))),
+        (Some(pane), None) => Ok((Some(pane.to_string()), None)),
+        (None, Some(provider)) => Ok((
+            None,
+            Some(LaunchBody {
+                provider: provider.to_string(),
+                ..LaunchBody::default()
+            }),
+        )),
         (Some(_), Some(_)) => Err(
             "give either pane (an existing agent) or provider (launch a new one), not both"
                 .to_string(),
@@ -188,16 +200,17 @@ fn target(pane: Option<&str>, provider: Option<&str>) -> Result<(Value, Value), 
 }
 
 /// The body of `POST /v1/handoff`, or why the parameters are refused.
-pub fn handoff_body(params: &HandoffParams, from: &str) -> Result<Value, String> {
+pub fn handoff_body(params: &HandoffParams, from: &str) -> Result<HandoffBody, String> {
     let (pane, launch) = target(params.pane.as_deref(), params.provider.as_deref())?;
-    Ok(json!({
-        "pane": pane,
-        "launch": launch,
-        "message": params.message,
-        "from": from,
-        "timeout_seconds": params.timeout_seconds,
-        "teardown": params.teardown,
-    }))
+    Ok(HandoffBody {
+        pane,
+        launch,
+        message: params.message.clone(),
+        from: Some(from.to_string()),
+        timeout_seconds: params.timeout_seconds,
+        teardown: params.teardown,
+        ..HandoffBody::default()
+    })
 }
 
 /// The body of `POST /v1/assign`, or why the parameters are refused. `caller` is the pane the
@@ -206,7 +219,7 @@ pub fn assign_body(
     params: &AssignParams,
     from: &str,
     caller: Option<&str>,
-) -> Result<Value, String> {
+) -> Result<HandoffBody, String> {
     let (pane, launch) = target(params.pane.as_deref(), params.provider.as_deref())?;
     let reply_to = params
         .reply_to
@@ -218,43 +231,55 @@ pub fn assign_body(
              it has no pane of its own)"
                 .to_string()
         })?;
-    Ok(json!({
-        "pane": pane,
-        "launch": launch,
-        "message": params.message,
-        "from": from,
-        "reply_to": reply_to,
-        "timeout_seconds": params.timeout_seconds,
-        "teardown": params.teardown,
-    }))
+    Ok(HandoffBody {
+        pane,
+        launch,
+        message: params.message.clone(),
+        from: Some(from.to_string()),
+        reply_to: Some(reply_to.to_string()),
+        timeout_seconds: params.timeout_seconds,
+        teardown: params.teardown,
+        ..HandoffBody::default()
+    })
 }
 
 /// The text of `handoff`: a line saying who answered and how, then the answer verbatim.
-pub fn handoff_text(answer: &Value) -> String {
-    let text = |key: &str| match answer.get(key) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Null) | None => "?".to_string(),
-        Some(other) => other.to_string(),
-    };
+pub fn handoff_text(answer: &HandoffAnswer) -> String {
     let mut head = format!(
         "{} {} after {:.1} s (message {})",
-        text("pane"),
-        text("status"),
-        answer["waited_seconds"].as_f64().unwrap_or_default(),
-        text("message_id"),
+        answer.pane, answer.status, answer.waited_seconds, answer.message_id,
     );
-    if answer["torn_down"] == true {
+    if answer.torn_down {
         head.push_str(", pane closed");
     }
-    match answer.get("answer").and_then(Value::as_str) {
-        Some(reply) => format!("{head}\n\n{reply}"),
-        None => format!("{head}\n\n(no answer text was found on the agent's screen)"),
-    }
+    format!("{head}\n\n{}", answer.answer)
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    /// A body as the JSON sent.
+    fn sent(body: &impl serde::Serialize) -> Value {
+        serde_json::to_value(body).expect("a body serializes")
+    }
+
+    /// What a launch body without options adds to its provider.
+    const PLAIN_LAUNCH: [(&str, bool); 4] = [
+        ("new_session", false),
+        ("no_wait", false),
+        ("accept_startup_prompts", false),
+        ("no_hooks", false),
+    ];
+
+    fn plain_launch(mut fields: Value) -> Value {
+        for (key, value) in PLAIN_LAUNCH {
+            fields[key] = json!(value);
+        }
+        fields
+    }
 
     fn handoff(pane: Option<&str>, provider: Option<&str>) -> HandoffParams {
         HandoffParams {
@@ -270,19 +295,21 @@ mod tests {
     fn handoff_bodies_follow_the_api_contract() {
         let body = handoff_body(&handoff(Some("%3"), None), "%1").unwrap();
         assert_eq!(
-            body,
-            json!({"pane": "%3", "launch": null, "message": "review it", "from": "%1",
-                   "timeout_seconds": null, "teardown": false})
+            sent(&body),
+            json!({"pane": "%3", "message": "review it", "from": "%1", "teardown": false})
         );
         let mut launch = handoff(None, Some("codex"));
         launch.timeout_seconds = Some(30.0);
         launch.teardown = true;
         let body = handoff_body(&launch, "mcp").unwrap();
         assert_eq!(
-            body,
-            json!({"pane": null, "launch": {"provider": "codex"}, "message": "review it",
+            sent(&body),
+            json!({"launch": plain_launch(json!({"provider": "codex"})), "message": "review it",
                    "from": "mcp", "timeout_seconds": 30.0, "teardown": true})
         );
+        // What the server reads it as.
+        let read: HandoffBody = serde_json::from_value(sent(&body)).unwrap();
+        assert_eq!(read.launch.map(|l| l.provider).as_deref(), Some("codex"));
     }
 
     #[test]
@@ -305,14 +332,20 @@ mod tests {
         };
         let body = assign_body(&params, "%1", Some("%1")).unwrap();
         assert_eq!(
-            body,
-            json!({"pane": "%3", "launch": null, "message": "do it", "from": "%1",
-                   "reply_to": "%1", "timeout_seconds": null, "teardown": false})
+            sent(&body),
+            json!({"pane": "%3", "message": "do it", "from": "%1", "reply_to": "%1",
+                   "teardown": false})
         );
         let outside = assign_body(&params, "mcp", None).unwrap_err();
         assert!(outside.contains("reply_to"), "{outside}");
         params.reply_to = Some("%7".into());
-        assert_eq!(assign_body(&params, "mcp", None).unwrap()["reply_to"], "%7");
+        assert_eq!(
+            assign_body(&params, "mcp", None)
+                .unwrap()
+                .reply_to
+                .as_deref(),
+            Some("%7")
+        );
     }
 
     #[test]
@@ -327,9 +360,11 @@ mod tests {
             timeout_seconds: Some(5.0),
         };
         assert_eq!(
-            launch_body(&params),
-            json!({"provider": "claude_code", "session": null, "name": "worker", "cwd": "/tmp",
-                   "env": {"A": "b"}, "args": [], "timeout_seconds": 5.0})
+            sent(&launch_body(&params)),
+            plain_launch(
+                json!({"provider": "claude_code", "name": "worker", "cwd": "/tmp",
+                   "env": {"A": "b"}, "timeout_seconds": 5.0})
+            )
         );
         let send = SendMessageParams {
             pane: "%2".into(),
@@ -337,32 +372,49 @@ mod tests {
             ttl_seconds: None,
         };
         assert_eq!(
-            send_body(&send, "mcp"),
+            sent(&send_body(&send, "mcp")),
             json!({"body": "hi", "from": "mcp"})
         );
     }
 
+    /// A pane as the daemon sends it.
+    fn pane(id: &str, provider: Option<&str>, status: &str, command: &str) -> PaneSummary {
+        serde_json::from_value(json!({
+            "pane": id, "session_id": "$0", "session": "main", "window_id": "@1",
+            "window_index": 0, "window": "w", "index": 0, "title": "", "command": command,
+            "pid": 1, "width": 80, "height": 24, "dead": false, "in_mode": false,
+            "active": true, "alternate_screen": false, "sync": "live", "transport": "control",
+            "output_seq": 0,
+            "counters": {"bytes": 1, "chunks": 1, "resyncs": 0, "pauses": 0, "divergences": 0},
+            "provider": provider, "provider_source": null, "status": status,
+            "status_rule": null, "status_source": "screen", "status_settled": true,
+            "status_seconds": 1.5, "seen": false
+        }))
+        .expect("a pane")
+    }
+
     #[test]
     fn agents_are_the_panes_with_a_provider() {
-        let panes = json!([
-            {"pane": "%0", "provider": null, "status": "unknown", "command": "top"},
-            {"pane": "%2", "provider": "shell", "status": "idle", "command": "sh"},
-            {"pane": "%1", "provider": "codex", "status": "idle", "session": "main",
-             "window": "w", "command": "node", "title": "", "counters": {"bytes": 1}},
-        ]);
+        let panes = [
+            pane("%0", None, "unknown", "top"),
+            pane("%2", Some("shell"), "idle", "sh"),
+            pane("%1", Some("codex"), "idle", "node"),
+        ];
         assert_eq!(
             list_agents_text(&panes),
-            "[\n{\"pane\":\"%1\",\"provider\":\"codex\",\"status\":\"idle\",\"session\":\"main\",\
-             \"window\":\"w\",\"command\":\"node\"}\n]"
+            "[\n{\"pane\":\"%1\",\"provider\":\"codex\",\"status\":\"idle\",\
+             \"status_seconds\":1.5,\"session\":\"main\",\"window\":\"w\",\"command\":\"node\",\
+             \"dead\":false}\n]"
         );
-        assert_eq!(list_agents_text(&json!([])), "[]");
+        assert_eq!(list_agents_text(&[]), "[]");
     }
 
     #[test]
     fn handoff_answers_are_given_verbatim() {
-        let answer = json!({"pane": "%3", "message_id": 12, "status": "completed",
-                            "answer": "line one\n  line two", "waited_seconds": 1.2,
-                            "torn_down": false});
+        let answer: HandoffAnswer = serde_json::from_value(json!({"pane": "%3",
+            "message_id": 12, "status": "completed", "answer": "line one\n  line two",
+            "waited_seconds": 1.2, "torn_down": false}))
+        .unwrap();
         assert_eq!(
             handoff_text(&answer),
             "%3 completed after 1.2 s (message 12)\n\nline one\n  line two"

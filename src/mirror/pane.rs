@@ -3,7 +3,7 @@
 //! Sans-IO: the connection task feeds it output and snapshots in stream order and asks it what
 //! to do; nothing here sends a command.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::ring::{GapReason, OutputRing, RingRead};
 use crate::ids::{PaneId, WindowId};
@@ -12,7 +12,7 @@ use crate::raw::RawBytes;
 use crate::screen::{PaneScreen, Snapshot, normalize_rows};
 
 /// How far the screen can be trusted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SyncState {
     /// Not seeded yet: the screen holds only what was printed since attach.
@@ -24,7 +24,7 @@ pub enum SyncState {
 }
 
 /// Counters of one pane, summed into `panectl health`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PaneCounters {
     /// Output bytes received.
     pub bytes: u64,

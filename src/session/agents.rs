@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tracing::debug;
 
 use super::{Action, Answer, Purpose, ReplyId, SessionCore};
@@ -43,7 +43,7 @@ pub struct InputView {
 }
 
 /// Why `panectl explain` says what it says.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Explanation {
     /// The pane.
     pub pane: PaneId,
@@ -52,12 +52,14 @@ pub struct Explanation {
     /// How the provider was recognised.
     pub provider_source: Option<ProviderSource>,
     /// The pane's status.
+    #[serde(deserialize_with = "crate::status::lenient")]
     pub status: Status,
     /// The rule behind it (for a signal, what it was).
     pub rule: Option<String>,
     /// Where the status came from: the screen, or the agent's own signal.
     pub source: StatusSource,
     /// The status the screen alone gives.
+    #[serde(deserialize_with = "crate::status::lenient")]
     pub screen_status: Status,
     /// Seconds since the screen's status last changed.
     pub screen_changed_seconds: f64,
@@ -68,11 +70,12 @@ pub struct Explanation {
 }
 
 /// The agent's own report in force, for `explain`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SignalReport {
     /// Where it came from.
     pub source: StatusSource,
     /// The status it was read as.
+    #[serde(deserialize_with = "crate::status::lenient")]
     pub status: Status,
     /// What it was.
     pub detail: String,

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::ids::{PaneId, SessionId, WindowId};
 use crate::mirror::{PaneCounters, SyncState};
@@ -101,8 +101,9 @@ pub enum RunError {
     Skipped,
 }
 
-/// A pane as the API lists it.
-#[derive(Debug, Clone, Serialize)]
+/// A pane as the API lists it: what the daemon sends and the CLI and MCP read back (a status
+/// word this build does not know reads as `unknown`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PaneSummary {
     /// The agent's name (`@panectl_name`), if it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -152,6 +153,7 @@ pub struct PaneSummary {
     /// How the provider was recognised.
     pub provider_source: Option<crate::status::pane::ProviderSource>,
     /// The agent's status (`unknown` for panes without a provider).
+    #[serde(deserialize_with = "crate::status::lenient")]
     pub status: crate::status::Status,
     /// The rule behind the status (for a signal, what it was).
     pub status_rule: Option<String>,

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::rules::{Condition, Provider, Rule, Verdict};
 use super::view::{Layout, Region, ScreenView};
@@ -142,7 +142,7 @@ pub fn evaluate(provider: &Provider, view: &ScreenView) -> Detection {
 }
 
 /// One rule's outcome in an explanation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuleReport {
     /// The rule.
     pub rule: Arc<str>,
@@ -157,7 +157,7 @@ pub struct RuleReport {
     /// Whether it decided the outcome (the first match).
     pub decisive: bool,
     /// The layer the provider inherited it from (`common`), if it is not the provider's own.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layer: Option<Arc<str>>,
 }
 

@@ -72,6 +72,15 @@ impl Status {
     }
 }
 
+/// A status word as a [`Status`], for `#[serde(deserialize_with)]` on the statuses clients
+/// read: a word this build does not know (from a newer daemon) reads as [`Status::Unknown`]
+/// instead of failing the whole answer. (The derived `Deserialize` stays strict: a rules file
+/// naming an unknown status is an error.)
+pub fn lenient<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Status, D::Error> {
+    let word = String::deserialize(deserializer)?;
+    Ok(Status::parse(&word).unwrap_or(Status::Unknown))
+}
+
 impl std::fmt::Display for Status {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())

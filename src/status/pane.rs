@@ -23,7 +23,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::osc::{AgentReport, OscScanner};
 use super::rules::Provider;
@@ -58,7 +58,7 @@ impl Default for Timing {
 }
 
 /// How a pane's provider was decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderSource {
     /// `panectl set-provider` (kept in the pane option `@panectl_provider_override`).
@@ -67,6 +67,17 @@ pub enum ProviderSource {
     Process,
     /// The banner on the screen.
     Banner,
+}
+
+impl ProviderSource {
+    /// The word the API writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderSource::Assigned => "assigned",
+            ProviderSource::Process => "process",
+            ProviderSource::Banner => "banner",
+        }
+    }
 }
 
 /// The status side of a pane. See the module documentation.
