@@ -372,33 +372,41 @@ pub fn spawn(
     let self_requests = handle.requests.downgrade();
     let tasks = tracker.clone();
     let task = tracker.spawn(async move {
-        let reason = run(
-            context,
-            session,
-            first_sight,
-            receiver,
+        let channels = Channels {
+            requests: receiver,
             self_requests,
-            cancel,
-            synced_sender,
-            tasks,
-        )
-        .await;
+            synced: synced_sender,
+        };
+        let reason = run(context, session, first_sight, channels, cancel, tasks).await;
         debug!(%session, %reason, "control connection ended");
         reason
     });
     (handle, task)
 }
 
+/// The ends of a connection's channels that its task keeps.
+struct Channels {
+    /// Requests from handles.
+    requests: mpsc::Receiver<Request>,
+    /// The connection's own request channel, for its pipe readers.
+    self_requests: mpsc::WeakSender<Request>,
+    /// Set once the session's panes are known.
+    synced: watch::Sender<bool>,
+}
+
 async fn run(
     context: ConnectionContext,
     session: SessionId,
     first_sight: ResyncReason,
-    requests: mpsc::Receiver<Request>,
-    self_requests: mpsc::WeakSender<Request>,
+    channels: Channels,
     cancel: CancellationToken,
-    synced: watch::Sender<bool>,
     tasks: tokio_util::task::TaskTracker,
 ) -> EndReason {
+    let Channels {
+        requests,
+        self_requests,
+        synced,
+    } = channels;
     let ConnectionContext {
         address,
         config,
