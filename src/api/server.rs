@@ -196,12 +196,8 @@ async fn json_rejections(response: Response) -> Response {
     ApiError(status, text).into_response()
 }
 
-pub(crate) use super::error::ApiError;
-pub use super::health::Health;
-pub use super::messages::{MessageQuery, SendBody, from_hex};
-pub use super::panes::ProviderInfo;
-pub use super::state::ApiState;
-pub use crate::orchestration::SYNC_WAIT;
+use super::error::ApiError;
+use super::state::ApiState;
 
 /// The OpenAPI document of this API.
 pub const OPENAPI: &str = include_str!("openapi.json");

@@ -15,7 +15,8 @@ use axum::response::{IntoResponse, Response};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use super::server::{ApiState, router};
+use super::server::router;
+use super::state::ApiState;
 
 /// Where and how the TCP listener runs.
 #[derive(Debug, Clone)]

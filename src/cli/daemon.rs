@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, FromArgMatches, Subcommand};
 use panectl::api::client::ClientError;
-use panectl::api::server::Health;
+use panectl::api::wire::Health;
 use panectl::daemon::discovery;
 use panectl::daemon::{self, DaemonOptions};
 use panectl::paths::RuntimePaths;

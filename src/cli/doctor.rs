@@ -5,7 +5,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use panectl::api::server::Health;
+use panectl::api::wire::Health;
 use panectl::daemon::discovery;
 use panectl::tmux::ServerAddress;
 use panectl::tmux::versions::{self, TmuxVersion};

@@ -17,7 +17,8 @@ use tracing::{info, warn};
 
 use super::InstanceLock;
 use crate::api::listen::Limits;
-use crate::api::server::{ApiState, PeerCheckedListener};
+use crate::api::server::PeerCheckedListener;
+use crate::api::state::ApiState;
 use crate::paths::RuntimePaths;
 
 /// How often the socket's path is checked.

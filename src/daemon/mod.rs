@@ -19,7 +19,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
-use crate::api::server::{ApiState, PeerCheckedListener};
+use crate::api::server::PeerCheckedListener;
+use crate::api::state::ApiState;
 use crate::events::EventBus;
 use crate::orchestration::Context;
 use crate::paths::{self, RuntimePaths};
