@@ -13,6 +13,7 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::host::ssh::{SshError, SshHost, SshOptions};
 use crate::host::{Host, LocalHost, SharedHost};
 use crate::raw::RawBytes;
 
@@ -25,6 +26,12 @@ pub enum AddressError {
     /// A label with a slash would leave tmux's socket directory.
     #[error("invalid tmux socket name {0:?}: it may not contain '/'")]
     BadLabel(String),
+    /// A relative `-S` path means nothing on another host.
+    #[error("-S {0:?} with --ssh: give the socket's absolute path on the remote host")]
+    RelativeRemotePath(PathBuf),
+    /// The ssh destination cannot be used.
+    #[error(transparent)]
+    Ssh(#[from] SshError),
     /// Running `tmux` failed.
     #[error("cannot run tmux: {0}")]
     Spawn(#[source] std::io::Error),
@@ -109,6 +116,33 @@ impl ServerAddress {
         })
     }
 
+    /// A server on another host reached over ssh: `-S PATH` (absolute, on that host), `-L
+    /// NAME`, or the remote `default` socket; `$TMUX` is not consulted (it names a server of
+    /// this machine).
+    pub fn remote(
+        label: Option<&str>,
+        path: Option<&Path>,
+        options: SshOptions,
+    ) -> Result<ServerAddress, AddressError> {
+        let socket = match (label, path) {
+            (Some(_), Some(_)) => return Err(AddressError::Conflict),
+            (None, Some(path)) if path.is_absolute() => path.to_path_buf(),
+            (None, Some(path)) => return Err(AddressError::RelativeRemotePath(path.into())),
+            (Some(label), None) => {
+                if label.contains('/') || label.is_empty() {
+                    return Err(AddressError::BadLabel(label.to_string()));
+                }
+                PathBuf::from(label)
+            }
+            (None, None) => PathBuf::from("default"),
+        };
+        let host = SshHost::new(options, &crate::paths::runtime_dir(), &socket)?;
+        Ok(ServerAddress {
+            socket,
+            host: std::sync::Arc::new(host),
+        })
+    }
+
     /// A server at an explicit socket path.
     pub fn from_socket(socket: impl Into<PathBuf>) -> ServerAddress {
         ServerAddress {
@@ -134,34 +168,40 @@ impl ServerAddress {
         SharedHost::clone(&self.host)
     }
 
-    /// The socket path.
+    /// Whether the server runs on this machine.
+    pub fn is_local(&self) -> bool {
+        self.host.name() == "local"
+    }
+
+    /// The socket path (on a remote host: the absolute path given with `-S`, or the `-L`
+    /// name as a relative path).
     pub fn socket(&self) -> &Path {
         &self.socket
     }
 
     /// A `tmux` command aimed at this server: UTF-8 forced (`-u`, else tmux replaces non-ASCII
     /// in replies with `_`) and `TMUX` removed so it never talks to another server.
-    pub fn command(&self) -> tokio::process::Command {
-        self.command_at(&self.socket)
+    pub fn command(&self, args: &[&str]) -> tokio::process::Command {
+        self.command_at(&self.socket, args)
     }
 
     /// A `tmux` command like [`ServerAddress::command`] that connects to `socket` instead of
     /// the server's: the relay a control client attaches through (`tmux::attach`).
-    pub fn command_through(&self, socket: &Path) -> tokio::process::Command {
-        self.command_at(socket)
+    pub fn command_through(&self, socket: &Path, args: &[&str]) -> tokio::process::Command {
+        self.command_at(socket, args)
     }
 
     /// A `tmux` command like [`ServerAddress::command`] for code that waits without tokio
     /// (not killed on drop: the caller reaps it).
-    pub fn blocking_command(&self) -> std::process::Command {
+    pub fn blocking_command(&self, args: &[&str]) -> std::process::Command {
         PROCESSES_STARTED.fetch_add(1, Ordering::Relaxed);
-        self.host.tmux_command(&self.socket)
+        self.host.tmux_command(&self.socket, args)
     }
 
-    /// The host's `tmux` command for `socket`, counted, killed on drop.
-    fn command_at(&self, socket: &Path) -> tokio::process::Command {
+    /// The host's `tmux ARGS` for `socket`, counted, killed on drop.
+    fn command_at(&self, socket: &Path, args: &[&str]) -> tokio::process::Command {
         PROCESSES_STARTED.fetch_add(1, Ordering::Relaxed);
-        let mut command = tokio::process::Command::from(self.host.tmux_command(socket));
+        let mut command = tokio::process::Command::from(self.host.tmux_command(socket, args));
         command.kill_on_drop(true);
         command
     }
@@ -177,8 +217,7 @@ impl ServerAddress {
     pub async fn run(&self, args: &[&str]) -> Result<Vec<RawBytes>, AddressError> {
         let described = args.join(" ");
         let output = self
-            .command()
-            .args(args)
+            .command(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .output();
@@ -203,7 +242,11 @@ impl ServerAddress {
 
 impl std::fmt::Display for ServerAddress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.socket.display())
+        if self.is_local() {
+            write!(f, "{}", self.socket.display())
+        } else {
+            write!(f, "{}:{}", self.host.name(), self.socket.display())
+        }
     }
 }
 

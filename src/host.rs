@@ -3,7 +3,7 @@
 //! machine is assumed.
 //!
 //! A [`Host`] is chosen once, with the server address ([`crate::address::ServerAddress`]
-//! carries it: [`LocalHost`] today), and travels with the address wherever the daemon goes:
+//! carries it: [`LocalHost`], or [`ssh::SshHost`] for a server reached over ssh), and travels with the address wherever the daemon goes:
 //! the supervisor and its connections, the orchestration `Context`, the CLI. Everything that
 //! asks about the server's machine asks it:
 //!
@@ -46,6 +46,14 @@ pub enum HostError {
     /// Making the FIFO failed.
     #[error(transparent)]
     Pipe(#[from] PipeError),
+    /// A control client cannot be attached on the host (not connected, or not safely).
+    #[error("cannot attach a control client on {host}: {why}")]
+    CannotAttach {
+        /// The host's name.
+        host: String,
+        /// Why.
+        why: String,
+    },
 }
 
 /// The machine a tmux server runs on. See the module documentation.
@@ -55,11 +63,61 @@ pub trait Host: Send + Sync + fmt::Debug {
     fn name(&self) -> &str;
     /// Whether a tmux server is listening on `socket`.
     fn server_alive(&self, socket: &Path) -> bool;
-    /// A `tmux` process aimed at `socket` (UTF-8 forced, `TMUX` removed, stdin null); the
-    /// caller adds the arguments (and, for tokio, kill on drop: [`ServerAddress::command`]).
+    /// A `tmux ARGS` process aimed at `socket` (UTF-8 forced, `TMUX` removed, stdin null); the
+    /// caller adds the pipes (and, for tokio, kill on drop: [`ServerAddress::command`]). The
+    /// arguments are given here, not added after, because a remote host quotes them for its
+    /// shell.
     ///
     /// [`ServerAddress::command`]: crate::address::ServerAddress::command
-    fn tmux_command(&self, socket: &Path) -> std::process::Command;
+    fn tmux_command(&self, socket: &Path, args: &[&str]) -> std::process::Command;
+    /// A control client `tmux ARGS` that attaches safely by itself (on a host whose clients
+    /// cannot go through this process's relay, `tmux::attach`): `None` to use the relay, an
+    /// error when it cannot be attached safely now. Its stdin is piped; the caller sets the
+    /// rest.
+    fn attach_command(
+        &self,
+        _socket: &Path,
+        _args: &[&str],
+    ) -> Option<Result<std::process::Command, HostError>> {
+        None
+    }
+    /// The long-lived process that carries the daemon's connection to the host (an ssh
+    /// master), which the daemon keeps running (`daemon::link`); `None` on this machine.
+    /// Asking for it also tells the host that the daemon keeps one.
+    fn link_command(&self) -> Option<std::process::Command> {
+        None
+    }
+    /// The socket the link process listens on once it is up.
+    fn link_socket(&self) -> Option<&Path> {
+        None
+    }
+    /// A process that asks a link left by an earlier daemon (killed, its master still
+    /// running) to end, so that this daemon's own can take its socket.
+    fn link_exit_command(&self) -> Option<std::process::Command> {
+        None
+    }
+    /// What the daemon saw of its link: up or down, and why it is down.
+    fn set_link(&self, _up: bool, _problem: Option<String>) {}
+    /// Whether the daemon's first attempt at its link has come to an end (up, or failed with
+    /// a reason): until then the server is neither known to run nor known not to.
+    fn link_settled(&self) -> bool {
+        true
+    }
+    /// Whether the host can be asked anything now: false while the daemon's link to it is
+    /// down, when a server that does not answer may well be running (so its sessions are not
+    /// gone, and a daemon that exits with its server stays).
+    fn reachable(&self) -> bool {
+        true
+    }
+    /// Why the host cannot be used now, as last seen (for `health` and `doctor`).
+    fn problem(&self) -> Option<String> {
+        None
+    }
+    /// Whether tmux on the host can write into FIFOs this process reads (the pipe
+    /// transport).
+    fn has_pipes(&self) -> bool {
+        true
+    }
     /// `pid` and its descendants (breadth first, at most `limit`); empty if unknown.
     fn process_tree(&self, pid: u32, limit: usize) -> Vec<ProcessEntry>;
     /// Whether `path` is a directory on the host.
@@ -94,12 +152,13 @@ impl Host for LocalHost {
         std::os::unix::net::UnixStream::connect(socket).is_ok()
     }
 
-    fn tmux_command(&self, socket: &Path) -> std::process::Command {
+    fn tmux_command(&self, socket: &Path, args: &[&str]) -> std::process::Command {
         let mut command = std::process::Command::new("tmux");
         command
             .arg("-u")
             .arg("-S")
             .arg(socket)
+            .args(args)
             .env_remove("TMUX")
             .stdin(Stdio::null());
         command
@@ -149,6 +208,8 @@ pub fn socket_stem(socket: &Path) -> String {
     let hash = fnv1a(socket.as_os_str().as_encoded_bytes());
     format!("{name}-{hash:08x}")
 }
+
+pub mod ssh;
 
 #[cfg(test)]
 pub(crate) mod fake;

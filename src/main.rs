@@ -11,7 +11,7 @@ fn subcommand() -> Option<String> {
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "-L" | "-S" => {
+            "-L" | "-S" | "--ssh" | "--ssh-command" | "--ssh-keepalive" => {
                 args.next();
             }
             _ if arg.starts_with('-') => {}

@@ -31,8 +31,15 @@ pub struct Health {
     /// The command line the daemon was started with.
     #[serde(default)]
     pub command_line: Vec<String>,
-    /// The tmux server's socket.
+    /// The tmux server's socket (`ssh:DEST:SOCKET` for a server on another host).
     pub tmux_socket: String,
+    /// The host the server runs on: `local`, or `ssh:DEST`.
+    #[serde(default)]
+    pub host: String,
+    /// Why the server's host cannot be used now (over ssh: unreachable, key refused, no tmux,
+    /// no safe way to attach), as last seen.
+    #[serde(default)]
+    pub host_problem: Option<String>,
     /// The API's Unix socket.
     #[serde(default)]
     pub api_socket: String,
@@ -137,10 +144,17 @@ pub(crate) async fn health(State(state): State<ApiState>) -> axum::Json<Health> 
         }
     }
     let mut reasons = Vec::new();
+    let host_problem = state.ctx.address.host().problem();
     if !status.server_alive {
         reasons.push(format!(
             "the tmux server at {} does not answer; the daemon waits for it",
             state.ctx.address
+        ));
+    }
+    if let Some(problem) = &host_problem {
+        reasons.push(format!(
+            "host {}: {problem}",
+            state.ctx.address.host().name()
         ));
     }
     let starting = status.starting;
@@ -185,6 +199,8 @@ pub(crate) async fn health(State(state): State<ApiState>) -> axum::Json<Health> 
         attached,
         version: env!("CARGO_PKG_VERSION").into(),
         tmux_socket: state.ctx.address.to_string(),
+        host: state.ctx.address.host().name().to_string(),
+        host_problem,
         api_socket: state.ctx.api_socket.clone(),
         tmux_version,
         server_alive: status.server_alive,

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::parser::ValueSource;
-use clap::{ArgMatches, Args, FromArgMatches, Subcommand};
+use clap::{ArgMatches, Args, FromArgMatches, Subcommand, ValueEnum};
 use panectl::api::client::ClientError;
 use panectl::api::wire::Health;
 use panectl::daemon::discovery;
@@ -289,6 +289,19 @@ fn given_args(matches: &ArgMatches) -> anyhow::Result<Vec<(String, Vec<OsString>
 /// Runs the daemon (or, with `--detach`, starts it in the background).
 fn run(server: &ServerArgs, args: DaemonArgs, forward: &[OsString]) -> anyhow::Result<ExitCode> {
     let address = server.address()?;
+    if !address.host().has_pipes()
+        && matches!(
+            args.transport,
+            TransportMode::Pipe | TransportMode::CrossCheck | TransportMode::Auto
+        )
+    {
+        anyhow::bail!(
+            "--transport {} needs the pipe transport, which is off for a server on another host              (tmux there cannot write into a FIFO here): use --transport control",
+            args.transport
+                .to_possible_value()
+                .map_or_else(String::new, |v| v.get_name().to_string())
+        );
+    }
     let paths = RuntimePaths::for_server(&address);
     let pipe_dir = paths.pipes();
     let attach_dir = paths.attach();

@@ -43,7 +43,7 @@ pub struct TaskArgs {
 
 impl TaskArgs {
     /// The request body shared by handoff and assign.
-    fn body(&self) -> anyhow::Result<HandoffBody> {
+    fn body(&self, remote: bool) -> anyhow::Result<HandoffBody> {
         let (pane, message) = match (&self.launch, self.words.as_slice()) {
             (Some(_), [message]) => (None, message),
             (None, [pane, message]) => (Some(pane), message),
@@ -65,7 +65,7 @@ impl TaskArgs {
             message.clone()
         };
         let launch = match &self.launch {
-            Some(provider) => Some(self.launch_options.body(provider)?),
+            Some(provider) => Some(self.launch_options.body(provider, remote)?),
             None => None,
         };
         Ok(HandoffBody {
@@ -85,7 +85,7 @@ impl TaskArgs {
 /// 2 on any other error.
 pub fn handoff(server: &ServerArgs, args: &TaskArgs) -> anyhow::Result<ExitCode> {
     let result = (|| -> Result<HandoffAnswer, anyhow::Error> {
-        let mut body = args.body()?;
+        let mut body = args.body(server.is_remote())?;
         body.from.get_or_insert_with(|| "cli".to_string());
         let client = client(server)?;
         block_on(async {
@@ -136,7 +136,7 @@ pub fn assign(
                 "give --reply-to PANE (outside tmux there is no $TMUX_PANE to default to)"
             )
         })?;
-    let mut body = args.body()?;
+    let mut body = args.body(server.is_remote())?;
     body.reply_to = Some(reply_to);
     let client = client(server)?;
     let assigned: Assigned = block_on(async {

@@ -45,22 +45,53 @@ pub struct ServerArgs {
         conflicts_with = "socket_path"
     )]
     socket_name: Option<String>,
-    /// tmux socket path (like `tmux -S`).
+    /// tmux socket path (like `tmux -S`; with `--ssh`, the absolute path on that host).
     #[arg(short = 'S', global = true, value_name = "PATH")]
     socket_path: Option<PathBuf>,
+    /// The tmux server runs on this host, reached with ssh (anything `ssh` accepts: `host`,
+    /// `user@host`, a `~/.ssh/config` alias). See "Remote servers" in the README.
+    #[arg(long, global = true, value_name = "DEST")]
+    ssh: Option<String>,
+    /// The ssh command line (default: `$PANECTL_SSH_COMMAND`, else `ssh`), run by `sh` with
+    /// panectl's options and the destination added, like `GIT_SSH_COMMAND`.
+    #[arg(long, global = true, value_name = "COMMAND", requires = "ssh")]
+    ssh_command: Option<String>,
+    /// Seconds between the daemon's ssh keepalives; three unanswered ones end the connection,
+    /// which is then made again.
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 5,
+          value_parser = clap::value_parser!(u32).range(1..=3600))]
+    ssh_keepalive: u32,
 }
 
 impl ServerArgs {
     fn address(&self) -> anyhow::Result<ServerAddress> {
-        Ok(ServerAddress::resolve(
+        let Some(destination) = &self.ssh else {
+            return Ok(ServerAddress::resolve(
+                self.socket_name.as_deref(),
+                self.socket_path.as_deref(),
+            )?);
+        };
+        let mut options =
+            panectl::host::ssh::SshOptions::new(destination, self.ssh_command.as_deref());
+        options.alive_interval = self.ssh_keepalive;
+        Ok(ServerAddress::remote(
             self.socket_name.as_deref(),
             self.socket_path.as_deref(),
+            options,
         )?)
+    }
+
+    /// Whether the server runs on another host (`--ssh`).
+    pub fn is_remote(&self) -> bool {
+        self.ssh.is_some()
     }
 
     /// The command line that starts a daemon for the same server.
     fn start_command(&self) -> String {
         let mut command = String::from("panectl");
+        if let Some(destination) = &self.ssh {
+            command.push_str(&format!(" --ssh {destination}"));
+        }
         if let Some(name) = &self.socket_name {
             command.push_str(&format!(" -L {name}"));
         }

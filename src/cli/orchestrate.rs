@@ -47,7 +47,9 @@ impl LaunchOptions {
     }
 
     /// The `POST /v1/agents` body for `provider`.
-    pub fn body(&self, provider: &str) -> anyhow::Result<LaunchBody> {
+    /// The launch request. `remote`: the server runs on another host, where `--cwd` is (an
+    /// absolute path, checked there), not here.
+    pub fn body(&self, provider: &str, remote: bool) -> anyhow::Result<LaunchBody> {
         let mut env = BTreeMap::new();
         for pair in &self.env {
             let (key, value) = pair
@@ -56,6 +58,15 @@ impl LaunchOptions {
             env.insert(key.to_string(), value.to_string());
         }
         let cwd = match &self.cwd {
+            Some(dir) if remote => {
+                if !dir.is_absolute() {
+                    anyhow::bail!(
+                        "--cwd {}: with --ssh, give an absolute path on the remote host",
+                        dir.display()
+                    );
+                }
+                Some(dir.to_string_lossy().into_owned())
+            }
             Some(dir) => Some(
                 std::fs::canonicalize(dir)
                     .map_err(|e| anyhow::anyhow!("--cwd {}: {e}", dir.display()))?
@@ -124,7 +135,7 @@ pub fn launch(server: &ServerArgs, args: LaunchArgs) -> anyhow::Result<ExitCode>
         no_wait: args.no_wait,
         timeout_seconds: Some(args.timeout),
         no_hooks: args.no_hooks,
-        ..args.options.body(&args.provider)?
+        ..args.options.body(&args.provider, server.is_remote())?
     };
     let client = client(server)?;
     let launched: Launched = block_on(async {

@@ -16,8 +16,7 @@ pub(super) fn run(address: &ServerAddress, args: &[&str]) -> anyhow::Result<Vec<
     let described = args.first().copied().unwrap_or_default().to_string();
     let output = block_on(async {
         let output = address
-            .command()
-            .args(args)
+            .command(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .output();

@@ -44,8 +44,7 @@ pub struct Published {
 /// a few seconds. Arguments are passed as they are: none is a format.
 pub fn tmux_output(address: &ServerAddress, args: &[&str]) -> Option<String> {
     let mut child = address
-        .blocking_command()
-        .args(args)
+        .blocking_command(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

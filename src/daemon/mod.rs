@@ -4,6 +4,7 @@
 pub mod api_socket;
 pub mod discovery;
 pub mod flow_guard;
+pub mod link;
 pub mod notify;
 pub mod pane_poll;
 pub mod publish;
@@ -262,6 +263,8 @@ pub async fn run(
         None => None,
     };
     let tracker = TaskTracker::new();
+    // A server on another host: its connection first, which everything else goes through.
+    tracker.spawn(link::keep(options.address.shared_host(), cancel.clone()));
     let rules = rules::start(options.rules_dir.clone(), cancel.clone(), &tracker);
     let (supervisor, connections, status) = Supervisor::new(
         SupervisorOptions {

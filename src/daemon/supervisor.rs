@@ -100,6 +100,9 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 /// The longest the daemon says it is `starting`: a session whose panes are still unknown by
 /// then (a control client that never attaches) no longer holds the start up.
 const STARTING_BOUND: Duration = Duration::from_secs(30);
+/// The longest the start waits for the connection to a remote host (ssh's own connect
+/// timeout is 10 s; authentication can add to it).
+const LINK_BOUND: Duration = Duration::from_secs(30);
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 
 impl Supervisor {
@@ -160,10 +163,19 @@ impl Supervisor {
     /// Runs until cancelled, or until the server ends with `exit_with_server`.
     pub async fn run(mut self) {
         let mut ended: FuturesUnordered<Ended> = FuturesUnordered::new();
+        // A server on another host: its connection is being made (`daemon::link`); until it
+        // is up or has failed, whether the server runs is not known yet.
+        let link_deadline = tokio::time::Instant::now() + LINK_BOUND;
+        while !self.address.host().link_settled() && tokio::time::Instant::now() < link_deadline {
+            tokio::select! {
+                () = self.cancel.cancelled() => return,
+                () = tokio::time::sleep(Duration::from_millis(20)) => {}
+            }
+        }
         self.server_alive = self.address.is_alive();
         if self.server_alive {
             self.sync(&mut ended, ResyncReason::Attach).await;
-        } else if self.exit_with_server {
+        } else if self.exit_with_server && self.address.host().reachable() {
             warn!(server = %self.address, "no tmux server is running; exiting");
             self.cancel.cancel();
             return;
@@ -211,7 +223,7 @@ impl Supervisor {
                         self.address.is_alive()
                     };
                     if !self.server_alive && self.entries.is_empty() {
-                        if self.exit_with_server {
+                        if self.exit_with_server && self.address.host().reachable() {
                             info!(server = %self.address, "the tmux server is gone; exiting");
                             self.cancel.cancel();
                             break;
@@ -310,6 +322,19 @@ impl Supervisor {
             .filter(|id| !live.contains_key(id))
             .copied()
             .collect();
+        // Sessions waiting to be reconnected that closed meanwhile (while a remote host could
+        // not be reached, say).
+        let vanished: Vec<SessionId> = self
+            .backoff
+            .keys()
+            .filter(|id| !live.contains_key(id) && !self.entries.contains_key(id))
+            .copied()
+            .collect();
+        for session in vanished {
+            self.backoff.remove(&session);
+            info!(%session, "session closed while its connection was down");
+            self.bus.publish(EventKind::SessionRemoved { session });
+        }
         for session in gone {
             if let Some(entry) = self.entries.get(&session) {
                 entry.cancel.cancel();
@@ -398,9 +423,12 @@ impl Supervisor {
             return;
         }
         // Did the session close, or only our client?
-        let still_there = self.address.is_alive()
-            && matches!(self.list_sessions().await,
-                Listing::Sessions(sessions) if sessions.iter().any(|s| s.id == session));
+        // A host that cannot be reached (a remote server's connection is down) says nothing
+        // about the session: it is reconnected once the host answers again.
+        let still_there = !self.address.host().reachable()
+            || (self.address.is_alive()
+                && matches!(self.list_sessions().await,
+                    Listing::Sessions(sessions) if sessions.iter().any(|s| s.id == session)));
         if !still_there {
             self.backoff.remove(&session);
             info!(%session, %reason, "session closed");

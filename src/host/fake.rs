@@ -46,7 +46,7 @@ impl Host for FakeHost {
         self.alive
     }
 
-    fn tmux_command(&self, _socket: &Path) -> std::process::Command {
+    fn tmux_command(&self, _socket: &Path, _args: &[&str]) -> std::process::Command {
         self.ask("tmux".into());
         std::process::Command::new("false")
     }

@@ -56,8 +56,7 @@ fn a_running_server_is_alive_and_a_missing_one_is_not() {
 async fn the_tmux_command_reaches_the_server() {
     let server = Server::start();
     let output = ServerAddress::from_socket(&server.socket)
-        .command()
-        .args(["display-message", "-p", "#{socket_path}"])
+        .command(&["display-message", "-p", "#{socket_path}"])
         .stdout(Stdio::piped())
         .output()
         .await
@@ -68,8 +67,7 @@ async fn the_tmux_command_reaches_the_server() {
         server.socket.display().to_string()
     );
     let output = LocalHost
-        .tmux_command(&server.socket)
-        .args(["display-message", "-p", "#{socket_path}"])
+        .tmux_command(&server.socket, &["display-message", "-p", "#{socket_path}"])
         .output()
         .unwrap();
     assert!(output.status.success());

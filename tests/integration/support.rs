@@ -39,6 +39,8 @@ pub struct TmuxServer {
     /// A server started in the foreground (`tmux -D`) is the test's child: how it ended can
     /// be read (an exit or a signal such as SIGSEGV).
     foreground: Option<Child>,
+    /// `panectl` reaches this server over ssh: the destination and the ssh command.
+    remote: Option<(String, String)>,
 }
 
 impl TmuxServer {
@@ -88,6 +90,7 @@ impl TmuxServer {
             dir,
             pid: 0,
             foreground: None,
+            remote: None,
         }
     }
 
@@ -160,6 +163,7 @@ impl TmuxServer {
             dir,
             pid: 0,
             foreground: None,
+            remote: None,
         };
         server.pid = server.server_pid();
         server
@@ -366,11 +370,37 @@ impl TmuxServer {
         self.pid
     }
 
+    /// From now on `panectl` commands reach this server as a server on another host: over
+    /// ssh to `destination` (with `ssh_command` as `PANECTL_SSH_COMMAND`), by its socket path.
+    #[allow(dead_code)] // for the remote-server tests
+    pub fn reach_over_ssh(&mut self, destination: &str, ssh_command: &str) {
+        self.remote = Some((destination.to_string(), ssh_command.to_string()));
+    }
+
+    /// The server's socket path.
+    #[allow(dead_code)] // for the remote-server tests
+    pub fn socket_path(&self) -> std::path::PathBuf {
+        self.dir
+            .path()
+            .join(format!("tmux-{}", nix::unistd::getuid()))
+            .join(&self.socket)
+    }
+
     /// A `panectl` command aimed at this server, with the same private environment.
     pub fn panectl(&self) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_panectl"));
+        match &self.remote {
+            Some((destination, ssh)) => {
+                command
+                    .args(["--ssh", destination, "-S"])
+                    .arg(self.socket_path())
+                    .env("PANECTL_SSH_COMMAND", ssh);
+            }
+            None => {
+                command.args(["-L", &self.socket]);
+            }
+        }
         command
-            .args(["-L", &self.socket])
             .env_remove("TMUX")
             .env("TMUX_TMPDIR", self.dir.path())
             .env("XDG_RUNTIME_DIR", self.dir.path().join("run"))

@@ -19,7 +19,7 @@ use crate::support::{Daemon, TmuxServer, daemon_test_lock};
 
 /// A control client of the test's own that changes the active pane of `base` over and over:
 /// a `%window-pane-changed` for every control client, hundreds of times a second.
-struct PaneFlipper {
+pub(crate) struct PaneFlipper {
     child: Child,
     stop: Arc<AtomicBool>,
     writer: Option<std::thread::JoinHandle<()>>,
@@ -27,7 +27,7 @@ struct PaneFlipper {
 }
 
 impl PaneFlipper {
-    fn start(server: &TmuxServer) -> PaneFlipper {
+    pub(crate) fn start(server: &TmuxServer) -> PaneFlipper {
         let mut child = server
             .command()
             .args(["-C", "attach-session", "-t", "base"])
@@ -89,7 +89,7 @@ impl Drop for PaneFlipper {
 /// client's environment is part of what it sends while it introduces itself, so the
 /// dangerous moment lasts longer (about 400 KB, the size that took tmux down within a few
 /// attaches in the measurements).
-fn large_environment() -> Vec<(String, String)> {
+pub(crate) fn large_environment() -> Vec<(String, String)> {
     (0..48)
         .map(|i| (format!("PANECTL_TEST_PAD_{i}"), "x".repeat(8000)))
         .collect()
@@ -135,10 +135,20 @@ fn assert_no_client_killed(daemon: &Daemon) {
 fn sessions_created_while_the_active_pane_keeps_changing_leave_tmux_running() {
     let _lock = daemon_test_lock();
     let mut server = TmuxServer::start_foreground(100, 30);
+    session_storm(&mut server, |server| {
+        server.start_daemon_with_env(&[], &large_environment())
+    });
+}
+
+/// The reproduction of the half-attached client crash: a server (in the foreground, with a
+/// `base` session of two panes made here) whose active pane keeps changing while sessions are
+/// created one after another and the daemon `start` returns attaches to each; the server must
+/// survive it all and exit cleanly.
+pub(crate) fn session_storm(server: &mut TmuxServer, start: impl FnOnce(&TmuxServer) -> Daemon) {
     server.tmux(&["rename-session", "-t", "$0", "base"]);
     server.tmux(&["split-window", "-t", "base"]);
-    let daemon = server.start_daemon_with_env(&[], &large_environment());
-    let flipper = PaneFlipper::start(&server);
+    let daemon = start(server);
+    let flipper = PaneFlipper::start(server);
     // The reproduction of the report: sessions created one after another, each split three
     // times and tiled, while the daemon attaches a control client to each new one.
     let mut sessions = 1;
@@ -169,7 +179,7 @@ fn sessions_created_while_the_active_pane_keeps_changing_leave_tmux_running() {
                 .command()
                 .args(["select-layout", "-t", &name, "tiled"])
                 .output();
-            assert_running(&mut server, &format!("after session {name} was created"));
+            assert_running(server, &format!("after session {name} was created"));
         }
     }
     server.wait_for(
@@ -177,11 +187,11 @@ fn sessions_created_while_the_active_pane_keeps_changing_leave_tmux_running() {
         Duration::from_secs(30),
         || server.health()["sessions"] == sessions,
     );
-    assert_running(&mut server, "after the daemon attached");
+    assert_running(server, "after the daemon attached");
     drop(flipper);
     drop(daemon);
-    assert!(server_running(&mut server));
-    assert_exits_cleanly(&mut server, "");
+    assert!(server_running(server));
+    assert_exits_cleanly(server, "");
 }
 
 #[test]

@@ -53,6 +53,9 @@ pub enum AttachError {
     /// The client did not connect in time.
     #[error("tmux did not connect within {0:?}")]
     Timeout(Duration),
+    /// The host refuses to attach a client now (over ssh: not connected, or no safe way).
+    #[error(transparent)]
+    Host(#[from] crate::host::HostError),
     /// Something other than the client connected.
     #[error("a process other than the tmux client (pid {0:?}) connected to the relay socket")]
     Stranger(Option<i32>),
@@ -178,6 +181,9 @@ async fn start_through_relay(
     args: &[&str],
     stdout: Stdio,
 ) -> Result<Started, AttachError> {
+    if let Some(command) = address.host().attach_command(address.socket(), args) {
+        return start_on_host(command?, args, stdout);
+    }
     private_dir(dir)?;
     let path = dir.join(format!(
         "{}-{}.s",
@@ -192,8 +198,7 @@ async fn start_through_relay(
     })?;
     let _remove = RemoveOnDrop(&path);
     let mut child = address
-        .command_through(&path)
-        .args(args)
+        .command_through(&path, args)
         .stdin(Stdio::piped())
         .stdout(stdout)
         .stderr(Stdio::null())
@@ -235,6 +240,44 @@ async fn start_through_relay(
     let relay = tokio::spawn(async move {
         if let Err(error) = relay::run(client, &server).await {
             warn!(client = %what, %error, "the relay between a tmux control client and the server failed");
+        }
+    });
+    Ok(Started {
+        child,
+        stdin,
+        stdout,
+        relay,
+    })
+}
+
+/// Starts a client that attaches safely by itself on its host ([`crate::host::Host::attach_command`]:
+/// over ssh, behind the remote gate). There is no relay here: the "relay" handle is the task
+/// that logs what the client says on stderr, which ends when the client does.
+fn start_on_host(
+    command: std::process::Command,
+    args: &[&str],
+    stdout: Stdio,
+) -> Result<Started, AttachError> {
+    crate::address::count_process_started();
+    let mut command = tokio::process::Command::from(command);
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(AttachError::Spawn)?;
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let Some(stdin) = child.stdin.take() else {
+        return Err(AttachError::Exited("started without pipes".into()));
+    };
+    let what = args.join(" ");
+    let relay = tokio::spawn(async move {
+        let Some(stderr) = stderr else { return };
+        let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stderr));
+        while let Ok(Some(line)) = lines.next_line().await {
+            warn!(client = %what, line, "the remote control client says");
         }
     });
     Ok(Started {

@@ -1,0 +1,216 @@
+//! A real OpenSSH server for the remote-server tests: `sshd -D` on 127.0.0.1 and a free port,
+//! with its own host key, an authorized key of its own, and an ssh client config that names it
+//! with an alias (so the tests also prove that `~/.ssh/config` aliases work). Everything lives
+//! in a temporary directory; dropping the [`Sshd`] ends the server and every session process
+//! it forked, by pid.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The alias the client config gives the server.
+pub const ALIAS: &str = "panectl-remote";
+
+/// An alias for a port nothing listens on.
+pub const REFUSED_ALIAS: &str = "panectl-refused";
+
+/// An alias for the server with a key it does not accept.
+pub const WRONG_KEY_ALIAS: &str = "panectl-wrong-key";
+
+/// See the module documentation.
+pub struct Sshd {
+    dir: tempfile::TempDir,
+    child: Child,
+    port: u16,
+}
+
+fn sshd_binary() -> PathBuf {
+    for candidate in ["/usr/sbin/sshd", "/usr/local/sbin/sshd", "/sbin/sshd"] {
+        if Path::new(candidate).exists() {
+            return PathBuf::from(candidate);
+        }
+    }
+    panic!(
+        "sshd is not installed: the remote-server tests need OpenSSH's server (.ci/run installs openssh-server)"
+    );
+}
+
+fn keygen(path: &Path) {
+    let status = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(path)
+        .stdout(Stdio::null())
+        .status()
+        .expect("run ssh-keygen");
+    assert!(status.success(), "ssh-keygen failed");
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    listener.local_addr().expect("local address").port()
+}
+
+impl Sshd {
+    /// Starts the server and waits until it accepts connections.
+    pub fn start() -> Sshd {
+        let dir = tempfile::Builder::new()
+            .prefix("panectl-sshd-")
+            .tempdir()
+            .expect("temporary directory");
+        let path = dir.path();
+        keygen(&path.join("host_key"));
+        keygen(&path.join("id"));
+        keygen(&path.join("other_id"));
+        std::fs::copy(path.join("id.pub"), path.join("authorized_keys")).expect("authorized key");
+        if nix::unistd::getuid().is_root() && !Path::new("/run/sshd").exists() {
+            // sshd's privilege separation directory, which its init script makes at boot.
+            std::fs::create_dir_all("/run/sshd").expect("make /run/sshd");
+        }
+        let user = std::env::var("USER")
+            .ok()
+            .filter(|u| !u.is_empty())
+            .or_else(|| {
+                nix::unistd::User::from_uid(nix::unistd::getuid())
+                    .ok()
+                    .flatten()
+                    .map(|u| u.name)
+            })
+            .expect("user name");
+        for _attempt in 0..5 {
+            let port = free_port();
+            let closed = std::iter::repeat_with(free_port)
+                .find(|&p| p != port)
+                .expect("a second port");
+            std::fs::write(
+                path.join("sshd_config"),
+                format!(
+                    "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\n\
+                     PidFile {dir}/sshd.pid\nAuthorizedKeysFile {dir}/authorized_keys\n\
+                     StrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+                     UsePAM no\nPermitRootLogin prohibit-password\nLogLevel ERROR\n\
+                     MaxSessions 100\nMaxStartups 100\n",
+                    dir = path.display()
+                ),
+            )
+            .expect("sshd config");
+            let host_key = std::fs::read_to_string(path.join("host_key.pub")).expect("host key");
+            std::fs::write(
+                path.join("known_hosts"),
+                format!("[127.0.0.1]:{port} {host_key}"),
+            )
+            .expect("known hosts");
+            std::fs::write(
+                path.join("ssh_config"),
+                format!(
+                    "Host {ALIAS}\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  \
+                     IdentityFile {dir}/id\n  IdentitiesOnly yes\n  UserKnownHostsFile {dir}/known_hosts\n  \
+                     StrictHostKeyChecking yes\n  LogLevel ERROR\n\
+                     Host {REFUSED_ALIAS}\n  HostName 127.0.0.1\n  Port {closed}\n  User {user}\n  \
+                     IdentityFile {dir}/id\n  IdentitiesOnly yes\n  UserKnownHostsFile {dir}/known_hosts\n\
+                     Host {WRONG_KEY_ALIAS}\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  \
+                     IdentityFile {dir}/other_id\n  IdentitiesOnly yes\n  UserKnownHostsFile {dir}/known_hosts\n  \
+                     StrictHostKeyChecking yes\n",
+                    dir = path.display()
+                ),
+            )
+            .expect("ssh config");
+            let mut child = Command::new(sshd_binary())
+                .args(["-D", "-e", "-f"])
+                .arg(path.join("sshd_config"))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(path.join("sshd.log")).expect("sshd log"))
+                .spawn()
+                .expect("start sshd");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    return Sshd { dir, child, port };
+                }
+                if let Ok(Some(_)) = child.try_wait() {
+                    break; // the port was taken meanwhile: try another
+                }
+                assert!(Instant::now() < deadline, "sshd did not listen");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        panic!(
+            "sshd did not start: {}",
+            std::fs::read_to_string(path.join("sshd.log")).unwrap_or_default()
+        );
+    }
+
+    /// The ssh command line that reaches the server by [`ALIAS`] (`PANECTL_SSH_COMMAND`).
+    pub fn ssh_command(&self) -> String {
+        format!("ssh -F {}", self.dir.path().join("ssh_config").display())
+    }
+
+    /// The per-connection processes sshd forked (one per ssh connection, with its own
+    /// children): the direct children of the listener.
+    pub fn connection_pids(&self) -> Vec<i32> {
+        children_of(self.child.id() as i32)
+    }
+
+    /// TCP connections established to the server's port (from `/proc/net/tcp`).
+    pub fn established(&self) -> usize {
+        let text = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+        let port = format!(":{:04X}", self.port);
+        text.lines()
+            .skip(1)
+            .filter(|line| {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                fields.len() > 3 && fields[1].ends_with(&port) && fields[3] == "01"
+            })
+            .count()
+    }
+}
+
+/// The direct children of `pid`, from `/proc`.
+pub fn children_of(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let Some(child) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        let parent = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<i32>().ok());
+        if parent == Some(pid) {
+            out.push(child);
+        }
+    }
+    out
+}
+
+/// `pid` and every descendant, children first.
+fn descendants(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for child in children_of(pid) {
+        out.extend(descendants(child));
+    }
+    out.push(pid);
+    out
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let pids = descendants(self.child.id() as i32);
+        for pid in pids {
+            let pid = nix::unistd::Pid::from_raw(pid);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        }
+        let _ = self.child.wait();
+    }
+}
