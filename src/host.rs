@@ -113,6 +113,11 @@ pub trait Host: Send + Sync + fmt::Debug {
     fn problem(&self) -> Option<String> {
         None
     }
+    /// For `doctor`: what the host has, asked now (over ssh: whether it answers, its tmux and
+    /// python3); `None` for this machine, which `doctor` checks itself.
+    fn check(&self) -> Option<Result<ssh::RemoteInfo, String>> {
+        None
+    }
     /// Whether tmux on the host can write into FIFOs this process reads (the pipe
     /// transport).
     fn has_pipes(&self) -> bool {

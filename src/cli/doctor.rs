@@ -71,10 +71,9 @@ fn server_version(server: &ServerArgs) -> anyhow::Result<Option<String>> {
     Ok(lines.first().map(ToString::to_string))
 }
 
-fn checks(server: &ServerArgs) -> anyhow::Result<Vec<Check>> {
-    let mut checks = Vec::new();
-    let address = server.address()?;
-    let binary = match tmux_binary() {
+/// `tmux -V` of this machine's tmux: the one a local server runs.
+fn local_tmux_check(checks: &mut Vec<Check>) -> Option<TmuxVersion> {
+    match tmux_binary() {
         Ok(text) => {
             let version = TmuxVersion::parse(&text);
             match version {
@@ -95,6 +94,59 @@ fn checks(server: &ServerArgs) -> anyhow::Result<Vec<Check>> {
             ));
             None
         }
+    }
+}
+
+/// A server on another host: whether the host answers over ssh, its tmux, and how control
+/// clients attach there.
+fn host_checks(
+    checks: &mut Vec<Check>,
+    address: &ServerAddress,
+    remote: Result<panectl::host::ssh::RemoteInfo, String>,
+) -> Option<TmuxVersion> {
+    let host = address.host().name();
+    let info = match remote {
+        Ok(info) => info,
+        Err(why) => {
+            checks.push(check(
+                "host",
+                Level::Fail,
+                format!(
+                    "{host} cannot be reached: {why} (panectl runs ssh without prompts: `ssh \
+                     DEST true` must work with a key or an agent; PANECTL_SSH_COMMAND or \
+                     --ssh-command can add options)"
+                ),
+            ));
+            return None;
+        }
+    };
+    match info.attach_way() {
+        Ok(way) => checks.push(check("host", Level::Ok, format!("{host} answers; {way}"))),
+        Err(why) => checks.push(check("host", Level::Fail, format!("{host}: {why}"))),
+    }
+    let text = info.tmux.as_deref()?;
+    let version = TmuxVersion::parse(text);
+    match version {
+        Some(v) if v < versions::MINIMUM => checks.push(check(
+            "tmux",
+            Level::Fail,
+            format!(
+                "tmux {text} on {host}: panectl needs tmux {} or newer",
+                versions::MINIMUM
+            ),
+        )),
+        _ => checks.push(check("tmux", Level::Ok, format!("tmux {text} on {host}"))),
+    }
+    version
+}
+
+fn checks(server: &ServerArgs) -> anyhow::Result<Vec<Check>> {
+    let mut checks = Vec::new();
+    let address = server.address()?;
+    let remote = address.host().check();
+    let binary = match remote {
+        Some(remote) => host_checks(&mut checks, &address, remote),
+        None => local_tmux_check(&mut checks),
     };
     let running = match server_version(server) {
         Ok(Some(text)) => {
@@ -165,9 +217,15 @@ fn checks(server: &ServerArgs) -> anyhow::Result<Vec<Check>> {
     if let Some(health) = &health {
         daemon_checks(&mut checks, health, found.published);
     }
-    runtime_check(&mut checks, &address, found.published);
+    // The server's environment and plugin options are the remote host's: nothing to
+    // compare with this machine.
+    if address.is_local() {
+        runtime_check(&mut checks, &address, found.published);
+    }
     files_check(&mut checks, &address);
-    plugin_checks(&mut checks, &address);
+    if address.is_local() {
+        plugin_checks(&mut checks, &address);
+    }
     Ok(checks)
 }
 

@@ -12,7 +12,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::inbox::Setup;
-use crate::sshd::{self, ALIAS, REFUSED_ALIAS, Sshd, WRONG_KEY_ALIAS};
+use crate::sshd::{
+    self, ALIAS, NO_PYTHON_ALIAS, NO_TMUX_ALIAS, REFUSED_ALIAS, Sshd, WRONG_KEY_ALIAS,
+};
 use crate::support::{Daemon, TmuxServer, daemon_test_lock};
 
 /// The fake agent's setup, reached over ssh.
@@ -244,28 +246,73 @@ fn a_restarted_daemon_takes_over_from_a_killed_one() {
     });
 }
 
+/// `panectl doctor` for the server; its exit status and what it printed.
+fn doctor(server: &TmuxServer) -> (bool, String) {
+    let output = server
+        .panectl()
+        .arg("doctor")
+        .output()
+        .expect("run panectl doctor");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
 #[test]
-fn an_unreachable_host_and_a_refused_key_are_reported() {
+fn hosts_that_cannot_serve_are_reported_in_health_and_doctor() {
     let _guard = daemon_test_lock();
     let sshd = Sshd::start();
-    for (alias, expected) in [
-        (REFUSED_ALIAS, "Connection refused"),
-        (WRONG_KEY_ALIAS, "Permission denied"),
+    let mut server = TmuxServer::start(80, 24);
+    server.reach_over_ssh(ALIAS, &sshd.ssh_command());
+    let (ok, text) = doctor(&server);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains(&format!(
+            "ok    host     ssh:{ALIAS} answers; control clients attach through panectl's gate"
+        )),
+        "{text}"
+    );
+    assert!(text.contains(&format!(" on ssh:{ALIAS}")), "{text}");
+    for (alias, alive, expected) in [
+        (REFUSED_ALIAS, false, "Connection refused"),
+        (WRONG_KEY_ALIAS, false, "Permission denied"),
+        (NO_TMUX_ALIAS, false, "tmux is not installed on the host"),
+        (
+            NO_PYTHON_ALIAS,
+            true,
+            "no python3 for panectl's attach gate",
+        ),
     ] {
-        let mut server = TmuxServer::start(80, 24);
         server.reach_over_ssh(alias, &sshd.ssh_command());
-        let _daemon = server.start_daemon(&[]);
+        let (ok, text) = doctor(&server);
+        assert!(!ok, "{alias}: doctor passed:\n{text}");
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("FAIL  host") && l.contains(expected)),
+            "{alias}:\n{text}"
+        );
+        let daemon = server.start_daemon(&[]);
+        server.wait_for(
+            &format!("{alias}: the problem in health"),
+            Duration::from_secs(15),
+            || {
+                health(&server)["host_problem"]
+                    .as_str()
+                    .is_some_and(|p| p.contains(expected))
+            },
+        );
         let health = health(&server);
-        assert_eq!(health["status"], "degraded", "{health}");
-        assert_eq!(health["server_alive"], false, "{health}");
-        let problem = health["host_problem"].as_str().unwrap_or_default();
-        assert!(problem.contains(expected), "{alias}: {health}");
+        assert_eq!(health["status"], "degraded", "{alias}: {health}");
+        assert_eq!(health["server_alive"], alive, "{alias}: {health}");
+        assert_eq!(health["attached"], 0, "{alias}: {health}");
         assert!(
             health["reasons"].as_array().is_some_and(|r| r
                 .iter()
                 .any(|r| r.as_str().is_some_and(|r| r.contains(expected)))),
-            "{health}"
+            "{alias}: {health}"
         );
+        drop(daemon);
     }
 }
 

@@ -17,6 +17,12 @@ pub const REFUSED_ALIAS: &str = "panectl-refused";
 /// An alias for the server with a key it does not accept.
 pub const WRONG_KEY_ALIAS: &str = "panectl-wrong-key";
 
+/// An alias for a host without tmux (sh, ps and python3 only).
+pub const NO_TMUX_ALIAS: &str = "panectl-no-tmux";
+
+/// An alias for a host with tmux and without python3 (sh, ps and tmux only).
+pub const NO_PYTHON_ALIAS: &str = "panectl-no-python";
+
 /// See the module documentation.
 pub struct Sshd {
     dir: tempfile::TempDir,
@@ -76,44 +82,80 @@ impl Sshd {
                     .map(|u| u.name)
             })
             .expect("user name");
+        // Hosts with less installed: the same server on other ports, where a forced command
+        // runs what was asked with a PATH of a few programs.
+        let limited = |name: &str, programs: &[&str]| -> PathBuf {
+            let bin = path.join(name);
+            std::fs::create_dir(&bin).expect("a limited bin directory");
+            for program in programs {
+                let found = ["/usr/bin", "/bin", "/usr/local/bin"]
+                    .iter()
+                    .map(|d| Path::new(d).join(program))
+                    .find(|p| p.exists())
+                    .unwrap_or_else(|| panic!("{program} is not installed"));
+                std::os::unix::fs::symlink(found, bin.join(program)).expect("link a program");
+            }
+            bin
+        };
+        let no_tmux = limited("bin-no-tmux", &["sh", "ps", "python3"]);
+        let no_python = limited("bin-no-python", &["sh", "ps", "tmux"]);
         for _attempt in 0..5 {
-            let port = free_port();
-            let closed = std::iter::repeat_with(free_port)
-                .find(|&p| p != port)
-                .expect("a second port");
+            let mut ports: Vec<u16> = Vec::new();
+            while ports.len() < 4 {
+                let port = free_port();
+                if !ports.contains(&port) {
+                    ports.push(port);
+                }
+            }
+            let [port, no_tmux_port, no_python_port, closed] =
+                [ports[0], ports[1], ports[2], ports[3]];
+            let forced = |bin: &Path| {
+                format!(
+                    "ForceCommand PATH={}; export PATH; eval \"$SSH_ORIGINAL_COMMAND\"\n",
+                    bin.display()
+                )
+            };
             std::fs::write(
                 path.join("sshd_config"),
                 format!(
-                    "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\n\
+                    "Port {port}\nPort {no_tmux_port}\nPort {no_python_port}\n\
+                     ListenAddress 127.0.0.1\nHostKey {dir}/host_key\n\
                      PidFile {dir}/sshd.pid\nAuthorizedKeysFile {dir}/authorized_keys\n\
                      StrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
                      UsePAM no\nPermitRootLogin prohibit-password\nLogLevel ERROR\n\
-                     MaxSessions 100\nMaxStartups 100\n",
+                     MaxSessions 100\nMaxStartups 100\n\
+                     Match LocalPort {no_tmux_port}\n  {}\
+                     Match LocalPort {no_python_port}\n  {}",
+                    forced(&no_tmux),
+                    forced(&no_python),
                     dir = path.display()
                 ),
             )
             .expect("sshd config");
             let host_key = std::fs::read_to_string(path.join("host_key.pub")).expect("host key");
-            std::fs::write(
-                path.join("known_hosts"),
-                format!("[127.0.0.1]:{port} {host_key}"),
-            )
-            .expect("known hosts");
-            std::fs::write(
-                path.join("ssh_config"),
+            let known: String = [port, no_tmux_port, no_python_port]
+                .iter()
+                .map(|p| format!("[127.0.0.1]:{p} {host_key}"))
+                .collect();
+            std::fs::write(path.join("known_hosts"), known).expect("known hosts");
+            let alias = |name: &str, port: u16, key: &str| {
                 format!(
-                    "Host {ALIAS}\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  \
-                     IdentityFile {dir}/id\n  IdentitiesOnly yes\n  UserKnownHostsFile {dir}/known_hosts\n  \
-                     StrictHostKeyChecking yes\n  LogLevel ERROR\n\
-                     Host {REFUSED_ALIAS}\n  HostName 127.0.0.1\n  Port {closed}\n  User {user}\n  \
-                     IdentityFile {dir}/id\n  IdentitiesOnly yes\n  UserKnownHostsFile {dir}/known_hosts\n\
-                     Host {WRONG_KEY_ALIAS}\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  \
-                     IdentityFile {dir}/other_id\n  IdentitiesOnly yes\n  UserKnownHostsFile {dir}/known_hosts\n  \
-                     StrictHostKeyChecking yes\n",
+                    "Host {name}\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  \
+                     IdentityFile {dir}/{key}\n  IdentitiesOnly yes\n  \
+                     UserKnownHostsFile {dir}/known_hosts\n  StrictHostKeyChecking yes\n  \
+                     LogLevel ERROR\n",
                     dir = path.display()
-                ),
-            )
-            .expect("ssh config");
+                )
+            };
+            let config = [
+                alias(ALIAS, port, "id"),
+                alias(REFUSED_ALIAS, closed, "id"),
+                alias(WRONG_KEY_ALIAS, port, "other_id"),
+                alias(NO_TMUX_ALIAS, no_tmux_port, "id"),
+                alias(NO_PYTHON_ALIAS, no_python_port, "id"),
+            ]
+            .concat();
+            std::fs::write(path.join("ssh_config"), config).expect("ssh config");
             let mut child = Command::new(sshd_binary())
                 .args(["-D", "-e", "-f"])
                 .arg(path.join("sshd_config"))
@@ -124,7 +166,10 @@ impl Sshd {
                 .expect("start sshd");
             let deadline = Instant::now() + Duration::from_secs(10);
             loop {
-                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                if [port, no_tmux_port, no_python_port]
+                    .iter()
+                    .all(|p| std::net::TcpStream::connect(("127.0.0.1", *p)).is_ok())
+                {
                     return Sshd { dir, child, port };
                 }
                 if let Ok(Some(_)) = child.try_wait() {

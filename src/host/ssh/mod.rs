@@ -120,6 +120,24 @@ impl RemoteInfo {
         info
     }
 
+    /// How control clients attach on this host: through panectl's gate (python3), directly
+    /// (a tmux without the attach crash), or not at all (why).
+    pub fn attach_way(&self) -> Result<&'static str, String> {
+        if self.tmux.is_none() {
+            Err("tmux is not installed on the host".into())
+        } else if self.python3 {
+            Ok("control clients attach through panectl's gate (python3)")
+        } else if !self.needs_gate() {
+            Ok("control clients attach directly (this tmux has no attach crash)")
+        } else {
+            Err(format!(
+                "the host's tmux ({}) can crash when a control client attaches, and the host has \
+                 no python3 for panectl's attach gate: install python3 there, or tmux 3.8 or later",
+                self.tmux.as_deref().unwrap_or("version unknown")
+            ))
+        }
+    }
+
     /// Whether this host's tmux has the crash an unguarded control client can set off.
     fn needs_gate(&self) -> bool {
         self.tmux
@@ -521,19 +539,15 @@ impl Host for SshHost {
             Ok(info) => info,
             Err(why) => return refuse(why),
         };
+        if let Err(why) = info.attach_way() {
+            self.set_problem(Some(why.clone()));
+            return refuse(why);
+        }
         let [flag, path] = SshHost::socket_words(socket);
         let mut words: Vec<&[u8]> = if info.python3 {
             vec![b"python3", b"-c", GATE.as_bytes(), &flag, &path]
-        } else if !info.needs_gate() {
-            vec![b"tmux", b"-u", &flag, &path]
         } else {
-            let why = format!(
-                "the host's tmux ({}) can crash when a control client attaches, and the host has \
-                 no python3 for panectl's attach gate: install python3 there, or tmux 3.8 or later",
-                info.tmux.as_deref().unwrap_or("version unknown")
-            );
-            self.set_problem(Some(why.clone()));
-            return refuse(why);
+            vec![b"tmux", b"-u", &flag, &path]
         };
         words.extend(args.iter().map(|a| a.as_bytes()));
         let mut command = self.remote_command(&words);
@@ -580,6 +594,10 @@ impl Host for SshHost {
 
     fn problem(&self) -> Option<String> {
         self.problem.lock().ok().and_then(|p| p.clone())
+    }
+
+    fn check(&self) -> Option<Result<RemoteInfo, String>> {
+        Some(self.remote_info())
     }
 
     fn process_tree(&self, pid: u32, limit: usize) -> Vec<ProcessEntry> {
