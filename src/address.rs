@@ -168,6 +168,29 @@ impl ServerAddress {
         SharedHost::clone(&self.host)
     }
 
+    /// A short name for the server in views over many servers (`ls --all`) and in pane
+    /// names (`SERVER/PANE`): `local` for this machine's default server, the socket's name for
+    /// another local one (`work`), the ssh destination for a remote default server
+    /// (`devbox`), and `DEST:NAME` for another remote one.
+    pub fn label(&self) -> String {
+        let name = self
+            .socket
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match self.ssh_destination() {
+            None if name == "default" => "local".to_string(),
+            None => name,
+            Some(destination) if name == "default" => destination.to_string(),
+            Some(destination) => format!("{destination}:{name}"),
+        }
+    }
+
+    /// The ssh destination of a server on another host.
+    pub fn ssh_destination(&self) -> Option<&str> {
+        self.host.name().strip_prefix("ssh:")
+    }
+
     /// Whether the server runs on this machine.
     pub fn is_local(&self) -> bool {
         self.host.name() == "local"
@@ -253,6 +276,25 @@ impl std::fmt::Display for ServerAddress {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_are_short_and_say_the_host() {
+        let local = |path: &str| ServerAddress::from_socket(path).label();
+        assert_eq!(local("/tmp/tmux-1/default"), "local");
+        assert_eq!(local("/tmp/tmux-1/work"), "work");
+        let remote = |label: Option<&str>, path: Option<&str>| {
+            ServerAddress::remote(
+                label,
+                path.map(Path::new),
+                SshOptions::new("me@devbox", None),
+            )
+            .unwrap()
+            .label()
+        };
+        assert_eq!(remote(None, None), "me@devbox");
+        assert_eq!(remote(Some("work"), None), "me@devbox:work");
+        assert_eq!(remote(None, Some("/tmp/x/agents")), "me@devbox:agents");
+    }
 
     #[test]
     fn explicit_choices_win() {

@@ -81,6 +81,12 @@ impl RuntimePaths {
         self.dir.join(format!("{}.token", self.stem))
     }
 
+    /// The statuses of this daemon's agents, for the summaries of other daemons that count
+    /// every server (`@panectl-summary-all`).
+    pub fn counts(&self) -> PathBuf {
+        self.dir.join(format!("{}.counts", self.stem))
+    }
+
     /// The log of a detached daemon.
     pub fn log(&self) -> PathBuf {
         self.dir.join(format!("{}.log", self.stem))

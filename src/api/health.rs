@@ -36,6 +36,17 @@ pub struct Health {
     /// The host the server runs on: `local`, or `ssh:DEST`.
     #[serde(default)]
     pub host: String,
+    /// The server's short name in views over many servers and in `SERVER/PANE` names
+    /// (`local`, `work`, `devbox`, `devbox:work`).
+    #[serde(default)]
+    pub server: String,
+    /// The ssh destination of a server on another host.
+    #[serde(default)]
+    pub ssh_destination: Option<String>,
+    /// The server's socket as the daemon was given it: a path, or (on another host) a `-L`
+    /// name.
+    #[serde(default)]
+    pub socket: String,
     /// Why the server's host cannot be used now (over ssh: unreachable, key refused, no tmux,
     /// no safe way to attach), as last seen.
     #[serde(default)]
@@ -200,6 +211,9 @@ pub(crate) async fn health(State(state): State<ApiState>) -> axum::Json<Health> 
         version: env!("CARGO_PKG_VERSION").into(),
         tmux_socket: state.ctx.address.to_string(),
         host: state.ctx.address.host().name().to_string(),
+        server: state.ctx.address.label(),
+        ssh_destination: state.ctx.address.ssh_destination().map(str::to_string),
+        socket: state.ctx.address.socket().display().to_string(),
         host_problem,
         api_socket: state.ctx.api_socket.clone(),
         tmux_version,

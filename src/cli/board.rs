@@ -26,6 +26,10 @@ pub struct BoardArgs {
     /// The tmux client to switch (default: the one tmux picks, else the one used last).
     #[arg(long, value_name = "NAME")]
     client: Option<String>,
+    /// The agents of every server with a daemon on this machine (local and remote), with a
+    /// SERVER column; jumps go to panes of this board's own server.
+    #[arg(long)]
+    all: bool,
 }
 
 /// An agent as the board shows it.
@@ -35,6 +39,18 @@ pub(super) struct Row {
     pub pane: PaneSummary,
     /// Its name (`@panectl_name`), or empty.
     pub name: String,
+    /// Its server's label, on a board over many servers (`board --all`).
+    pub server: Option<String>,
+}
+
+impl Row {
+    /// How the backend is told which pane: `%N`, or `SERVER/%N` on a board over many servers.
+    fn target(&self) -> String {
+        match &self.server {
+            Some(server) => format!("{server}/{}", self.pane.pane),
+            None => self.pane.pane.to_string(),
+        }
+    }
 }
 
 /// What the board acts through: the daemon and tmux, or a stand-in in unit tests.
@@ -64,6 +80,7 @@ impl Backend for Live<'_> {
             .map(|pane| Row {
                 name: names.remove(&pane.pane.to_string()).unwrap_or_default(),
                 pane,
+                server: None,
             })
             .collect())
     }
@@ -78,20 +95,105 @@ impl Backend for Live<'_> {
     }
 }
 
-/// `panectl board [--client NAME]`.
+/// Every daemon's server, each row with its server: a jump goes to panes of the server the
+/// board runs on (a tmux client cannot be switched to another server), messages go anywhere.
+struct Many<'a> {
+    /// The server the board was started for (`-L/-S/--ssh`, else the one it runs in).
+    home: String,
+    /// Each daemon's label and backend.
+    servers: Vec<(String, Live<'a>)>,
+}
+
+impl Many<'_> {
+    fn find(&self, target: &str) -> anyhow::Result<(&str, &Live<'_>, String)> {
+        let (label, pane) = target
+            .split_once('/')
+            .ok_or_else(|| anyhow::anyhow!("{target}: no server"))?;
+        let (label, live) = self
+            .servers
+            .iter()
+            .find(|(l, _)| l == label)
+            .ok_or_else(|| anyhow::anyhow!("no daemon for server {label}"))?;
+        Ok((label, live, pane.to_string()))
+    }
+}
+
+impl Backend for Many<'_> {
+    fn agents(&self) -> anyhow::Result<Vec<Row>> {
+        let mut rows = Vec::new();
+        for (label, live) in &self.servers {
+            match live.agents() {
+                Ok(found) => rows.extend(found.into_iter().map(|mut row| {
+                    row.server = Some(label.clone());
+                    row
+                })),
+                Err(error) => tracing::debug!(%label, %error, "a server's agents are not listed"),
+            }
+        }
+        Ok(rows)
+    }
+
+    fn jump(&self, target: &str) -> anyhow::Result<()> {
+        let (label, live, pane) = self.find(target)?;
+        if label != self.home {
+            match live.server.ssh.as_deref() {
+                Some(destination) => anyhow::bail!(
+                    "{pane} is on {label}, another host: attach there (ssh -t {destination} tmux \
+                     attach -t {pane})"
+                ),
+                None => anyhow::bail!(
+                    "{pane} is on the tmux server {label}, not the one this board runs on: \
+                     tmux -L {label} attach -t {pane}"
+                ),
+            }
+        }
+        live.jump(&pane)
+    }
+
+    fn send(&self, target: &str, body: &[u8]) -> anyhow::Result<String> {
+        let (_, live, pane) = self.find(target)?;
+        live.send(&pane, body)
+    }
+}
+
+/// `panectl board [--client NAME] [--all]`.
 pub fn board(server: &ServerArgs, args: &BoardArgs) -> anyhow::Result<ExitCode> {
-    let backend = Live {
-        server,
-        address: server.address()?,
-        client: args.client.clone(),
-    };
     let clear = std::io::stdout().is_terminal();
-    let failed = run(
-        &backend,
-        &mut std::io::stdin().lock(),
-        &mut std::io::stdout().lock(),
-        clear,
-    )?;
+    let failed = if args.all {
+        let daemons = super::many::some_daemons()?;
+        let home = server.address()?.label();
+        let servers = daemons
+            .iter()
+            .map(|daemon| {
+                Ok((
+                    daemon.label.clone(),
+                    Live {
+                        server: &daemon.server,
+                        address: daemon.server.address()?,
+                        client: args.client.clone(),
+                    },
+                ))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        run(
+            &Many { home, servers },
+            &mut std::io::stdin().lock(),
+            &mut std::io::stdout().lock(),
+            clear,
+        )?
+    } else {
+        let backend = Live {
+            server,
+            address: server.address()?,
+            client: args.client.clone(),
+        };
+        run(
+            &backend,
+            &mut std::io::stdin().lock(),
+            &mut std::io::stdout().lock(),
+            clear,
+        )?
+    };
     match failed {
         Some(reason) => anyhow::bail!(reason),
         None => Ok(ExitCode::SUCCESS),
@@ -204,43 +306,56 @@ fn draw(
 }
 
 fn write_table(out: &mut impl Write, rows: &[Row]) -> std::io::Result<()> {
-    let cells: Vec<[String; 6]> = rows
+    let with_server = rows.iter().any(|row| row.server.is_some());
+    let cells: Vec<Vec<String>> = rows
         .iter()
         .enumerate()
         .map(|(at, row)| {
-            [
-                (at + 1).to_string(),
+            let mut cells = vec![(at + 1).to_string()];
+            if with_server {
+                cells.push(printable(row.server.as_deref().unwrap_or_default()));
+            }
+            cells.extend([
                 printable(row.pane.status.as_str()),
                 printable(&row.pane.provider.clone().unwrap_or_default()),
                 printable(&location(&row.pane)),
                 printable(&row.name),
                 short_duration(row.pane.status_seconds),
-            ]
+            ]);
+            cells
         })
         .collect();
-    let headers = ["#", "STATUS", "PROVIDER", "WHERE", "NAME", "FOR"];
-    let mut widths = headers.map(str::len);
+    let mut headers = vec!["#", "STATUS", "PROVIDER", "WHERE", "NAME", "FOR"];
+    if with_server {
+        headers.insert(1, "SERVER");
+    }
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
     for row in &cells {
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(cell.chars().count());
         }
     }
-    let line = |cells: [&str; 6]| {
-        let [n, status, provider, location, name, seconds] = cells;
-        format!(
-            "{n:>w0$}  {status:<w1$}  {provider:<w2$}  {location:<w3$}  {name:<w4$}  {seconds:>w5$}",
-            w0 = widths[0],
-            w1 = widths[1],
-            w2 = widths[2],
-            w3 = widths[3],
-            w4 = widths[4],
-            w5 = widths[5],
-        )
+    // The number and the duration are right-aligned, the rest left-aligned.
+    let last = headers.len() - 1;
+    let line = |cells: &[&str]| {
+        let shown: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(at, cell)| {
+                let width = widths[at];
+                if at == 0 || at == last {
+                    format!("{cell:>width$}")
+                } else {
+                    format!("{cell:<width$}")
+                }
+            })
+            .collect();
+        shown.join("  ")
     };
-    writeln!(out, "{}", line(headers))?;
+    writeln!(out, "{}", line(&headers))?;
     for row in &cells {
-        let [a, b, c, d, e, f] = row;
-        writeln!(out, "{}", line([a, b, c, d, e, f]))?;
+        let row: Vec<&str> = row.iter().map(String::as_str).collect();
+        writeln!(out, "{}", line(&row))?;
     }
     Ok(())
 }
@@ -307,9 +422,9 @@ fn jump(backend: &impl Backend, rows: &[Row], n: usize) -> Step {
     let Some(row) = pick(rows, n) else {
         return Step::Redraw(Some(format!("There is no agent {n}.")));
     };
-    match backend.jump(&row.pane.pane.to_string()) {
+    match backend.jump(&row.target()) {
         Ok(()) => Step::Done,
-        Err(error) => Step::Failed(format!("cannot switch to {}: {error:#}", row.pane.pane)),
+        Err(error) => Step::Failed(format!("cannot switch to {}: {error:#}", row.target())),
     }
 }
 
@@ -329,12 +444,12 @@ fn send(
     let Some(body) = read_line(input)? else {
         return Ok(Step::Done);
     };
-    let target = format!("{} ({})", row.pane.pane, location(&row.pane));
+    let target = format!("{} ({})", row.target(), location(&row.pane));
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Step::Redraw(Some(format!("Nothing sent to {target}."))));
     }
     Ok(Step::Redraw(Some(
-        match backend.send(&row.pane.pane.to_string(), &body) {
+        match backend.send(&row.target(), &body) {
             Ok(id) => format!("Message {id} queued for {target}."),
             Err(error) => format!("Not sent to {target}: {error:#}"),
         },
@@ -385,6 +500,7 @@ mod tests {
         Row {
             pane,
             name: format!("agent-{id}"),
+            server: None,
         }
     }
 

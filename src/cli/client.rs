@@ -14,7 +14,7 @@ use panectl::status::signal::StatusSource;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::ServerArgs;
+use super::{ServerArgs, is_broken_pipe};
 
 /// A client of the server's daemon: at the caller's own runtime path, else where the server's
 /// `@panectl_api` says (a daemon started from another environment).
@@ -96,11 +96,61 @@ pub fn ls(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
         print_pretty(&panes)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let listed: Vec<(Option<&str>, &PaneSummary)> = panes.iter().map(|p| (None, p)).collect();
+    print_panes(&listed)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `panectl ls --all`: the panes of every daemon's server, each with its server (a `server`
+/// field in JSON). A daemon that does not answer is reported on stderr and left out.
+pub fn ls_all(json: bool) -> anyhow::Result<ExitCode> {
+    let daemons = super::many::some_daemons()?;
+    let answers = block_on(async {
+        Ok(futures::future::join_all(daemons.iter().map(|d| d.client.panes())).await)
+    })?;
+    let mut listed: Vec<(&str, PaneSummary)> = Vec::new();
+    let mut code = ExitCode::SUCCESS;
+    for (daemon, answer) in daemons.iter().zip(answers) {
+        match answer {
+            Ok(panes) => listed.extend(panes.into_iter().map(|p| (daemon.label.as_str(), p))),
+            Err(error) => {
+                eprintln!("panectl: {}: {error}", daemon.label);
+                code = ExitCode::FAILURE;
+            }
+        }
+    }
+    if json {
+        let values: Vec<Value> = listed
+            .iter()
+            .map(|(server, pane)| {
+                let mut value = serde_json::to_value(pane)?;
+                if let Some(object) = value.as_object_mut() {
+                    object.insert("server".into(), Value::String((*server).to_string()));
+                }
+                Ok(value)
+            })
+            .collect::<Result<_, serde_json::Error>>()?;
+        print_pretty(&values)?;
+        return Ok(code);
+    }
+    let rows: Vec<(Option<&str>, &PaneSummary)> =
+        listed.iter().map(|(s, p)| (Some(*s), p)).collect();
+    print_panes(&rows)?;
+    Ok(code)
+}
+
+/// The pane table, with a SERVER column first when the rows carry their server.
+fn print_panes(panes: &[(Option<&str>, &PaneSummary)]) -> anyhow::Result<()> {
+    let with_server = panes.iter().any(|(server, _)| server.is_some());
     let mut out = std::io::stdout().lock();
-    let rows: Vec<[String; 8]> = panes
+    let rows: Vec<Vec<String>> = panes
         .iter()
-        .map(|p| {
-            [
+        .map(|(server, p)| {
+            let mut row = Vec::with_capacity(9);
+            if with_server {
+                row.push(printable(server.unwrap_or_default()));
+            }
+            row.extend([
                 show(p.pane),
                 show(&p.session),
                 format!("{}:{}", p.window_index, show(&p.window)),
@@ -109,13 +159,17 @@ pub fn ls(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
                 show_some(p.provider.as_ref()),
                 show(&p.command),
                 show(&p.title),
-            ]
+            ]);
+            row
         })
         .collect();
-    let headers = [
+    let mut headers = vec![
         "PANE", "SESSION", "WINDOW", "SIZE", "STATUS", "PROVIDER", "COMMAND", "TITLE",
     ];
-    let mut widths = headers.map(str::len);
+    if with_server {
+        headers.insert(0, "SERVER");
+    }
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
     for row in &rows {
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(cell.chars().count());
@@ -134,9 +188,10 @@ pub fn ls(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     };
     print(&mut out, &headers)?;
     for row in &rows {
-        print(&mut out, &row.each_ref().map(String::as_str))?;
+        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
+        print(&mut out, &cells)?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 pub fn screen(server: &ServerArgs, pane: &str, ansi: bool) -> anyhow::Result<ExitCode> {
@@ -243,12 +298,25 @@ pub fn health(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
-/// Prints one event: its JSON line, or a short human form.
-fn print_event(data: &str, json: bool) -> std::io::Result<()> {
+/// Prints one event: its JSON line, or a short human form; with the server it comes from
+/// (`events --all`: a `server` field, or a first column).
+fn print_event(data: &str, json: bool, server: Option<&str>) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     if json {
-        writeln!(out, "{data}")?;
+        match server {
+            None => writeln!(out, "{data}")?,
+            Some(server) => {
+                let mut value: Value = serde_json::from_str(data).unwrap_or(Value::Null);
+                if let Some(object) = value.as_object_mut() {
+                    object.insert("server".into(), Value::String(server.to_string()));
+                }
+                writeln!(out, "{value}")?;
+            }
+        }
         return out.flush();
+    }
+    if let Some(server) = server {
+        write!(out, "{} ", printable(server))?;
     }
     let value: Value = serde_json::from_str(data).unwrap_or(Value::Null);
     let mut fields: Vec<String> = Vec::new();
@@ -275,31 +343,59 @@ fn print_event(data: &str, json: bool) -> std::io::Result<()> {
 
 pub fn events(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
-    block_on(async {
-        let mut pending = Vec::new();
-        let mut failure = None;
-        client
-            .stream("/v1/events", |chunk| {
-                pending.extend_from_slice(chunk);
-                while let Some(end) = pending.iter().position(|&b| b == b'\n') {
-                    let line: Vec<u8> = pending.drain(..=end).collect();
-                    let line = String::from_utf8_lossy(&line);
-                    if let Some(data) = line.trim_end().strip_prefix("data:")
-                        && let Err(error) = print_event(data.trim_start(), json)
-                    {
-                        failure = Some(error);
-                        return false;
-                    }
-                }
-                true
-            })
-            .await?;
-        match failure {
-            Some(error) => Err(error.into()),
-            None => Ok(()),
-        }
-    })?;
+    block_on(follow_events(&client, json, None))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `panectl events --all`: the events of every daemon found at the start, interleaved as they
+/// come, each with its server. Ends when every stream has ended.
+pub fn events_all(json: bool) -> anyhow::Result<ExitCode> {
+    let daemons = super::many::some_daemons()?;
+    let results = block_on(async {
+        Ok(futures::future::join_all(
+            daemons
+                .iter()
+                .map(|d| follow_events(&d.client, json, Some(&d.label))),
+        )
+        .await)
+    })?;
+    let mut code = ExitCode::SUCCESS;
+    for (daemon, result) in daemons.iter().zip(results) {
+        if let Err(error) = result {
+            if is_broken_pipe(&error) {
+                return Ok(ExitCode::SUCCESS);
+            }
+            eprintln!("panectl: {}: {error:#}", daemon.label);
+            code = ExitCode::FAILURE;
+        }
+    }
+    Ok(code)
+}
+
+/// Prints the events of one daemon until its stream ends.
+async fn follow_events(client: &ApiClient, json: bool, server: Option<&str>) -> anyhow::Result<()> {
+    let mut pending = Vec::new();
+    let mut failure = None;
+    client
+        .stream("/v1/events", |chunk| {
+            pending.extend_from_slice(chunk);
+            while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = pending.drain(..=end).collect();
+                let line = String::from_utf8_lossy(&line);
+                if let Some(data) = line.trim_end().strip_prefix("data:")
+                    && let Err(error) = print_event(data.trim_start(), json, server)
+                {
+                    failure = Some(error);
+                    return false;
+                }
+            }
+            true
+        })
+        .await?;
+    match failure {
+        Some(error) => Err(error.into()),
+        None => Ok(()),
+    }
 }
 
 pub fn status(server: &ServerArgs, pane: &str) -> anyhow::Result<ExitCode> {

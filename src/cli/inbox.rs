@@ -48,7 +48,7 @@ fn hex(bytes: &[u8]) -> String {
 #[derive(Debug, clap::Args)]
 pub struct SendArgs {
     /// The receiving pane.
-    pane: String,
+    pub(super) pane: String,
     /// Who sends it: a pane or a label (default `cli`).
     #[arg(long, value_name = "X")]
     from: Option<String>,

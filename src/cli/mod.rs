@@ -11,6 +11,7 @@ mod handoff;
 mod hook;
 mod inbox;
 mod jump;
+mod many;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod orchestrate;
@@ -103,6 +104,27 @@ impl ServerArgs {
     }
 }
 
+impl Command {
+    /// The pane the command names, if any: where a `SERVER/` prefix is read.
+    fn pane_mut(&mut self) -> Option<&mut String> {
+        match self {
+            Command::Screen { pane, .. }
+            | Command::Output { pane, .. }
+            | Command::Status { pane }
+            | Command::Explain { target: pane, .. }
+            | Command::Last { pane }
+            | Command::SetProvider { pane, .. }
+            | Command::Transport { pane, .. }
+            | Command::Input { pane, .. }
+            | Command::Key { pane, .. }
+            | Command::Wait { pane, .. } => Some(pane),
+            Command::Send(args) => Some(&mut args.pane),
+            Command::Inbox { pane, .. } => pane.as_mut(),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the daemon: mirror every pane of the tmux server and serve the local API.
@@ -113,6 +135,10 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Every server with a daemon on this machine (local and remote), with a SERVER
+        /// column; `SERVER/PANE` names a pane of any of them.
+        #[arg(long)]
+        all: bool,
     },
     /// Print a pane's screen as the daemon mirrors it.
     Screen {
@@ -302,6 +328,9 @@ enum Command {
         /// Print one JSON object per line.
         #[arg(long)]
         json: bool,
+        /// The events of every server with a daemon on this machine, each with its server.
+        #[arg(long)]
+        all: bool,
     },
     /// Replay a recorded control-mode transcript and print each pane's final screen.
     Replay {
@@ -334,7 +363,14 @@ enum InboxAction {
 
 /// Runs a parsed command line; `matches` are what it was parsed from (the daemon tells the
 /// flags given from defaults with them).
-pub fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
+pub fn run(mut cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
+    // `SERVER/PANE`: the pane of another daemon's server (`ls --all` shows the names).
+    if let Some(pane) = cli.command.pane_mut()
+        && let Some((server, rest)) = many::route(pane)?
+    {
+        cli.server = server;
+        *pane = rest;
+    }
     match cli.command {
         Command::Daemon(command) => {
             daemon::command(&cli.server, command, matches.subcommand_matches("daemon"))
@@ -349,7 +385,8 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
             println!("{}", panectl::status::meaning::window_glyphs_format());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Ls { json } => client::ls(&cli.server, json),
+        Command::Ls { json, all: true } => client::ls_all(json),
+        Command::Ls { json, all: false } => client::ls(&cli.server, json),
         Command::Screen { pane, ansi } => client::screen(&cli.server, &pane, ansi),
         Command::Output { pane, from } => client::output(&cli.server, &pane, from),
         Command::Health { json } => client::health(&cli.server, json),
@@ -399,7 +436,8 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
             json,
             files,
         } => detect::detect(&files, provider.as_deref(), json),
-        Command::Events { json } => client::events(&cli.server, json),
+        Command::Events { json, all: true } => client::events_all(json),
+        Command::Events { json, all: false } => client::events(&cli.server, json),
         Command::Launch(args) => orchestrate::launch(&cli.server, args),
         Command::Handoff(task) => handoff::handoff(&cli.server, &task),
         Command::Assign { task, reply_to } => {

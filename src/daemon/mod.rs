@@ -7,6 +7,7 @@ pub mod flow_guard;
 pub mod link;
 pub mod notify;
 pub mod pane_poll;
+pub mod peers;
 pub mod publish;
 pub mod rules;
 pub mod summary;
@@ -298,6 +299,10 @@ pub async fn run(
         bus.clone(),
         connections.clone(),
         seen,
+        peers::Peers {
+            own: options.paths.counts(),
+            server: options.address.label(),
+        },
         cancel.clone(),
     ));
     tracker.spawn(crate::inbox::delivery::run(

@@ -12,6 +12,7 @@
 //! | `@panectl-summary-empty` | the text when there is nothing to show (default: none) |
 //! | `@panectl-summary-only` | the statuses to show, e.g. `waiting,error` (default: all) |
 //! | `@panectl-seen` | `off`: completed agents stay in the summary once seen (default `on`) |
+//! | `@panectl-summary-all` | `on`: count the agents of every server with a daemon on this machine (local and remote; [`super::peers`]), re-read every 2 seconds |
 //!
 //! Seen: a `completed` agent whose pane an attached (non-control) client has in view (the
 //! active pane of the current window of the client's session) is *seen*: it drops out of the
@@ -46,6 +47,11 @@ pub const EMPTY_OPTION: &str = "@panectl-summary-empty";
 pub const ONLY_OPTION: &str = "@panectl-summary-only";
 /// The option that turns seen agents off (`off`).
 pub const SEEN_OPTION: &str = "@panectl-seen";
+/// The option that makes the summary count every server's agents (`on`).
+pub const ALL_OPTION: &str = "@panectl-summary-all";
+
+/// How often a summary over every server reads the other daemons' statuses.
+const PEERS_EVERY: Duration = Duration::from_secs(2);
 
 /// How each status is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -72,6 +78,8 @@ pub struct SummaryOptions {
     pub only: Option<BTreeSet<Status>>,
     /// Seen completed agents drop out.
     pub seen: bool,
+    /// Count every server's agents, not only this one's.
+    pub all: bool,
 }
 
 impl Default for SummaryOptions {
@@ -82,6 +90,7 @@ impl Default for SummaryOptions {
             empty: String::new(),
             only: None,
             seen: true,
+            all: false,
         }
     }
 }
@@ -99,6 +108,7 @@ fn status_word(word: &str) -> Option<Status> {
 impl SummaryOptions {
     /// The options from the values of [`FORMAT_OPTION`], [`COLOUR_OPTION`], [`EMPTY_OPTION`],
     /// [`ONLY_OPTION`] and [`SEEN_OPTION`] (empty when unset). Unknown values mean the default.
+    /// [`ALL_OPTION`] is set apart ([`SummaryOptions::with_all`]).
     pub fn parse(format: &str, colour: &str, empty: &str, only: &str, seen: &str) -> Self {
         let format = match format.trim() {
             "icons" => SummaryFormat::Icons,
@@ -115,6 +125,17 @@ impl SummaryOptions {
             empty: empty.to_string(),
             only: (!only.is_empty()).then_some(only),
             seen: !matches!(seen.trim(), "off" | "no" | "0" | "false"),
+            all: false,
+        }
+    }
+
+    /// The same options, counting every server's agents when `all` (the value of
+    /// [`ALL_OPTION`]) is on.
+    #[must_use]
+    pub fn with_all(self, all: &str) -> Self {
+        SummaryOptions {
+            all: matches!(all.trim(), "on" | "yes" | "1" | "true"),
+            ..self
         }
     }
 }
@@ -163,7 +184,8 @@ async fn read_options(handle: &ConnectionHandle) -> SummaryOptions {
         .then(crate::query::show_global_option(COLOUR_OPTION))
         .then(crate::query::show_global_option(EMPTY_OPTION))
         .then(crate::query::show_global_option(ONLY_OPTION))
-        .then(crate::query::show_global_option(SEEN_OPTION));
+        .then(crate::query::show_global_option(SEEN_OPTION))
+        .then(crate::query::show_global_option(ALL_OPTION));
     let Ok(replies) = handle.run(line).await else {
         return SummaryOptions::default();
     };
@@ -177,7 +199,7 @@ async fn read_options(handle: &ConnectionHandle) -> SummaryOptions {
             })
             .unwrap_or_default()
     };
-    SummaryOptions::parse(&text(0), &text(1), &text(2), &text(3), &text(4))
+    SummaryOptions::parse(&text(0), &text(1), &text(2), &text(3), &text(4)).with_all(&text(5))
 }
 
 /// The panes attached (non-control) clients have in view: the active pane of the current
@@ -268,46 +290,56 @@ pub async fn run(
     bus: EventBus,
     connections: watch::Receiver<Connections>,
     seen: watch::Sender<BTreeSet<PaneId>>,
+    peers: super::peers::Peers,
     cancel: CancellationToken,
 ) {
     let mut events = bus.subscribe();
     let mut agents = Agents::default();
     let mut written: Option<String> = None;
+    let mut shared: Option<Vec<Status>> = None;
+    let mut all = false;
+    let mut peers_tick = tokio::time::interval(PEERS_EVERY);
+    peers_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let event = tokio::select! {
             () = cancel.cancelled() => break,
-            event = events.recv() => event,
+            event = events.recv() => Some(event),
+            // A summary over every server: the others' statuses change without an event here.
+            _ = peers_tick.tick(), if all => None,
         };
         let look = match event {
-            Ok(event) => match &event.kind {
-                // Agents only: a plain shell is not an agent.
-                EventKind::Status {
-                    pane,
-                    status,
-                    provider,
-                    ..
-                } => {
-                    if provider.as_deref() == Some(crate::status::providers::SHELL) {
+            None => false,
+            Some(event) => match event {
+                Ok(event) => match &event.kind {
+                    // Agents only: a plain shell is not an agent.
+                    EventKind::Status {
+                        pane,
+                        status,
+                        provider,
+                        ..
+                    } => {
+                        if provider.as_deref() == Some(crate::status::providers::SHELL) {
+                            agents.statuses.remove(pane);
+                        } else {
+                            agents.statuses.insert(*pane, *status);
+                        }
+                        if *status != Status::Completed {
+                            agents.seen.remove(pane);
+                        }
+                        *status == Status::Completed
+                    }
+                    EventKind::PaneRemoved { pane } => {
                         agents.statuses.remove(pane);
-                    } else {
-                        agents.statuses.insert(*pane, *status);
-                    }
-                    if *status != Status::Completed {
                         agents.seen.remove(pane);
+                        false
                     }
-                    *status == Status::Completed
-                }
-                EventKind::PaneRemoved { pane } => {
-                    agents.statuses.remove(pane);
-                    agents.seen.remove(pane);
-                    false
-                }
-                EventKind::ViewChanged {} => true,
-                _ => continue,
+                    EventKind::ViewChanged {} => true,
+                    _ => continue,
+                },
+                // Missed events cannot be replayed; the next status change corrects the counts.
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => break,
             },
-            // Missed events cannot be replayed; the next status change corrects the counts.
-            Err(broadcast::error::RecvError::Lagged(_)) => continue,
-            Err(broadcast::error::RecvError::Closed) => break,
         };
         let Some(handle) = any_handle(&connections) else {
             continue;
@@ -334,11 +366,23 @@ pub async fn run(
             *current = shown;
             changed
         });
-        let text = render(agents.counted(&options), &options);
+        let mut counted = agents.counted(&options);
+        if shared.as_ref() != Some(&counted) {
+            match peers.write(&counted) {
+                Ok(()) => shared = Some(counted.clone()),
+                Err(error) => debug!(%error, "cannot share the statuses with other daemons"),
+            }
+        }
+        all = options.all;
+        if all {
+            counted.extend(peers.others());
+        }
+        let text = render(counted, &options);
         if written.as_deref() != Some(text.as_str()) && write(&connections, Some(&text)).await {
             written = Some(text);
         }
     }
+    peers.remove();
     if written.is_some() {
         // Best effort: the connections are closing too.
         let _ = tokio::time::timeout(Duration::from_millis(500), write(&connections, None)).await;

@@ -326,3 +326,145 @@ fn remote_attaches_during_a_storm_of_notifications_leave_tmux_running() {
     server.reach_over_ssh(ALIAS, &sshd.ssh_command());
     crate::tmux_crashes::session_storm(&mut server, |server| server.start_daemon(&[]));
 }
+
+/// `ls --all`, `status SERVER/PANE`, `events --all`, `board --all` and a status-line summary
+/// over every server: a local server and a remote one, each with its daemon.
+#[test]
+fn a_local_and_a_remote_server_are_seen_together() {
+    let _guard = daemon_test_lock();
+    let sshd = Sshd::start();
+    let local = TmuxServer::start(80, 24);
+    let mut setup = remote_setup(&sshd);
+    setup.server.share_runtime_dir_of(&local);
+    let _remote_daemon = setup.daemon();
+    // The local status line counts every server's agents (an option of tmux.conf, read when
+    // the summary changes).
+    local.tmux(&["set-option", "-g", "@panectl-summary-all", "on"]);
+    let _local_daemon = local.start_daemon(&[]);
+    setup.wait_status(&["idle"], Duration::from_secs(20));
+    let local_label = local.socket_name().to_string();
+    let remote_label = format!("{ALIAS}:{}", setup.server.socket_name());
+
+    // One table, a SERVER column, every pane of both servers.
+    let listed = local.panectl_ok(&["ls", "--all"]);
+    let header = listed.lines().next().unwrap_or_default();
+    assert!(header.starts_with("SERVER "), "{listed}");
+    let servers: Vec<&str> = listed
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        servers.iter().filter(|s| **s == local_label).count(),
+        1,
+        "{listed}"
+    );
+    assert_eq!(
+        servers.iter().filter(|s| **s == remote_label).count(),
+        2,
+        "{listed}"
+    );
+    let json: Vec<Value> =
+        serde_json::from_str(&local.panectl_ok(&["ls", "--all", "--json"])).expect("JSON");
+    assert!(
+        json.iter()
+            .any(|p| p["server"] == remote_label && p["provider"] == "fake_agent"),
+        "{json:?}"
+    );
+
+    // `SERVER/PANE` reaches the other daemon, from a command aimed at the local one.
+    let status = local.panectl_ok(&["status", &format!("{remote_label}/%0")]);
+    assert_eq!(status.trim(), "idle");
+    let shell = local.panectl_ok(&["status", &format!("{local_label}/%0")]);
+    assert_eq!(shell.trim(), "idle");
+
+    // Events of both, each with its server.
+    let mut events = local
+        .panectl()
+        .args(["events", "--all", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run panectl events --all");
+    let stdout = events.stdout.take().expect("stdout");
+    let (lines, received) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let id = local.panectl_ok(&["send", &format!("{remote_label}/%0"), "seen together"]);
+    assert!(id.trim().parse::<i64>().is_ok(), "{id}");
+    local.tmux(&["rename-window", "-t", "%0", "renamed-here"]);
+    let mut seen_remote = false;
+    let mut seen_local = false;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !(seen_remote && seen_local) && std::time::Instant::now() < deadline {
+        let Ok(line) = received.recv_timeout(Duration::from_millis(200)) else {
+            continue;
+        };
+        let event: Value = serde_json::from_str(&line).expect("an event line");
+        seen_remote |= event["server"] == remote_label && event["type"] == "message";
+        seen_local |= event["server"] == local_label;
+    }
+    let _ = events.kill();
+    let _ = events.wait();
+    let _ = reader.join();
+    assert!(
+        seen_remote && seen_local,
+        "remote {seen_remote}, local {seen_local}"
+    );
+    setup.wait_state(
+        id.trim().parse().expect("id"),
+        "delivered",
+        Duration::from_secs(20),
+    );
+
+    // The board lists the remote agent with its server; a jump there says where to attach.
+    let board = local
+        .panectl()
+        .args(["board", "--all"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run panectl board --all");
+    {
+        use std::io::Write;
+        board
+            .stdin
+            .as_ref()
+            .expect("stdin")
+            .write_all(b"1\n")
+            .expect("type a jump");
+    }
+    let output = board.wait_with_output().expect("the board ends");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("SERVER"), "{text}");
+    assert!(text.contains(&remote_label), "{text}");
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains(&format!("ssh -t {ALIAS} tmux attach")),
+        "{text}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    // The local server has a shell and no agent: its status line shows the remote agent, as
+    // the remote server's own does.
+    local.wait_for(
+        "a summary over both servers",
+        Duration::from_secs(15),
+        || {
+            let here = local.tmux(&["show-options", "-sqv", "@panectl_summary"]);
+            let there = setup
+                .server
+                .tmux(&["show-options", "-sqv", "@panectl_summary"]);
+            !here.trim().is_empty() && here == there
+        },
+    );
+}

@@ -41,6 +41,8 @@ pub struct TmuxServer {
     foreground: Option<Child>,
     /// `panectl` reaches this server over ssh: the destination and the ssh command.
     remote: Option<(String, String)>,
+    /// The runtime directory of `panectl` commands, when not the server's own.
+    runtime: Option<std::path::PathBuf>,
 }
 
 impl TmuxServer {
@@ -91,6 +93,7 @@ impl TmuxServer {
             pid: 0,
             foreground: None,
             remote: None,
+            runtime: None,
         }
     }
 
@@ -164,6 +167,7 @@ impl TmuxServer {
             pid: 0,
             foreground: None,
             remote: None,
+            runtime: None,
         };
         server.pid = server.server_pid();
         server
@@ -377,6 +381,13 @@ impl TmuxServer {
         self.remote = Some((destination.to_string(), ssh_command.to_string()));
     }
 
+    /// From now on `panectl` commands for this server (and its daemon) keep their runtime
+    /// files in `other`'s directory, so that both servers' daemons are found together.
+    #[allow(dead_code)] // for the remote-server tests
+    pub fn share_runtime_dir_of(&mut self, other: &TmuxServer) {
+        self.runtime = Some(other.dir.path().join("run"));
+    }
+
     /// The server's socket path.
     #[allow(dead_code)] // for the remote-server tests
     pub fn socket_path(&self) -> std::path::PathBuf {
@@ -403,7 +414,12 @@ impl TmuxServer {
         command
             .env_remove("TMUX")
             .env("TMUX_TMPDIR", self.dir.path())
-            .env("XDG_RUNTIME_DIR", self.dir.path().join("run"))
+            .env(
+                "XDG_RUNTIME_DIR",
+                self.runtime
+                    .clone()
+                    .unwrap_or_else(|| self.dir.path().join("run")),
+            )
             .env("XDG_STATE_HOME", self.dir.path().join("state"))
             .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
             .env("LC_ALL", "C.UTF-8");
