@@ -10,6 +10,9 @@
 //!   60 s;
 //! * `transport`: the pipe transport against the control transport in one run: latency, and
 //!   CPU for a 200 MB burst;
+//! * `remote`: a server reached over ssh (a real sshd on 127.0.0.1) against the same server
+//!   reached locally, in one run: latency, CPU per 100 MB (the daemon's, and the ssh
+//!   transport's on both ends), processes started while idle, ssh connections per server;
 //! * `status-lag`: real Claude Code turns through the fake model server; from the moment tmux's
 //!   screen shows a change (polled with `capture-pane` every 10 ms) to the status event.
 //!
@@ -24,6 +27,9 @@ mod fake_model;
 #[path = "../tests/integration/screen_watch.rs"]
 #[allow(dead_code)]
 mod screen_watch;
+#[path = "../tests/integration/sshd.rs"]
+#[allow(dead_code)]
+mod sshd;
 #[path = "../tests/integration/support.rs"]
 #[allow(dead_code)]
 mod support;
@@ -221,17 +227,14 @@ fn run_daemon_latency(server: &TmuxServer, dir: &Path, daemon_args: &[&str]) -> 
     let consumer = {
         let arrivals = arrivals.clone();
         let stop = stop.clone();
-        let address = panectl::tmux::ServerAddress::from_socket(server.dir().join(format!(
-            "tmux-{}/{}",
-            nix::unistd::getuid(),
-            server.socket_name()
-        )));
-        let paths = panectl::paths::RuntimePaths::in_dir(
-            server.dir().join("run/panectl"),
-            address.socket(),
-        );
-        let client =
-            panectl::api::client::ApiClient::new(paths.socket(), String::new(), String::new());
+        // The one daemon's API socket (its name depends on how the server is reached).
+        let socket = std::fs::read_dir(server.dir().join("run/panectl"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|e| e == "sock"))
+            .expect("the daemon's API socket");
+        let client = panectl::api::client::ApiClient::new(socket, String::new(), String::new());
         std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -642,6 +645,153 @@ fn transport() {
     }
 }
 
+/// `pid` and its descendants, from `/proc`.
+fn family(pid: u32) -> Vec<u32> {
+    let mut out = vec![pid];
+    let mut at = 0;
+    while at < out.len() {
+        let parent = out[at] as i32;
+        out.extend(sshd::children_of(parent).into_iter().map(|c| c as u32));
+        at += 1;
+    }
+    out
+}
+
+/// CPU seconds of `pids`, each read now.
+fn cpu_of(pids: &[u32]) -> BTreeMap<u32, f64> {
+    pids.iter().map(|&pid| (pid, cpu_seconds(pid))).collect()
+}
+
+/// What a 200 MB burst cost: tmux's, the daemon's and the ssh transport's CPU seconds (both
+/// ends: the daemon's ssh processes and sshd's sessions with what they run), and the wall time.
+fn remote_flood(bytes: u64, over: Option<&sshd::Sshd>) -> (f64, f64, f64, f64, usize) {
+    let mut server = TmuxServer::start(80, 24);
+    if let Some(sshd) = over {
+        server.reach_over_ssh(sshd::ALIAS, &sshd.ssh_command());
+    }
+    let daemon = server.start_daemon(&[]);
+    server.wait_for_panes(1);
+    let tmux_pid = server.pid() as u32;
+    let daemon_pid = daemon.pid();
+    let transport = || -> Vec<u32> {
+        let mut pids: Vec<u32> = family(daemon_pid).into_iter().skip(1).collect();
+        if let Some(sshd) = over {
+            for connection in sshd.connection_pids() {
+                pids.extend(family(connection as u32));
+            }
+        }
+        pids
+    };
+    let pids = transport();
+    let before = cpu_of(&pids);
+    let (tmux_before, daemon_before) = (cpu_seconds(tmux_pid), cpu_seconds(daemon_pid));
+    let started = Instant::now();
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%0",
+        &format!("yes 0123456789012345678901234567890123456789012345678901234567890123456789 | head -c {bytes}; echo flood-$((6*7))"),
+        "Enter",
+    ]);
+    server.wait_for("the flood", Duration::from_secs(900), || {
+        server.tmux_screen("%0").contains("flood-42")
+    });
+    server.wait_for_same_screen("%0", Duration::from_secs(60));
+    let elapsed = started.elapsed().as_secs_f64();
+    let after = cpu_of(&pids);
+    let transport_cpu: f64 = pids
+        .iter()
+        .map(|pid| after[pid] - before.get(pid).copied().unwrap_or(0.0))
+        .sum();
+    let connections = over.map_or(0, sshd::Sshd::established);
+    (
+        cpu_seconds(tmux_pid) - tmux_before,
+        cpu_seconds(daemon_pid) - daemon_before,
+        transport_cpu,
+        elapsed,
+        connections,
+    )
+}
+
+/// Processes the daemon starts over `seconds` of idle panes (its `processes_started`), once it
+/// has settled, and the ssh connections to the host at the end (while the daemon still runs).
+fn idle_processes(over: Option<&sshd::Sshd>, seconds: u64) -> (u64, usize) {
+    let mut server = latency_server();
+    if let Some(sshd) = over {
+        server.reach_over_ssh(sshd::ALIAS, &sshd.ssh_command());
+    }
+    let _daemon = server.start_daemon(&[]);
+    server.wait_for_panes(IDLE_PANES + 1);
+    std::thread::sleep(Duration::from_secs(3));
+    let before = server.health()["processes_started"].as_u64().unwrap_or(0);
+    std::thread::sleep(Duration::from_secs(seconds));
+    let started = server.health()["processes_started"].as_u64().unwrap_or(0) - before;
+    (started, over.map_or(0, sshd::Sshd::established))
+}
+
+fn remote() {
+    let sshd = sshd::Sshd::start();
+    let dir = tempfile::tempdir().unwrap();
+    let server = latency_server();
+    let local = run_daemon_latency(&server, dir.path(), &[]);
+    drop(server);
+    let mut server = latency_server();
+    server.reach_over_ssh(sshd::ALIAS, &sshd.ssh_command());
+    let remote_dir = tempfile::tempdir().unwrap();
+    let remote = run_daemon_latency(&server, remote_dir.path(), &[]);
+    drop(server);
+    let (tmux_local, daemon_local, _, local_s, _) = remote_flood(200_000_000, None);
+    let (tmux_remote, daemon_remote, ssh_remote, remote_s, flood_connections) =
+        remote_flood(200_000_000, Some(&sshd));
+    let (idle_local, _) = idle_processes(None, 30);
+    let (idle_remote, connections) = idle_processes(Some(&sshd), 30);
+    // Every daemon has stopped by now: what is left of their connections, after up to 5 s.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while sshd.established() > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let left = sshd.established();
+    println!(
+        "\n### A server over ssh against the same server locally, one run\n\nLatency: byte written in a pane to its event ({IDLE_PANES} idle panes, {PROBES} printing a line every {MARKER_INTERVAL_MS} ms; the sshd is on 127.0.0.1).\n"
+    );
+    println!("| reached | samples | p50 ms | p99 ms | mean ms | max ms | p50 vs local |");
+    println!("|---|---|---|---|---|---|---|");
+    for (name, s) in [("locally", &local), ("over ssh", &remote)] {
+        println!(
+            "| {name} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2}x |",
+            s.samples,
+            s.p50,
+            s.p99,
+            s.mean,
+            s.max,
+            s.p50 / local.p50
+        );
+    }
+    println!("\nCost of a 200 MB burst in one pane (CPU seconds; per 100 MB = half):\n");
+    println!(
+        "| reached | tmux server CPU s | daemon CPU s | daemon per 100 MB | ssh transport CPU s (both ends) | transport per 100 MB | wall s |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    println!(
+        "| locally | {tmux_local:.2} | {daemon_local:.2} | {:.2} | - | - | {local_s:.1} |",
+        daemon_local / 2.0
+    );
+    println!(
+        "| over ssh | {tmux_remote:.2} | {daemon_remote:.2} | {:.2} ({:.2}x) | {ssh_remote:.2} | {:.2} | {remote_s:.1} |",
+        daemon_remote / 2.0,
+        daemon_remote / daemon_local,
+        ssh_remote / 2.0
+    );
+    println!(
+        "\nssh connections to the host: {connections} with {} panes in {} sessions, {flood_connections} during the burst, {left} once the daemons had stopped.",
+        IDLE_PANES + PROBES + 1,
+        IDLE_PANES / 10 + 1
+    );
+    println!(
+        "\nProcesses the daemon started over 30 s of idle panes: locally {idle_local}, over ssh {idle_remote}."
+    );
+}
+
 fn main() {
     let filters: Vec<String> = std::env::args()
         .skip(1)
@@ -674,5 +824,8 @@ fn main() {
     }
     if wanted("transport") {
         transport();
+    }
+    if wanted("remote") {
+        remote();
     }
 }

@@ -42,6 +42,14 @@ pub struct TaskArgs {
 }
 
 impl TaskArgs {
+    /// The worker's pane, when the words name one (not with `--launch`).
+    pub fn pane_mut(&mut self) -> Option<&mut String> {
+        match (&self.launch, self.words.as_mut_slice()) {
+            (None, [pane, _]) => Some(pane),
+            _ => None,
+        }
+    }
+
     /// The request body shared by handoff and assign.
     fn body(&self, remote: bool) -> anyhow::Result<HandoffBody> {
         let (pane, message) = match (&self.launch, self.words.as_slice()) {
@@ -89,7 +97,7 @@ pub fn handoff(server: &ServerArgs, args: &TaskArgs) -> anyhow::Result<ExitCode>
         body.from.get_or_insert_with(|| "cli".to_string());
         let client = client(server)?;
         block_on(async {
-            default_launch_session(&client, &mut body).await;
+            default_launch_session(&client, &mut body, server.own_pane()).await;
             Ok(client.post_json("/v1/handoff", &body).await?)
         })
     })();
@@ -116,9 +124,13 @@ pub fn handoff(server: &ServerArgs, args: &TaskArgs) -> anyhow::Result<ExitCode>
 }
 
 /// The caller's session for a worker launched without `--session`.
-async fn default_launch_session(client: &panectl::api::client::ApiClient, body: &mut HandoffBody) {
+async fn default_launch_session(
+    client: &panectl::api::client::ApiClient,
+    body: &mut HandoffBody,
+    caller: Option<String>,
+) {
     if let Some(launch) = &mut body.launch {
-        super::orchestrate::default_session(client, launch).await;
+        super::orchestrate::default_session(client, launch, caller).await;
     }
 }
 
@@ -128,19 +140,26 @@ pub fn assign(
     args: &TaskArgs,
     reply_to: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
-    let reply_to = reply_to
-        .map(str::to_string)
-        .or_else(|| std::env::var("TMUX_PANE").ok().filter(|p| !p.is_empty()))
-        .ok_or_else(|| {
-            anyhow::anyhow!(
-                "give --reply-to PANE (outside tmux there is no $TMUX_PANE to default to)"
-            )
-        })?;
+    let reply_to = match reply_to {
+        Some(pane) => pane.to_string(),
+        None => server.own_pane().ok_or_else(|| {
+            if std::env::var_os("TMUX_PANE").is_some() {
+                anyhow::anyhow!(
+                    "give --reply-to PANE: this pane ($TMUX_PANE) is not one of the worker's \
+                     server, and the answer goes to a pane of that server"
+                )
+            } else {
+                anyhow::anyhow!(
+                    "give --reply-to PANE (outside tmux there is no $TMUX_PANE to default to)"
+                )
+            }
+        })?,
+    };
     let mut body = args.body(server.is_remote())?;
     body.reply_to = Some(reply_to);
     let client = client(server)?;
     let assigned: Assigned = block_on(async {
-        default_launch_session(&client, &mut body).await;
+        default_launch_session(&client, &mut body, server.own_pane()).await;
         Ok(client.post_json("/v1/assign", &body).await?)
     })?;
     println!("{}", assigned.assignment);

@@ -22,7 +22,8 @@ pub fn run(server: &ServerArgs) -> anyhow::Result<ExitCode> {
         .try_init();
     // The daemon need not run yet: every tool call finds it afresh and says so if it is missing.
     let client = client(server)?.with_kind(panectl::orchestration::shell_guard::MCP_CLIENT);
-    let caller = std::env::var("TMUX_PANE").ok();
+    // Only a pane of the server it serves (one of another server would be misread there).
+    let caller = server.own_pane();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

@@ -87,6 +87,35 @@ impl ServerArgs {
         self.ssh.is_some()
     }
 
+    /// `$TMUX_PANE` when the pane is one of this server's (`$TMUX` names its socket): the
+    /// default pane for answers, the default session of a launch and the MCP caller. A pane of
+    /// another server (a local pane while the server is on another host, or another socket)
+    /// would name the wrong pane there.
+    pub fn own_pane(&self) -> Option<String> {
+        let pane = std::env::var("TMUX_PANE").ok().filter(|p| !p.is_empty())?;
+        if self.is_remote() {
+            return None;
+        }
+        // Without `$TMUX` (a wrapper that removed it) the pane is taken as given.
+        let Some(tmux) = std::env::var("TMUX").ok().filter(|t| !t.is_empty()) else {
+            return Some(pane);
+        };
+        let socket = std::path::PathBuf::from(tmux.split(',').next()?);
+        let address = self.address().ok()?;
+        let same = |a: &std::path::Path, b: &std::path::Path| {
+            a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
+        };
+        same(&socket, address.socket()).then_some(pane)
+    }
+
+    /// Whether `other` names the same server.
+    fn same_server(&self, other: &ServerArgs) -> bool {
+        match (self.address(), other.address()) {
+            (Ok(a), Ok(b)) => a.to_string() == b.to_string(),
+            _ => false,
+        }
+    }
+
     /// The command line that starts a daemon for the same server.
     fn start_command(&self) -> String {
         let mut command = String::from("panectl");
@@ -119,6 +148,7 @@ impl Command {
             | Command::Key { pane, .. }
             | Command::Wait { pane, .. } => Some(pane),
             Command::Send(args) => Some(&mut args.pane),
+            Command::Handoff(task) | Command::Assign { task, .. } => task.pane_mut(),
             Command::Inbox { pane, .. } => pane.as_mut(),
             _ => None,
         }
@@ -370,6 +400,20 @@ pub fn run(mut cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode>
     {
         cli.server = server;
         *pane = rest;
+    }
+    // An answer goes to a pane of the worker's server: `--reply-to SERVER/PANE` must name it.
+    if let Command::Assign {
+        reply_to: Some(reply_to),
+        ..
+    } = &mut cli.command
+        && let Some((server, rest)) = many::route(reply_to)?
+    {
+        if !server.same_server(&cli.server) {
+            anyhow::bail!(
+                "--reply-to {reply_to}: the answer can only go to a pane of the worker's server"
+            );
+        }
+        *reply_to = rest;
     }
     match cli.command {
         Command::Daemon(command) => {

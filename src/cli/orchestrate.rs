@@ -109,20 +109,19 @@ pub struct LaunchArgs {
     args: Vec<String>,
 }
 
-/// The session of the pane this command runs in (`$TMUX_PANE`), as the daemon knows it: the
-/// default session of a launch. `None` outside tmux, or when the daemon does not know the pane
-/// (`$TMUX_PANE` of another server).
-pub async fn caller_session(client: &ApiClient) -> Option<String> {
-    let pane = std::env::var("TMUX_PANE").ok().filter(|p| !p.is_empty())?;
-    let found = client.pane(&pane).await.ok()?;
+/// The session of the pane this command runs in (`caller`: [`ServerArgs::own_pane`]), as the
+/// daemon knows it: the default session of a launch. `None` outside tmux, or when the daemon
+/// does not know the pane.
+pub async fn caller_session(client: &ApiClient, caller: Option<String>) -> Option<String> {
+    let found = client.pane(&caller?).await.ok()?;
     Some(found.session_id.to_string())
 }
 
 /// Fills in the caller's session as a launch body's session when none is given.
-pub async fn default_session(client: &ApiClient, body: &mut LaunchBody) {
+pub async fn default_session(client: &ApiClient, body: &mut LaunchBody, caller: Option<String>) {
     if body.session.is_none()
         && !body.new_session
-        && let Some(session) = caller_session(client).await
+        && let Some(session) = caller_session(client, caller).await
     {
         body.session = Some(session);
     }
@@ -140,7 +139,7 @@ pub fn launch(server: &ServerArgs, args: LaunchArgs) -> anyhow::Result<ExitCode>
     let client = client(server)?;
     let launched: Launched = block_on(async {
         let mut body = body;
-        default_session(&client, &mut body).await;
+        default_session(&client, &mut body, server.own_pane()).await;
         Ok(client.post_json("/v1/agents", &body).await?)
     })?;
     println!("{}", launched.pane);

@@ -88,14 +88,20 @@ async fn run_once(
 ) -> String {
     crate::address::count_process_started();
     let mut command = tokio::process::Command::from(command);
+    // Its own process group: the ssh command may be wrapped (`sh -c`), and stopping it must
+    // reach ssh itself.
     command
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .kill_on_drop(true);
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(error) => return format!("cannot start ssh: {error}"),
     };
+    // Held until the link ends: the master's session ends when it closes (see
+    // `Host::link_command`).
+    let _stdin = child.stdin.take();
     // ssh's last words say why it ended: read as they come (a full pipe would stall it).
     let said = tokio::spawn(last_words(child.stderr.take()));
     let socket = host.link_socket().map(std::path::Path::to_path_buf);
@@ -136,21 +142,24 @@ async fn run_once(
     ended(status, said).await
 }
 
-/// Ends the link: SIGTERM (ssh removes its socket and closes its sessions), then SIGKILL.
+/// Ends the link: SIGTERM to its process group (ssh removes its socket and closes its
+/// sessions), then SIGKILL.
 async fn stop(child: &mut tokio::process::Child) {
-    if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGTERM,
-        );
-        if tokio::time::timeout(Duration::from_secs(2), child.wait())
-            .await
-            .is_ok()
-        {
-            return;
-        }
+    let Some(group) = child
+        .id()
+        .and_then(|p| i32::try_from(p).ok())
+        .map(nix::unistd::Pid::from_raw)
+    else {
+        return;
+    };
+    let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGTERM);
+    if tokio::time::timeout(Duration::from_secs(2), child.wait())
+        .await
+        .is_err()
+    {
+        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+        let _ = child.wait().await;
     }
-    let _ = child.kill().await;
 }
 
 /// The last line ssh wrote on stderr, read to its end.

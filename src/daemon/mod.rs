@@ -264,8 +264,14 @@ pub async fn run(
         None => None,
     };
     let tracker = TaskTracker::new();
-    // A server on another host: its connection first, which everything else goes through.
-    tracker.spawn(link::keep(options.address.shared_host(), cancel.clone()));
+    // A server on another host: its connection first, which everything else goes through. It
+    // ends last, once the control clients have detached and the published options are gone
+    // (both go through it).
+    let link_cancel = CancellationToken::new();
+    let link = tokio::spawn(link::keep(
+        options.address.shared_host(),
+        link_cancel.clone(),
+    ));
     let rules = rules::start(options.rules_dir.clone(), cancel.clone(), &tracker);
     let (supervisor, connections, status) = Supervisor::new(
         SupervisorOptions {
@@ -378,6 +384,13 @@ pub async fn run(
         warn!("some tasks did not finish within 5 s of shutdown");
     }
     publish::withdraw(&options.address).await;
+    link_cancel.cancel();
+    if tokio::time::timeout(Duration::from_secs(5), link)
+        .await
+        .is_err()
+    {
+        warn!("the connection to the host did not end within 5 s of shutdown");
+    }
     // The inbox thread ends when the last handle is dropped. It is not waited for: every job is
     // one SQLite transaction, so the process may end at any point without a torn state.
     drop(inbox_thread);

@@ -22,10 +22,10 @@ fn received(setup: &Setup) -> Vec<String> {
         .collect()
 }
 
-type Client = RunningService<RoleClient, ()>;
+pub(crate) type Client = RunningService<RoleClient, ()>;
 
 /// Calls a tool; its text and whether it is a tool error.
-fn call(
+pub(crate) fn call(
     runtime: &tokio::runtime::Runtime,
     client: &Client,
     tool: &'static str,
@@ -52,7 +52,7 @@ fn call(
 }
 
 /// Calls a tool that must succeed; its text.
-fn call_ok(
+pub(crate) fn call_ok(
     runtime: &tokio::runtime::Runtime,
     client: &Client,
     tool: &'static str,

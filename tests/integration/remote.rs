@@ -69,7 +69,7 @@ fn a_remote_server_is_followed_over_one_ssh_connection() {
     let sshd = Sshd::start();
     let setup = remote_setup(&sshd);
     let server = &setup.server;
-    let _daemon = setup.daemon();
+    let mut daemon = setup.daemon();
     let health = health(server);
     assert_eq!(health["host"], format!("ssh:{ALIAS}"), "{health}");
     assert_eq!(health["status"], "ok", "{health}");
@@ -139,6 +139,27 @@ fn a_remote_server_is_followed_over_one_ssh_connection() {
         String::from_utf8_lossy(&output.stderr).contains("off for a server on another host"),
         "{}",
         String::from_utf8_lossy(&output.stderr)
+    );
+    // A daemon that stops detaches its clients and takes back what it published on the remote
+    // server before its connection ends: no control client, option or connection is left.
+    assert!(
+        !server
+            .tmux(&["show-options", "-sqv", "@panectl_api"])
+            .trim()
+            .is_empty()
+    );
+    assert!(daemon.stop(Duration::from_secs(15)), "the daemon stopped");
+    assert_eq!(
+        server
+            .tmux(&["show-options", "-sqv", "@panectl_api"])
+            .trim(),
+        ""
+    );
+    assert_eq!(server.tmux(&["list-clients"]).trim(), "", "clients left");
+    server.wait_for(
+        "the ssh connection to close",
+        Duration::from_secs(5),
+        || sshd.established() == 0,
     );
 }
 
@@ -219,7 +240,7 @@ fn a_dropped_and_a_hung_connection_are_reconnected_and_reseeded() {
 }
 
 #[test]
-fn a_restarted_daemon_takes_over_from_a_killed_one() {
+fn a_killed_daemon_leaves_no_connection_and_the_next_one_carries_on() {
     let _guard = daemon_test_lock();
     let sshd = Sshd::start();
     let setup = remote_setup(&sshd);
@@ -227,23 +248,41 @@ fn a_restarted_daemon_takes_over_from_a_killed_one() {
     let daemon = setup.daemon();
     setup.wait_status(&["idle"], Duration::from_secs(20));
     let old_master = master_pid(&daemon).expect("the ssh master");
+    let id = setup.send("before the crash");
+    setup.wait_state(id, "delivered", Duration::from_secs(20));
     daemon.crash();
-    // The killed daemon's master is still connected; the next daemon ends it and makes its own.
-    assert!(std::path::Path::new(&format!("/proc/{old_master}")).exists());
+    // Its control clients' and its master's stdin closed with it: the master ends by itself.
+    server.wait_for(
+        "the killed daemon's master to end",
+        Duration::from_secs(15),
+        || {
+            std::fs::read_to_string(format!("/proc/{old_master}/stat"))
+                .map_or(true, |stat| stat.contains(") Z "))
+        },
+    );
+    server.wait_for("no connection left", Duration::from_secs(10), || {
+        sshd.established() == 0
+    });
     let daemon = setup.daemon();
     let new_master = master_pid(&daemon).expect("the new daemon's ssh master");
     assert_ne!(new_master, old_master);
-    server.wait_for("the old master to end", Duration::from_secs(10), || {
-        std::fs::read_to_string(format!("/proc/{old_master}/stat"))
-            .map_or(true, |stat| stat.contains(") Z "))
-    });
-    setup.wait_status(&["idle"], Duration::from_secs(20));
+    setup.wait_status(&["idle", "completed"], Duration::from_secs(20));
     let id = setup.send("after the restart");
     let done = setup.wait_state(id, "delivered", Duration::from_secs(20));
     assert_eq!(done["attempts"], 1, "{done}");
-    server.wait_for("one connection", Duration::from_secs(10), || {
-        sshd.established() == 1
-    });
+    assert_eq!(
+        setup.bodies(),
+        [&b"before the crash"[..], b"after the restart"],
+        "each message arrived once"
+    );
+    assert_eq!(sshd.established(), 1);
+    // Stopped, it leaves nothing either.
+    drop(daemon);
+    server.wait_for(
+        "no connection after a stop",
+        Duration::from_secs(10),
+        || sshd.established() == 0,
+    );
 }
 
 /// `panectl doctor` for the server; its exit status and what it printed.
@@ -467,4 +506,131 @@ fn a_local_and_a_remote_server_are_seen_together() {
             !here.trim().is_empty() && here == there
         },
     );
+}
+
+/// Handoff, assign and the MCP server against a remote server: from the local side with
+/// `SERVER/PANE` names, and with `--ssh`. An answer only ever goes to a pane of the worker's
+/// server: a local pane (`$TMUX_PANE`, `--reply-to LOCAL/PANE`) is never taken for the remote
+/// pane of the same number.
+#[test]
+fn handoff_assign_and_mcp_reach_a_remote_server() {
+    let _guard = daemon_test_lock();
+    let sshd = Sshd::start();
+    let local = TmuxServer::start(80, 24);
+    let mut setup = remote_setup(&sshd);
+    setup.server.share_runtime_dir_of(&local);
+    let _remote_daemon = setup.daemon();
+    let _local_daemon = local.start_daemon(&[]);
+    setup.wait_status(&["idle"], Duration::from_secs(20));
+    let remote = format!("{ALIAS}:{}", setup.server.socket_name());
+    let here = local.socket_name().to_string();
+
+    // Handoff from the local side: the remote worker's answer, exactly.
+    let answer = local.panectl_ok(&[
+        "handoff",
+        &format!("{remote}/%0"),
+        "hello world ; #{pane_id}",
+    ]);
+    assert_eq!(answer, "}di_enap{# ; dlrow olleh\n");
+    assert_eq!(
+        setup.bodies().last().map(Vec::as_slice),
+        Some(&b"hello world ; #{pane_id}"[..])
+    );
+
+    // Assign from a local pane: its `$TMUX_PANE` is not a pane of the worker's server.
+    let boss = setup
+        .server
+        .panectl_ok(&["launch", "fake_agent", "--name", "boss"])
+        .trim()
+        .to_string();
+    let in_local_pane = |args: &[&str]| {
+        local
+            .panectl()
+            .args(args)
+            .env("TMUX", format!("{},1,0", local.socket_path().display()))
+            .env("TMUX_PANE", "%0")
+            .output()
+            .expect("run panectl")
+    };
+    let refused = in_local_pane(&["assign", &format!("{remote}/%0"), "no reply pane"]);
+    assert!(!refused.status.success(), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("give --reply-to"),
+        "{refused:?}"
+    );
+    let across = in_local_pane(&[
+        "assign",
+        &format!("{remote}/%0"),
+        "elsewhere",
+        "--reply-to",
+        &format!("{here}/%0"),
+    ]);
+    assert!(!across.status.success(), "{across:?}");
+    assert!(
+        String::from_utf8_lossy(&across.stderr).contains("a pane of the worker's server"),
+        "{across:?}"
+    );
+    let assigned = in_local_pane(&[
+        "assign",
+        &format!("{remote}/%0"),
+        "task two",
+        "--reply-to",
+        &format!("{remote}/boss"),
+    ]);
+    assert!(assigned.status.success(), "{assigned:?}");
+    let id = String::from_utf8_lossy(&assigned.stdout).trim().to_string();
+    let expected = format!("[panectl] Answer from %0 to assignment {id}:\nowt ksat");
+    setup.server.wait_for(
+        "the answer to reach the boss",
+        Duration::from_secs(30),
+        || {
+            setup
+                .bodies()
+                .iter()
+                .any(|b| b.as_slice() == expected.as_bytes())
+        },
+    );
+    let answers = setup
+        .bodies()
+        .into_iter()
+        .filter(|b| b.starts_with(b"[panectl] Answer"))
+        .count();
+    assert_eq!(answers, 1, "delivered once");
+    let assignments = setup.server.panectl_ok(&["assignments", "--json"]);
+    assert!(
+        assignments.contains(&format!("\"reply_to\":\"{boss}\"")),
+        "{assignments}"
+    );
+
+    // The MCP server of the remote daemon (`--ssh`), as an agent's MCP client starts it.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let _context = runtime.enter();
+    let mut command = setup.server.panectl();
+    command.arg("mcp");
+    let client: crate::mcp::Client = runtime.block_on(async {
+        use rmcp::ServiceExt;
+        let transport =
+            rmcp::transport::TokioChildProcess::new(tokio::process::Command::from(command))
+                .expect("start panectl mcp");
+        tokio::time::timeout(Duration::from_secs(20), ().serve(transport))
+            .await
+            .expect("no handshake within 20 s")
+            .expect("the MCP handshake")
+    });
+    let agents: Value = serde_json::from_str(&crate::mcp::call_ok(
+        &runtime,
+        &client,
+        "list_agents",
+        serde_json::json!({}),
+    ))
+    .expect("JSON");
+    assert!(
+        agents.to_string().contains("\"boss\""),
+        "the remote agents: {agents}"
+    );
+    let _ = runtime.block_on(client.cancel());
 }

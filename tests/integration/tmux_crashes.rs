@@ -112,14 +112,42 @@ fn assert_running(server: &mut TmuxServer, when: &str) {
 /// Kills the server and checks that it exited rather than crashed; `context` is shown if not.
 fn assert_exits_cleanly(server: &mut TmuxServer, context: &str) {
     server.tmux(&["kill-server"]);
-    let status = server
-        .exit_status(Duration::from_secs(10))
-        .expect("the tmux server did not exit after kill-server");
+    let Some(status) = server.exit_status(Duration::from_secs(10)) else {
+        // What still holds it: a client that has not left (tmux waits for every client whose
+        // output is undelivered), or a job still running.
+        panic!(
+            "the tmux server did not exit after kill-server; tmux, ssh and python processes:\n{}",
+            related_processes()
+        );
+    };
     assert!(
         status.success(),
         "the tmux server did not exit cleanly: {status} (signal {:?})\n{context}",
         status.signal()
     );
+}
+
+/// Lines of `ps` for tmux, ssh and python processes, shortened (the gate's command is long).
+fn related_processes() -> String {
+    let listing = std::process::Command::new("ps")
+        .args(["-eo", "pid,ppid,stat,wchan:24,etimes,args"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    listing
+        .lines()
+        .filter(|l| l.contains("tmux") || l.contains("ssh") || l.contains("python3"))
+        .map(|l| {
+            let chars: Vec<char> = l.chars().collect();
+            if chars.len() <= 200 {
+                return l.to_string();
+            }
+            let head: String = chars[..120].iter().collect();
+            let tail: String = chars[chars.len() - 60..].iter().collect();
+            format!("{head} ... {tail}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Checks that the daemon's control clients all left when asked, none had to be killed.

@@ -147,18 +147,47 @@ def gate(client, server):
         fds.extend(received)
 
 
+def channel_gone(events):
+    """Whether poll reported the ssh channel (this script's stdout) closed by the far side."""
+    return bool(events & (select.POLLHUP | select.POLLERR | select.POLLNVAL))
+
+
 def copy(client, server):
+    """Copies both ways until one side closes; returns False if the ssh channel went first.
+
+    The channel is watched without reading it (tmux reads it): a connection that dropped leaves
+    the tmux server with a control client whose output cannot go anywhere, which tmux never lets
+    go (and which keeps `kill-server` from ever finishing), so the client must be ended here.
+    """
     client.settimeout(None)
-    peers = {client: server, server: client}
+    peers = {client.fileno(): (client, server), server.fileno(): (server, client)}
+    poller = select.poll()
+    for fd in peers:
+        poller.register(fd, select.POLLIN)
+    poller.register(1, 0)
     while True:
-        readable, _, _ = select.select(list(peers), [], [])
-        for side in readable:
+        for fd, events in poller.poll():
+            if fd == 1:
+                if channel_gone(events):
+                    return False
+                continue
+            side, other = peers[fd]
             data, fds = receive(side)
             if not data:
-                for fd in fds:
-                    os.close(fd)
-                return
-            send_all(peers[side], data, fds)
+                for received in fds:
+                    os.close(received)
+                return True
+            send_all(other, data, fds)
+
+
+def end(child):
+    """Ends the tmux client: SIGTERM (it says goodbye to the server), then SIGKILL."""
+    try:
+        child.terminate()
+        return child.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        return child.wait()
 
 
 def main():
@@ -216,9 +245,14 @@ def main():
         for fd in fds:
             os.close(fd)
     try:
-        copy(client, server)
+        channel_open = copy(client, server)
     except OSError:
-        pass
+        channel_open = True
+    if not channel_open:
+        # The server forgets the client as soon as its connection closes.
+        server.close()
+        client.close()
+        sys.exit(end(child))
     client.close()
     server.close()
     sys.exit(child.wait())

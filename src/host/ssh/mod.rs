@@ -8,7 +8,8 @@
 //! destination as arguments.
 //!
 //! - **One connection.** The daemon keeps one ssh master (`ControlMaster`) per server, with
-//!   keepalives ([`Host::link_command`]); every other ssh process of the daemon (control
+//!   keepalives ([`Host::link_command`]; its own session reads the daemon's pipe, so it ends
+//!   with the daemon); every other ssh process of the daemon (control
 //!   clients, one-shot tmux commands, process listings) is a session multiplexed over it. While
 //!   the daemon's master is down the server counts as not running, so nothing opens a second
 //!   connection; the daemon restarts the master with a backoff. Commands that run without a
@@ -245,10 +246,16 @@ impl SshHost {
         command.args(["-o", &control_path]);
         match role {
             Role::Master => {
-                command.args(["-o", "ControlMaster=yes", "-o", "ControlPersist=no", "-N"]);
+                command.args(["-o", "ControlMaster=yes", "-o", "ControlPersist=no", "-T"]);
             }
             Role::Session => {
                 command.args(["-o", "ControlMaster=no", "-T"]);
+                if self.owns_link.load(Ordering::Relaxed) {
+                    // Only through the daemon's master: a session that finds it gone (it
+                    // ended between the check and the connect) fails instead of making a
+                    // connection of its own, which nothing would watch.
+                    command.args(["-o", "ProxyCommand=false"]);
+                }
             }
             Role::Exit => {
                 command.args(["-o", "ControlMaster=no", "-O", "exit"]);
@@ -509,8 +516,10 @@ impl Host for SshHost {
             Ok(output) => {
                 if output.status.success() {
                     self.set_problem(None);
-                } else if self.remote_info().is_ok_and(|info| info.tmux.is_none()) {
-                    self.set_problem(Some("tmux is not installed on the host".into()));
+                } else {
+                    // No server, or no tmux at all: the probe (kept) tells them apart, and
+                    // `problem` says the latter.
+                    let _ = self.remote_info();
                 }
                 output.status.success()
             }
@@ -540,7 +549,6 @@ impl Host for SshHost {
             Err(why) => return refuse(why),
         };
         if let Err(why) = info.attach_way() {
-            self.set_problem(Some(why.clone()));
             return refuse(why);
         }
         let [flag, path] = SshHost::socket_words(socket);
@@ -558,7 +566,18 @@ impl Host for SshHost {
     fn link_command(&self) -> Option<Command> {
         self.owns_link.store(true, Ordering::Relaxed);
         let mut command = self.ssh_base(true);
-        command.stdout(Stdio::null()).stderr(Stdio::piped());
+        // The master's own session reads its stdin until the daemon closes it: a daemon that
+        // dies (even by SIGKILL) ends its master with it, once its other sessions have ended
+        // (their stdins close too), and leaves no connection behind.
+        command.arg(std::ffi::OsStr::from_bytes(&quote::command_line(&[
+            "sh",
+            "-c",
+            "while read -r line; do :; done",
+        ])));
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
         Some(command)
     }
 
@@ -593,7 +612,17 @@ impl Host for SshHost {
     }
 
     fn problem(&self) -> Option<String> {
-        self.problem.lock().ok().and_then(|p| p.clone())
+        // What ssh said last, else what the host lacks (as long as it lacks it).
+        self.problem
+            .lock()
+            .ok()
+            .and_then(|p| p.clone())
+            .or_else(|| {
+                self.remote
+                    .lock()
+                    .ok()
+                    .and_then(|r| r.as_ref().and_then(|info| info.attach_way().err()))
+            })
     }
 
     fn check(&self) -> Option<Result<RemoteInfo, String>> {

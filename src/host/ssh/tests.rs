@@ -86,7 +86,10 @@ fn the_master_and_its_exit_use_the_same_control_path() {
         "{master:?} {exit:?}"
     );
     assert!(master.contains(&"ControlMaster=yes".to_string()));
-    assert!(master.contains(&"-N".to_string()));
+    assert_eq!(
+        master.last().map(String::as_str),
+        Some("sh -c 'while read -r line; do :; done'")
+    );
     assert!(exit.windows(2).any(|w| w == ["-O", "exit"]));
     // Asking for the link makes the host wait for it: nothing connects on its own meanwhile.
     assert!(!host.reachable());
@@ -205,4 +208,80 @@ fn the_python_gate_attaches_a_control_client() {
         })
         .unwrap_or(0);
     assert_eq!(leftovers, 0);
+}
+
+/// A connection that drops leaves the gate's ssh channel closed while its tmux client is still
+/// attached, with output it can no longer deliver: tmux never lets such a client go (and
+/// `kill-server` then never finishes), so the gate ends it.
+#[test]
+fn the_gate_ends_its_client_when_the_channel_closes() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let socket = dir.path().join("s");
+    let tmux = |args: &[&str]| {
+        Command::new("tmux")
+            .arg("-S")
+            .arg(&socket)
+            .args(["-f", "/dev/null"])
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("run tmux")
+    };
+    // A pane that keeps writing, so the client always has output on its way.
+    assert!(
+        tmux(&["new-session", "-d", "-s", "busy", "yes panectl"])
+            .status
+            .success()
+    );
+    let server_pid = String::from_utf8_lossy(&tmux(&["display-message", "-p", "#{pid}"]).stdout)
+        .trim()
+        .parse::<i32>()
+        .expect("the server's pid");
+    let mut child = Command::new("python3")
+        .arg("-c")
+        .arg(GATE)
+        .arg("-S")
+        .arg(&socket)
+        .args(["-C", "attach-session", "-E", "-t", "busy"])
+        .env_remove("TMUX")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run the gate");
+    let clients = || {
+        String::from_utf8_lossy(&tmux(&["list-clients", "-F", "#{client_control_mode}"]).stdout)
+            .lines()
+            .count()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while clients() == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let attached = clients();
+    // The far end of the channel goes (stdin stays open: no orderly detach).
+    drop(child.stdout.take());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut ended = None;
+    while ended.is_none() && std::time::Instant::now() < deadline {
+        ended = child.try_wait().ok().flatten();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = clients();
+    let _ = tmux(&["kill-server"]);
+    // Whatever happened, the server goes (it is this test's).
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(server_pid),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    if ended.is_none() {
+        let _ = child.kill();
+    }
+    let _ = child.wait();
+    assert_eq!(attached, 1, "the gated client attached");
+    assert!(
+        ended.is_some(),
+        "the gate did not end after its channel closed"
+    );
+    assert_eq!(left, 0, "the server still has the client");
 }
