@@ -263,6 +263,10 @@ fn a_killed_daemon_leaves_no_connection_and_the_next_one_carries_on() {
     server.wait_for("no connection left", Duration::from_secs(10), || {
         sshd.established() == 0
     });
+    // Nor a control client on the remote server (each gate ended its own).
+    server.wait_for("no control client left", Duration::from_secs(10), || {
+        server.tmux(&["list-clients"]).trim().is_empty()
+    });
     let daemon = setup.daemon();
     let new_master = master_pid(&daemon).expect("the new daemon's ssh master");
     assert_ne!(new_master, old_master);
