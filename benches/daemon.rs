@@ -416,6 +416,26 @@ fn latency() {
     }
 }
 
+/// Writes `bytes` of text in pane `%0` and waits until it has all been shown (and, with a
+/// daemon, until its mirror has settled); returns the seconds it took.
+fn run_flood(server: &TmuxServer, bytes: u64, with_daemon: bool) -> f64 {
+    let started = Instant::now();
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%0",
+        &format!("yes 0123456789012345678901234567890123456789012345678901234567890123456789 | head -c {bytes}; echo flood-$((6*7))"),
+        "Enter",
+    ]);
+    server.wait_for("the flood", Duration::from_secs(900), || {
+        server.tmux_screen("%0").contains("flood-42")
+    });
+    if with_daemon {
+        server.wait_for_same_screen("%0", Duration::from_secs(60));
+    }
+    started.elapsed().as_secs_f64()
+}
+
 /// Floods a pane of a fresh server with `bytes` and returns (tmux CPU s, daemon CPU s, seconds);
 /// `daemon_args` `None` runs no daemon.
 fn flood(bytes: u64, daemon_args: Option<&[&str]>) -> (f64, f64, f64) {
@@ -433,21 +453,7 @@ fn flood(bytes: u64, daemon_args: Option<&[&str]>) -> (f64, f64, f64) {
     let tmux_pid = server.pid() as u32;
     let daemon_pid = daemon.as_ref().map(support::Daemon::pid);
     let (tmux_before, daemon_before) = (cpu_seconds(tmux_pid), daemon_pid.map_or(0.0, cpu_seconds));
-    let started = Instant::now();
-    server.tmux(&[
-        "send-keys",
-        "-t",
-        "%0",
-        &format!("yes 0123456789012345678901234567890123456789012345678901234567890123456789 | head -c {bytes}; echo flood-$((6*7))"),
-        "Enter",
-    ]);
-    server.wait_for("the flood", Duration::from_secs(600), || {
-        server.tmux_screen("%0").contains("flood-42")
-    });
-    if with_daemon {
-        server.wait_for_same_screen("%0", Duration::from_secs(30));
-    }
-    let elapsed = started.elapsed().as_secs_f64();
+    let elapsed = run_flood(&server, bytes, with_daemon);
     (
         cpu_seconds(tmux_pid) - tmux_before,
         daemon_pid.map_or(0.0, cpu_seconds) - daemon_before,
@@ -600,6 +606,26 @@ fn status_lag() {
     println!("| max | {:.0} ms | |", s.max);
 }
 
+/// Prints latency figures as a table, each row against the first (the baseline).
+fn latency_table(what: &str, rows: &[(&str, &Stats)]) {
+    let Some((baseline_name, baseline)) = rows.first() else {
+        return;
+    };
+    println!("| {what} | samples | p50 ms | p99 ms | mean ms | max ms | p50 vs {baseline_name} |");
+    println!("|---|---|---|---|---|---|---|");
+    for (name, s) in rows {
+        println!(
+            "| {name} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2}x |",
+            s.samples,
+            s.p50,
+            s.p99,
+            s.mean,
+            s.max,
+            s.p50 / baseline.p50
+        );
+    }
+}
+
 /// The pipe transport against the control transport, in one run: latency as in `latency`, and
 /// the cost of a 200 MB burst as in `cost`.
 fn transport() {
@@ -614,19 +640,7 @@ fn transport() {
     println!(
         "\n### Transports: control (`%output`) and pipe (`pipe-pane` FIFO), one run\n\nLatency: byte written in a pane to its event ({IDLE_PANES} idle panes, {PROBES} printing a line every {MARKER_INTERVAL_MS} ms).\n"
     );
-    println!("| transport | samples | p50 ms | p99 ms | mean ms | max ms | p50 vs control |");
-    println!("|---|---|---|---|---|---|---|");
-    for (name, s) in [("control", &control), ("pipe", &pipe)] {
-        println!(
-            "| {name} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2}x |",
-            s.samples,
-            s.p50,
-            s.p99,
-            s.mean,
-            s.max,
-            s.p50 / control.p50
-        );
-    }
+    latency_table("transport", &[("control", &control), ("pipe", &pipe)]);
     println!("\nCost of a 200 MB burst in one pane (CPU seconds; per 100 MB = half):\n");
     println!(
         "| | tmux server CPU s | vs no daemon | daemon CPU s | daemon CPU per 100 MB | wall s |"
@@ -685,19 +699,7 @@ fn remote_flood(bytes: u64, over: Option<&sshd::Sshd>) -> (f64, f64, f64, f64, u
     let pids = transport();
     let before = cpu_of(&pids);
     let (tmux_before, daemon_before) = (cpu_seconds(tmux_pid), cpu_seconds(daemon_pid));
-    let started = Instant::now();
-    server.tmux(&[
-        "send-keys",
-        "-t",
-        "%0",
-        &format!("yes 0123456789012345678901234567890123456789012345678901234567890123456789 | head -c {bytes}; echo flood-$((6*7))"),
-        "Enter",
-    ]);
-    server.wait_for("the flood", Duration::from_secs(900), || {
-        server.tmux_screen("%0").contains("flood-42")
-    });
-    server.wait_for_same_screen("%0", Duration::from_secs(60));
-    let elapsed = started.elapsed().as_secs_f64();
+    let elapsed = run_flood(&server, bytes, true);
     let after = cpu_of(&pids);
     let transport_cpu: f64 = pids
         .iter()
@@ -754,19 +756,7 @@ fn remote() {
     println!(
         "\n### A server over ssh against the same server locally, one run\n\nLatency: byte written in a pane to its event ({IDLE_PANES} idle panes, {PROBES} printing a line every {MARKER_INTERVAL_MS} ms; the sshd is on 127.0.0.1).\n"
     );
-    println!("| reached | samples | p50 ms | p99 ms | mean ms | max ms | p50 vs local |");
-    println!("|---|---|---|---|---|---|---|");
-    for (name, s) in [("locally", &local), ("over ssh", &remote)] {
-        println!(
-            "| {name} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2}x |",
-            s.samples,
-            s.p50,
-            s.p99,
-            s.mean,
-            s.max,
-            s.p50 / local.p50
-        );
-    }
+    latency_table("reached", &[("locally", &local), ("over ssh", &remote)]);
     println!("\nCost of a 200 MB burst in one pane (CPU seconds; per 100 MB = half):\n");
     println!(
         "| reached | tmux server CPU s | daemon CPU s | daemon per 100 MB | ssh transport CPU s (both ends) | transport per 100 MB | wall s |"

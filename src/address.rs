@@ -10,7 +10,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::host::ssh::{SshError, SshHost, SshOptions};
@@ -46,21 +45,6 @@ pub enum AddressError {
     /// `tmux` did not answer in time.
     #[error("tmux {0} did not finish within 10 seconds")]
     Timeout(String),
-}
-
-/// Processes this program has started through [`ServerAddress::command`]: the figure behind
-/// the claim that the daemon starts none while panes are idle (`panectl health`).
-static PROCESSES_STARTED: AtomicU64 = AtomicU64::new(0);
-
-/// How many `tmux` processes this program has started so far.
-pub fn processes_started() -> u64 {
-    PROCESSES_STARTED.load(Ordering::Relaxed)
-}
-
-/// Counts a process the daemon started other than through [`ServerAddress`] (a user's
-/// notification command).
-pub fn count_process_started() {
-    PROCESSES_STARTED.fetch_add(1, Ordering::Relaxed);
 }
 
 /// A tmux server, by socket path, on its host.
@@ -136,7 +120,7 @@ impl ServerAddress {
             }
             (None, None) => PathBuf::from("default"),
         };
-        let host = SshHost::new(options, &crate::paths::runtime_dir(), &socket)?;
+        let host = SshHost::new(options, &crate::runtime_dir::path(), &socket)?;
         Ok(ServerAddress {
             socket,
             host: std::sync::Arc::new(host),
@@ -217,13 +201,13 @@ impl ServerAddress {
     /// A `tmux` command like [`ServerAddress::command`] for code that waits without tokio
     /// (not killed on drop: the caller reaps it).
     pub fn blocking_command(&self, args: &[&str]) -> std::process::Command {
-        PROCESSES_STARTED.fetch_add(1, Ordering::Relaxed);
+        crate::host::count_process_started();
         self.host.tmux_command(&self.socket, args)
     }
 
     /// The host's `tmux ARGS` for `socket`, counted, killed on drop.
     fn command_at(&self, socket: &Path, args: &[&str]) -> tokio::process::Command {
-        PROCESSES_STARTED.fetch_add(1, Ordering::Relaxed);
+        crate::host::count_process_started();
         let mut command = tokio::process::Command::from(self.host.tmux_command(socket, args));
         command.kill_on_drop(true);
         command

@@ -28,10 +28,26 @@ use std::fmt;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::ids::PaneId;
 use crate::pipe::{Fifo, PipeError};
 use crate::status::process::{self, ProcessEntry};
+
+/// Processes this program has started (`tmux` clients and commands, ssh, a user's notification
+/// command): the figure behind the claim that the daemon starts none while panes are idle
+/// (`panectl health`).
+static PROCESSES_STARTED: AtomicU64 = AtomicU64::new(0);
+
+/// How many processes this program has started so far.
+pub fn processes_started() -> u64 {
+    PROCESSES_STARTED.load(Ordering::Relaxed)
+}
+
+/// Counts a process this program started.
+pub fn count_process_started() {
+    PROCESSES_STARTED.fetch_add(1, Ordering::Relaxed);
+}
 
 /// Why the host could not do what was asked.
 #[derive(Debug, thiserror::Error)]
@@ -115,7 +131,7 @@ pub trait Host: Send + Sync + fmt::Debug {
     }
     /// For `doctor`: what the host has, asked now (over ssh: whether it answers, its tmux and
     /// python3); `None` for this machine, which `doctor` checks itself.
-    fn check(&self) -> Option<Result<ssh::RemoteInfo, String>> {
+    fn check(&self) -> Option<Result<info::RemoteInfo, String>> {
         None
     }
     /// Whether tmux on the host can write into FIFOs this process reads (the pipe
@@ -214,6 +230,7 @@ pub fn socket_stem(socket: &Path) -> String {
     format!("{name}-{hash:08x}")
 }
 
+pub mod info;
 pub mod ssh;
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ pub mod pipe;
 pub mod query;
 pub mod raw;
 pub mod replay;
+pub mod runtime_dir;
 pub mod screen;
 pub mod session;
 pub mod status;

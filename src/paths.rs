@@ -15,20 +15,6 @@ pub enum PathError {
     Untrusted(#[from] crate::trust::TrustError),
 }
 
-/// The directory of every daemon's runtime files: `$XDG_RUNTIME_DIR/panectl/` or, without
-/// it, `${TMUX_TMPDIR:-/tmp}/panectl-UID/`.
-pub fn runtime_dir() -> PathBuf {
-    match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
-        Some(runtime) => PathBuf::from(runtime).join("panectl"),
-        None => {
-            let base = std::env::var_os("TMUX_TMPDIR")
-                .filter(|v| !v.is_empty())
-                .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
-            base.join(format!("panectl-{}", nix::unistd::getuid()))
-        }
-    }
-}
-
 /// The files of the daemon for one tmux server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuntimePaths {
@@ -43,7 +29,7 @@ impl RuntimePaths {
     pub fn for_server(address: &ServerAddress) -> RuntimePaths {
         let stem = address.host().runtime_stem(address.socket());
         RuntimePaths {
-            dir: runtime_dir(),
+            dir: crate::runtime_dir::path(),
             stem,
         }
     }

@@ -235,7 +235,7 @@ pub(crate) async fn health(State(state): State<ApiState>) -> axum::Json<Health> 
         cross_check_matched,
         cross_check_findings,
         last_event: state.ctx.bus.last_id(),
-        processes_started: crate::address::processes_started(),
+        processes_started: crate::host::processes_started(),
         statuses,
         rules_errors,
     })

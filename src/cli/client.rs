@@ -14,7 +14,7 @@ use panectl::status::signal::StatusSource;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{ServerArgs, is_broken_pipe};
+use super::ServerArgs;
 
 /// A client of the server's daemon: at the caller's own runtime path, else where the server's
 /// `@panectl_api` says (a daemon started from another environment).
@@ -101,46 +101,8 @@ pub fn ls(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `panectl ls --all`: the panes of every daemon's server, each with its server (a `server`
-/// field in JSON). A daemon that does not answer is reported on stderr and left out.
-pub fn ls_all(json: bool) -> anyhow::Result<ExitCode> {
-    let daemons = super::many::some_daemons()?;
-    let answers = block_on(async {
-        Ok(futures::future::join_all(daemons.iter().map(|d| d.client.panes())).await)
-    })?;
-    let mut listed: Vec<(&str, PaneSummary)> = Vec::new();
-    let mut code = ExitCode::SUCCESS;
-    for (daemon, answer) in daemons.iter().zip(answers) {
-        match answer {
-            Ok(panes) => listed.extend(panes.into_iter().map(|p| (daemon.label.as_str(), p))),
-            Err(error) => {
-                eprintln!("panectl: {}: {error}", daemon.label);
-                code = ExitCode::FAILURE;
-            }
-        }
-    }
-    if json {
-        let values: Vec<Value> = listed
-            .iter()
-            .map(|(server, pane)| {
-                let mut value = serde_json::to_value(pane)?;
-                if let Some(object) = value.as_object_mut() {
-                    object.insert("server".into(), Value::String((*server).to_string()));
-                }
-                Ok(value)
-            })
-            .collect::<Result<_, serde_json::Error>>()?;
-        print_pretty(&values)?;
-        return Ok(code);
-    }
-    let rows: Vec<(Option<&str>, &PaneSummary)> =
-        listed.iter().map(|(s, p)| (Some(*s), p)).collect();
-    print_panes(&rows)?;
-    Ok(code)
-}
-
 /// The pane table, with a SERVER column first when the rows carry their server.
-fn print_panes(panes: &[(Option<&str>, &PaneSummary)]) -> anyhow::Result<()> {
+pub(super) fn print_panes(panes: &[(Option<&str>, &PaneSummary)]) -> anyhow::Result<()> {
     let with_server = panes.iter().any(|(server, _)| server.is_some());
     let mut out = std::io::stdout().lock();
     let rows: Vec<Vec<String>> = panes
@@ -347,33 +309,12 @@ pub fn events(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `panectl events --all`: the events of every daemon found at the start, interleaved as they
-/// come, each with its server. Ends when every stream has ended.
-pub fn events_all(json: bool) -> anyhow::Result<ExitCode> {
-    let daemons = super::many::some_daemons()?;
-    let results = block_on(async {
-        Ok(futures::future::join_all(
-            daemons
-                .iter()
-                .map(|d| follow_events(&d.client, json, Some(&d.label))),
-        )
-        .await)
-    })?;
-    let mut code = ExitCode::SUCCESS;
-    for (daemon, result) in daemons.iter().zip(results) {
-        if let Err(error) = result {
-            if is_broken_pipe(&error) {
-                return Ok(ExitCode::SUCCESS);
-            }
-            eprintln!("panectl: {}: {error:#}", daemon.label);
-            code = ExitCode::FAILURE;
-        }
-    }
-    Ok(code)
-}
-
 /// Prints the events of one daemon until its stream ends.
-async fn follow_events(client: &ApiClient, json: bool, server: Option<&str>) -> anyhow::Result<()> {
+pub(super) async fn follow_events(
+    client: &ApiClient,
+    json: bool,
+    server: Option<&str>,
+) -> anyhow::Result<()> {
     let mut pending = Vec::new();
     let mut failure = None;
     client

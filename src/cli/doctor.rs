@@ -102,7 +102,7 @@ fn local_tmux_check(checks: &mut Vec<Check>) -> Option<TmuxVersion> {
 fn host_checks(
     checks: &mut Vec<Check>,
     address: &ServerAddress,
-    remote: Result<panectl::host::ssh::RemoteInfo, String>,
+    remote: Result<panectl::host::info::RemoteInfo, String>,
 ) -> Option<TmuxVersion> {
     let host = address.host().name();
     let info = match remote {

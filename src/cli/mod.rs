@@ -429,7 +429,7 @@ pub fn run(mut cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode>
             println!("{}", panectl::status::meaning::window_glyphs_format());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Ls { json, all: true } => client::ls_all(json),
+        Command::Ls { json, all: true } => many::ls_all(json),
         Command::Ls { json, all: false } => client::ls(&cli.server, json),
         Command::Screen { pane, ansi } => client::screen(&cli.server, &pane, ansi),
         Command::Output { pane, from } => client::output(&cli.server, &pane, from),
@@ -480,7 +480,7 @@ pub fn run(mut cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode>
             json,
             files,
         } => detect::detect(&files, provider.as_deref(), json),
-        Command::Events { json, all: true } => client::events_all(json),
+        Command::Events { json, all: true } => many::events_all(json),
         Command::Events { json, all: false } => client::events(&cli.server, json),
         Command::Launch(args) => orchestrate::launch(&cli.server, args),
         Command::Handoff(task) => handoff::handoff(&cli.server, &task),

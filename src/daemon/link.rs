@@ -64,7 +64,7 @@ async fn end_leftover(host: &SharedHost) {
         return;
     }
     if let Some(command) = host.link_exit_command() {
-        crate::address::count_process_started();
+        crate::host::count_process_started();
         let mut command = tokio::process::Command::from(command);
         command.kill_on_drop(true);
         if let Ok(Ok(status)) =
@@ -86,7 +86,7 @@ async fn run_once(
     command: std::process::Command,
     cancel: &CancellationToken,
 ) -> String {
-    crate::address::count_process_started();
+    crate::host::count_process_started();
     let mut command = tokio::process::Command::from(command);
     // Its own process group: the ssh command may be wrapped (`sh -c`), and stopping it must
     // reach ssh itself.

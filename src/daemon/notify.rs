@@ -212,7 +212,7 @@ fn run_command(
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(false);
-    crate::address::count_process_started();
+    crate::host::count_process_started();
     match child.spawn() {
         Ok(mut child) => {
             // Reaped on the tracker; at shutdown the command is left running (init reaps it).

@@ -33,31 +33,39 @@ fn entry(pid: u32) -> Option<ProcessEntry> {
     })
 }
 
-/// `pid` and its descendants (breadth first, at most `limit`). Empty if `/proc` is not there.
-pub fn tree(pid: u32, limit: usize) -> Vec<ProcessEntry> {
+/// Every process's children, by parent pid, from `/proc` (empty where there is none): the one
+/// walk of `/proc` that process trees are made from.
+pub fn children_by_parent() -> HashMap<u32, Vec<u32>> {
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
-    if let Ok(entries) = std::fs::read_dir("/proc") {
-        for entry in entries.flatten() {
-            let Some(child) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
-                continue;
-            };
-            // "pid (comm) state ppid ...": comm may contain anything, so split after the last ')'.
-            let parent = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-                .and_then(|p| p.parse::<u32>().ok());
-            if let Some(parent) = parent {
-                children.entry(parent).or_default().push(child);
-            }
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return children;
+    };
+    for entry in entries.flatten() {
+        let Some(child) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid ...": comm may contain anything, so split after the last ')'.
+        let parent = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if let Some(parent) = parent {
+            children.entry(parent).or_default().push(child);
         }
     }
+    children
+}
+
+/// `pid` and its descendants (breadth first, at most `limit`). Empty if `/proc` is not there.
+pub fn tree(pid: u32, limit: usize) -> Vec<ProcessEntry> {
+    let children = children_by_parent();
     let mut out = Vec::new();
     let mut queue = std::collections::VecDeque::from([pid]);
     while let Some(next) = queue.pop_front() {

@@ -370,15 +370,22 @@ fn remote_attaches_during_a_storm_of_notifications_leave_tmux_running() {
     crate::tmux_crashes::session_storm(&mut server, |server| server.start_daemon(&[]));
 }
 
+/// A local server and a remote one whose daemons share a runtime directory (so that each
+/// finds the other, as two daemons of one user do).
+fn local_and_remote(sshd: &Sshd) -> (TmuxServer, Setup) {
+    let local = TmuxServer::start(80, 24);
+    let mut setup = remote_setup(sshd);
+    setup.server.share_runtime_dir_of(&local);
+    (local, setup)
+}
+
 /// `ls --all`, `status SERVER/PANE`, `events --all`, `board --all` and a status-line summary
 /// over every server: a local server and a remote one, each with its daemon.
 #[test]
 fn a_local_and_a_remote_server_are_seen_together() {
     let _guard = daemon_test_lock();
     let sshd = Sshd::start();
-    let local = TmuxServer::start(80, 24);
-    let mut setup = remote_setup(&sshd);
-    setup.server.share_runtime_dir_of(&local);
+    let (local, setup) = local_and_remote(&sshd);
     let _remote_daemon = setup.daemon();
     // The local status line counts every server's agents (an option of tmux.conf, read when
     // the summary changes).
@@ -520,9 +527,7 @@ fn a_local_and_a_remote_server_are_seen_together() {
 fn handoff_assign_and_mcp_reach_a_remote_server() {
     let _guard = daemon_test_lock();
     let sshd = Sshd::start();
-    let local = TmuxServer::start(80, 24);
-    let mut setup = remote_setup(&sshd);
-    setup.server.share_runtime_dir_of(&local);
+    let (local, setup) = local_and_remote(&sshd);
     let _remote_daemon = setup.daemon();
     let _local_daemon = local.start_daemon(&[]);
     setup.wait_status(&["idle"], Duration::from_secs(20));
@@ -556,24 +561,22 @@ fn handoff_assign_and_mcp_reach_a_remote_server() {
             .output()
             .expect("run panectl")
     };
-    let refused = in_local_pane(&["assign", &format!("{remote}/%0"), "no reply pane"]);
-    assert!(!refused.status.success(), "{refused:?}");
-    assert!(
-        String::from_utf8_lossy(&refused.stderr).contains("give --reply-to"),
-        "{refused:?}"
-    );
-    let across = in_local_pane(&[
-        "assign",
-        &format!("{remote}/%0"),
-        "elsewhere",
-        "--reply-to",
-        &format!("{here}/%0"),
-    ]);
-    assert!(!across.status.success(), "{across:?}");
-    assert!(
-        String::from_utf8_lossy(&across.stderr).contains("a pane of the worker's server"),
-        "{across:?}"
-    );
+    let worker = format!("{remote}/%0");
+    let elsewhere = format!("{here}/%0");
+    for (args, words) in [
+        (&["assign", &worker, "no reply pane"][..], "give --reply-to"),
+        (
+            &["assign", &worker, "elsewhere", "--reply-to", &elsewhere][..],
+            "a pane of the worker's server",
+        ),
+    ] {
+        let refused = in_local_pane(args);
+        assert!(!refused.status.success(), "{args:?}: {refused:?}");
+        assert!(
+            String::from_utf8_lossy(&refused.stderr).contains(words),
+            "{args:?}: {refused:?}"
+        );
+    }
     let assigned = in_local_pane(&[
         "assign",
         &format!("{remote}/%0"),

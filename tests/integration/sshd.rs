@@ -212,30 +212,15 @@ impl Sshd {
 
 /// The direct children of `pid`, from `/proc`.
 pub fn children_of(pid: i32) -> Vec<i32> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return out;
+    let Ok(pid) = u32::try_from(pid) else {
+        return Vec::new();
     };
-    for entry in entries.flatten() {
-        let Some(child) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
-            continue;
-        };
-        let parent = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<i32>().ok());
-        if parent == Some(pid) {
-            out.push(child);
-        }
-    }
-    out
+    panectl::status::process::children_by_parent()
+        .remove(&pid)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|child| i32::try_from(child).ok())
+        .collect()
 }
 
 /// `pid` and every descendant, children first.

@@ -38,11 +38,11 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use super::info::{PROBE, RemoteInfo};
 use super::{Host, HostError};
 use crate::ids::PaneId;
 use crate::pipe::Fifo;
 use crate::status::process::ProcessEntry;
-use crate::tmux::versions::{self, TmuxVersion};
 
 /// The Python relay that attaches a control client safely on the remote host.
 const GATE: &str = include_str!("gate.py");
@@ -94,63 +94,6 @@ pub enum SshError {
     #[error("invalid ssh destination {0:?}")]
     BadDestination(String),
 }
-
-/// What the remote host has, learned once per connection.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RemoteInfo {
-    /// `tmux -V` there, if tmux is installed.
-    pub tmux: Option<String>,
-    /// Whether `python3` is there (the attach gate needs it).
-    pub python3: bool,
-}
-
-impl RemoteInfo {
-    /// Reads the probe's output (see [`PROBE`]).
-    fn parse(output: &str) -> RemoteInfo {
-        let mut info = RemoteInfo {
-            tmux: None,
-            python3: false,
-        };
-        for line in output.lines() {
-            if let Some(version) = line.strip_prefix("tmux ") {
-                info.tmux = Some(version.trim().to_string());
-            } else if line.trim() == "python3: yes" {
-                info.python3 = true;
-            }
-        }
-        info
-    }
-
-    /// How control clients attach on this host: through panectl's gate (python3), directly
-    /// (a tmux without the attach crash), or not at all (why).
-    pub fn attach_way(&self) -> Result<&'static str, String> {
-        if self.tmux.is_none() {
-            Err("tmux is not installed on the host".into())
-        } else if self.python3 {
-            Ok("control clients attach through panectl's gate (python3)")
-        } else if !self.needs_gate() {
-            Ok("control clients attach directly (this tmux has no attach crash)")
-        } else {
-            Err(format!(
-                "the host's tmux ({}) can crash when a control client attaches, and the host has \
-                 no python3 for panectl's attach gate: install python3 there, or tmux 3.8 or later",
-                self.tmux.as_deref().unwrap_or("version unknown")
-            ))
-        }
-    }
-
-    /// Whether this host's tmux has the crash an unguarded control client can set off.
-    fn needs_gate(&self) -> bool {
-        self.tmux
-            .as_deref()
-            .and_then(TmuxVersion::parse)
-            .is_none_or(|v| !versions::known_crashes(&v).is_empty())
-    }
-}
-
-/// The remote probe: the tmux version and whether `python3` is there, in one round trip.
-const PROBE: &str = "tmux -V 2>/dev/null || echo 'no tmux'; \
-                     if command -v python3 >/dev/null 2>&1; then echo 'python3: yes'; fi";
 
 /// See the module documentation.
 #[derive(Debug)]
@@ -462,7 +405,7 @@ fn run_with_timeout(
     mut command: Command,
     timeout: Duration,
 ) -> Result<std::process::Output, String> {
-    crate::address::count_process_started();
+    crate::host::count_process_started();
     let mut child = command
         .spawn()
         .map_err(|e| format!("cannot run ssh: {e}"))?;

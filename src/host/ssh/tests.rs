@@ -140,39 +140,48 @@ fn process_listings_make_trees() {
     assert!(tree_of(&listing, 999, 10).is_empty());
 }
 
+/// Runs tmux against the server at `socket`, ignoring any `$TMUX`.
+fn tmux_at(socket: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new("tmux")
+        .arg("-S")
+        .arg(socket)
+        .args(["-f", "/dev/null"])
+        .args(args)
+        .env_remove("TMUX")
+        .output()
+        .expect("run tmux")
+}
+
+/// Starts the gate attaching a control client to `session` of the server at `socket`, with
+/// its stdin and stdout piped (they stand for the ssh channel).
+fn gate(socket: &std::path::Path, session: &str, stderr: Stdio) -> std::process::Child {
+    Command::new("python3")
+        .arg("-c")
+        .arg(GATE)
+        .arg("-S")
+        .arg(socket)
+        .args(["-C", "attach-session", "-E", "-t", session])
+        .env_remove("TMUX")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .expect("run the gate")
+}
+
 /// The Python gate attaches a real control client to a real tmux server on this machine,
 /// in both socket forms, and the client speaks control mode through it.
 #[test]
 fn the_python_gate_attaches_a_control_client() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let socket = dir.path().join("s");
-    let tmux = |args: &[&str]| {
-        Command::new("tmux")
-            .arg("-S")
-            .arg(&socket)
-            .args(["-f", "/dev/null"])
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .expect("run tmux")
-    };
+    let tmux = |args: &[&str]| tmux_at(&socket, args);
     assert!(
         tmux(&["new-session", "-d", "-s", "gated", "sh"])
             .status
             .success()
     );
-    let mut child = Command::new("python3")
-        .arg("-c")
-        .arg(GATE)
-        .arg("-S")
-        .arg(&socket)
-        .args(["-C", "attach-session", "-E", "-t", "gated"])
-        .env_remove("TMUX")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run the gate");
+    let mut child = gate(&socket, "gated", Stdio::piped());
     {
         use std::io::Write;
         let stdin = child.stdin.as_mut().expect("stdin");
@@ -217,16 +226,7 @@ fn the_python_gate_attaches_a_control_client() {
 fn the_gate_ends_its_client_when_the_channel_closes() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let socket = dir.path().join("s");
-    let tmux = |args: &[&str]| {
-        Command::new("tmux")
-            .arg("-S")
-            .arg(&socket)
-            .args(["-f", "/dev/null"])
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .expect("run tmux")
-    };
+    let tmux = |args: &[&str]| tmux_at(&socket, args);
     // A pane that keeps writing, so the client always has output on its way.
     assert!(
         tmux(&["new-session", "-d", "-s", "busy", "yes panectl"])
@@ -237,18 +237,7 @@ fn the_gate_ends_its_client_when_the_channel_closes() {
         .trim()
         .parse::<i32>()
         .expect("the server's pid");
-    let mut child = Command::new("python3")
-        .arg("-c")
-        .arg(GATE)
-        .arg("-S")
-        .arg(&socket)
-        .args(["-C", "attach-session", "-E", "-t", "busy"])
-        .env_remove("TMUX")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("run the gate");
+    let mut child = gate(&socket, "busy", Stdio::null());
     let clients = || {
         String::from_utf8_lossy(&tmux(&["list-clients", "-F", "#{client_control_mode}"]).stdout)
             .lines()

@@ -258,7 +258,7 @@ fn start_on_host(
     args: &[&str],
     stdout: Stdio,
 ) -> Result<Started, AttachError> {
-    crate::address::count_process_started();
+    crate::host::count_process_started();
     let mut command = tokio::process::Command::from(command);
     let mut child = command
         .stdin(Stdio::piped())
