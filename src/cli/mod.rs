@@ -380,6 +380,21 @@ enum Command {
     /// once at load; the glyphs come from the status table).
     #[command(hide = true)]
     WindowGlyphs,
+    /// Print a completion script for a shell: `panectl completions bash >
+    /// ~/.local/share/bash-completion/completions/panectl` (zsh: a file `_panectl` in a
+    /// `$fpath` directory; fish: `~/.config/fish/completions/panectl.fish`).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `panectl man > ~/.local/share/man/man1/panectl.1`, then
+    /// `man panectl`. With `--dir`, write it and one page per command (`panectl-ls.1`, ...)
+    /// there instead.
+    Man {
+        /// Write the pages into this directory.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -425,6 +440,27 @@ pub fn run(mut cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode>
             pane,
             size,
         } => replay::run(&transcript, json, pane, size),
+        Command::Completions { shell } => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            // Into memory first: the generator panics on a write error (a closed pipe).
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command, "panectl", &mut script);
+            std::io::Write::write_all(&mut std::io::stdout(), &script)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man { dir: Some(dir) } => {
+            let command = <Cli as clap::CommandFactory>::command();
+            clap_mangen::generate_to(command, &dir).map_err(|e| {
+                anyhow::anyhow!("cannot write the manual pages into {}: {e}", dir.display())
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man { dir: None } => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut page)?;
+            std::io::Write::write_all(&mut std::io::stdout(), &page)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::WindowGlyphs => {
             println!("{}", panectl::status::meaning::window_glyphs_format());
             Ok(ExitCode::SUCCESS)

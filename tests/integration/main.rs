@@ -6,6 +6,7 @@ mod agent_status;
 mod api;
 mod api_limits;
 mod board;
+mod cli_docs;
 mod cli_replay;
 mod command_roundtrip;
 mod connection;

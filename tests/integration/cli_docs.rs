@@ -1,0 +1,101 @@
+//! `panectl completions SHELL` and `panectl man`: what a user installs into their shell and
+//! `man`, checked with the real bash completion machinery and the pages written.
+
+use std::process::Command;
+
+fn panectl() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_panectl"));
+    command.env_remove("TMUX");
+    command
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    let output = panectl().args(args).output().expect("run panectl");
+    assert!(output.status.success(), "{args:?}: {output:?}");
+    String::from_utf8(output.stdout).expect("UTF-8")
+}
+
+/// What bash offers after `words` (the last one being completed), with the script loaded as
+/// a user's shell loads it.
+fn bash_completes(script: &std::path::Path, words: &[&str]) -> Vec<String> {
+    let line = words.join(" ");
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let program = format!(
+        "source '{}'\nCOMP_WORDS=({})\nCOMP_CWORD={}\nCOMP_LINE='{line}'\nCOMP_POINT=${{#COMP_LINE}}\n\
+         _panectl panectl '{}' '{}'\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script.display(),
+        quoted.join(" "),
+        words.len() - 1,
+        words.last().unwrap_or(&""),
+        words.get(words.len().saturating_sub(2)).unwrap_or(&""),
+    );
+    let output = Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", &program])
+        .output()
+        .expect("run bash");
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn bash_completes_commands_and_their_flags() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let script = dir.path().join("panectl.bash");
+    std::fs::write(&script, stdout_of(&["completions", "bash"])).expect("write the script");
+    let commands = bash_completes(&script, &["panectl", "l"]);
+    for expected in ["ls", "launch", "last"] {
+        assert!(commands.iter().any(|c| c == expected), "{commands:?}");
+    }
+    assert!(!commands.iter().any(|c| c == "send"), "{commands:?}");
+    let flags = bash_completes(&script, &["panectl", "send", "--"]);
+    for expected in ["--ttl", "--allow-shell", "--ssh"] {
+        assert!(flags.iter().any(|c| c == expected), "{flags:?}");
+    }
+    let shells = bash_completes(&script, &["panectl", "completions", ""]);
+    assert!(shells.iter().any(|c| c == "fish"), "{shells:?}");
+}
+
+#[test]
+fn zsh_and_fish_scripts_name_every_command() {
+    for shell in ["zsh", "fish"] {
+        let script = stdout_of(&["completions", shell]);
+        for command in ["ls", "send", "handoff", "completions"] {
+            assert!(script.contains(command), "{shell}: {command}");
+        }
+    }
+    let refused = panectl()
+        .args(["completions", "tcsh"])
+        .output()
+        .expect("run panectl");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("bash"));
+}
+
+#[test]
+fn man_writes_a_page_per_command() {
+    let page = stdout_of(&["man"]);
+    assert!(page.starts_with(".ie"), "{page}");
+    assert!(page.contains(".TH panectl 1"), "{page}");
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let target = dir.path().to_str().expect("UTF-8 path");
+    stdout_of(&["man", "--dir", target]);
+    for name in ["panectl.1", "panectl-send.1", "panectl-daemon-stop.1"] {
+        let text = std::fs::read_to_string(dir.path().join(name)).expect(name);
+        assert!(text.contains(".SH SYNOPSIS"), "{name}: {text}");
+    }
+    // Hidden commands have no page.
+    assert!(!dir.path().join("panectl-window-glyphs.1").exists());
+    // A directory that cannot be written: a clear error, no panic.
+    let output = panectl()
+        .args(["man", "--dir", "/proc/no-such-dir"])
+        .output()
+        .expect("run panectl");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("cannot write the manual pages"),
+        "{output:?}"
+    );
+}
