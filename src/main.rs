@@ -22,8 +22,9 @@ fn subcommand() -> Option<String> {
 }
 
 fn main() -> ExitCode {
+    let args = cli::duration::rewrite_legacy(std::env::args_os().collect());
     let parsed = cli::Cli::command()
-        .try_get_matches()
+        .try_get_matches_from(args)
         .and_then(|matches| cli::Cli::from_arg_matches(&matches).map(|cli| (cli, matches)));
     let (args, matches) = match parsed {
         Ok(parsed) => parsed,

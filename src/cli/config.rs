@@ -1,6 +1,6 @@
 //! The config file: `$XDG_CONFIG_HOME/panectl/config.toml` (else
 //! `~/.config/panectl/config.toml`, or `--config PATH`). Its `[daemon]` table holds the
-//! daemon's flags by their long names (`status_quiet_ms = 30`, `transport = "auto"`,
+//! daemon's flags by their long names (`status_quiet = "30ms"`, `transport = "auto"`,
 //! `exit_with_server = true`); a flag given on the command line wins over the file. Any other
 //! key is an error that names it and the file.
 
@@ -8,6 +8,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+
+use super::duration;
 
 /// Keys the file may not set: they only make sense on a command line.
 const COMMAND_LINE_ONLY: [&str; 2] = ["detach", "config"];
@@ -43,6 +45,14 @@ pub(super) fn file_args(
         };
         for (key, value) in daemon {
             let long = key.replace('_', "-");
+            // A key of a flag once named after its unit (`status_quiet_ms = 30`) keeps its unit.
+            let legacy = match value {
+                toml::Value::Integer(number) => duration::legacy_key(&long, &number.to_string()),
+                toml::Value::Float(number) => duration::legacy_key(&long, &number.to_string()),
+                toml::Value::String(text) => duration::legacy_key(&long, text),
+                _ => None,
+            };
+            let long = legacy.as_ref().map_or(long, |(new, _)| (*new).to_string());
             let arg = flags
                 .get_arguments()
                 .find(|arg| arg.get_long() == Some(long.as_str()))
@@ -56,27 +66,32 @@ pub(super) fn file_args(
             };
             let id = arg.get_id().as_str().to_string();
             let takes_value = arg.get_action().takes_values();
-            let words = match value {
-                toml::Value::Boolean(on) if !takes_value => {
-                    if *on {
-                        vec![OsString::from(format!("--{long}"))]
-                    } else {
-                        Vec::new()
-                    }
-                }
-                toml::Value::String(text) if takes_value => {
+            let words = match (value, legacy) {
+                (_, Some((_, text))) if takes_value => {
                     vec![OsString::from(format!("--{long}={text}"))]
                 }
-                toml::Value::Integer(number) if takes_value => {
-                    vec![OsString::from(format!("--{long}={number}"))]
-                }
-                toml::Value::Float(number) if takes_value => {
-                    vec![OsString::from(format!("--{long}={number}"))]
-                }
-                _ if takes_value => {
-                    bail!("`{key}` in {} must be a string or a number", path.display())
-                }
-                _ => bail!("`{key}` in {} must be true or false", path.display()),
+                (value, _) => match value {
+                    toml::Value::Boolean(on) if !takes_value => {
+                        if *on {
+                            vec![OsString::from(format!("--{long}"))]
+                        } else {
+                            Vec::new()
+                        }
+                    }
+                    toml::Value::String(text) if takes_value => {
+                        vec![OsString::from(format!("--{long}={text}"))]
+                    }
+                    toml::Value::Integer(number) if takes_value => {
+                        vec![OsString::from(format!("--{long}={number}"))]
+                    }
+                    toml::Value::Float(number) if takes_value => {
+                        vec![OsString::from(format!("--{long}={number}"))]
+                    }
+                    _ if takes_value => {
+                        bail!("`{key}` in {} must be a string or a number", path.display())
+                    }
+                    _ => bail!("`{key}` in {} must be true or false", path.display()),
+                },
             };
             if !words.is_empty() {
                 args.push((id, words));

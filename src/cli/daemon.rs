@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::ServerArgs;
 use super::client::{block_on, client};
+use super::duration;
 
 /// `panectl daemon`: with no subcommand, runs the daemon.
 #[derive(Debug, Clone, Args)]
@@ -39,16 +40,16 @@ enum DaemonAction {
     /// Stop the daemon of the tmux server (SIGTERM) and wait until it is gone. Exit code 0
     /// when it stopped or none was running, 1 if it did not stop in time.
     Stop {
-        /// Seconds to wait for it to end.
-        #[arg(long, default_value_t = 10, value_name = "SECONDS")]
-        timeout: u64,
+        /// How long to wait for it to end.
+        #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = duration::parse)]
+        timeout: Duration,
     },
     /// Stop the daemon and start it again, detached, with the command line and environment
     /// it had (after an upgrade: the new binary runs). Starts one if none was running.
     Restart {
-        /// Seconds to wait for the old one to end.
-        #[arg(long, default_value_t = 10, value_name = "SECONDS")]
-        timeout: u64,
+        /// How long to wait for the old one to end.
+        #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = duration::parse)]
+        timeout: Duration,
     },
     /// Whether a daemon serves the tmux server: pid, version, uptime, API socket, log.
     /// Exit code 0 when one runs, 1 when none does.
@@ -88,17 +89,18 @@ pub struct DaemonArgs {
     /// for the server to come back.
     #[arg(long)]
     exit_with_server: bool,
-    /// Seconds a pane's output may wait for the daemon before tmux pauses the pane (which the
-    /// daemon then resyncs); 0 turns flow control off (tmux then holds programs back while the
-    /// daemon is behind, even while it is stopped).
-    #[arg(long, default_value_t = 5, value_name = "SECONDS")]
+    /// How long a pane's output may wait for the daemon before tmux pauses the pane (which the
+    /// daemon then resyncs), in whole seconds (tmux's unit); 0 turns flow control off (tmux
+    /// then holds programs back while the daemon is behind, even while it is stopped).
+    #[arg(long, default_value = "5s", value_name = "DURATION",
+          value_parser = duration::parse_whole_seconds_or_zero)]
     pause_after: u32,
     /// Bytes of recent output kept per pane.
     #[arg(long, default_value_t = 128 * 1024, value_name = "BYTES")]
     ring_bytes: usize,
     /// How often the divergence watchdog compares screens that changed with tmux's.
-    #[arg(long, default_value_t = 2000, value_name = "MS")]
-    watchdog_ms: u64,
+    #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = duration::parse)]
+    watchdog: Duration,
     /// Where panes' output comes from: `control` (`%output` of one control client per session),
     /// `pipe` (`pipe-pane -O` into a private FIFO per pane, with a liveness watchdog; a pane
     /// whose pipe fails falls back to control), `cross-check` (both, compared byte by byte) or
@@ -107,37 +109,38 @@ pub struct DaemonArgs {
     #[arg(long, value_enum, default_value_t = TransportMode::Control)]
     transport: TransportMode,
     /// With `--transport auto`: unexpected ends of a session's control client within
-    /// `--auto-window-s` that move its panes to pipes.
+    /// `--auto-window` that move its panes to pipes.
     #[arg(long, default_value_t = 3, value_name = "N")]
     auto_failures: u32,
     /// See `--auto-failures`.
-    #[arg(long, default_value_t = 60, value_name = "SECONDS")]
-    auto_window_s: u64,
+    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = duration::parse)]
+    auto_window: Duration,
     /// With `--transport auto`: how long the control client of a session on pipes must hold
     /// before its panes go back to it.
-    #[arg(long, default_value_t = 60_000, value_name = "MS")]
-    auto_recover_ms: u64,
+    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = duration::parse)]
+    auto_recover: Duration,
     /// How long a command may wait for tmux's reply.
-    #[arg(long, default_value_t = 10_000, value_name = "MS")]
-    command_timeout_ms: u64,
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = duration::parse)]
+    command_timeout: Duration,
     /// Directory of provider rule files that add to or replace the built-in ones (default
     /// `$XDG_CONFIG_HOME/panectl/providers`). Re-read when it changes, and on SIGHUP.
     #[arg(long, value_name = "DIR")]
     rules_dir: Option<PathBuf>,
     /// Evaluate a pane's status once its output has been quiet this long.
-    #[arg(long, default_value_t = 15, value_name = "MS")]
-    status_quiet_ms: u64,
+    #[arg(long, default_value = "15ms", value_name = "DURATION",
+          value_parser = duration::parse_or_zero)]
+    status_quiet: Duration,
     /// Evaluate a busy pane's status at least this often.
-    #[arg(long, default_value_t = 60, value_name = "MS")]
-    status_max_wait_ms: u64,
+    #[arg(long, default_value = "60ms", value_name = "DURATION", value_parser = duration::parse)]
+    status_max_wait: Duration,
     /// The inbox database (default `$XDG_STATE_HOME/panectl/<server>/inbox.sqlite`, else
     /// under `$HOME/.local/state`, else under the user's home from the user database; never a
     /// shared directory). Refused unless it and its directory are the user's own.
     #[arg(long, value_name = "PATH")]
     inbox: Option<PathBuf>,
     /// Wait this long between pasting a message and pressing Enter.
-    #[arg(long, default_value_t = 200, value_name = "MS")]
-    submit_delay_ms: u64,
+    #[arg(long, default_value = "200ms", value_name = "DURATION", value_parser = duration::parse)]
+    submit_delay: Duration,
     /// Write the log here instead of stderr (a detached daemon logs to the runtime directory).
     #[arg(long, value_name = "PATH")]
     log_file: Option<PathBuf>,
@@ -165,8 +168,8 @@ pub struct DaemonArgs {
     listen_max_connections: usize,
     /// How long a request's head (request line and headers) may take to arrive on either
     /// listener before its connection is closed.
-    #[arg(long, default_value_t = 10_000, value_name = "MS")]
-    api_header_timeout_ms: u64,
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = duration::parse)]
+    api_header_timeout: Duration,
 }
 
 fn init_logging(log_file: Option<&PathBuf>) -> anyhow::Result<()> {
@@ -216,8 +219,8 @@ pub fn command(
     matches: Option<&ArgMatches>,
 ) -> anyhow::Result<ExitCode> {
     match command.action {
-        Some(DaemonAction::Stop { timeout }) => stop(server, Duration::from_secs(timeout)),
-        Some(DaemonAction::Restart { timeout }) => restart(server, Duration::from_secs(timeout)),
+        Some(DaemonAction::Stop { timeout }) => stop(server, timeout),
+        Some(DaemonAction::Restart { timeout }) => restart(server, timeout),
         Some(DaemonAction::Status { json }) => status(server, json),
         None => {
             let given = match matches {
@@ -314,7 +317,7 @@ fn run(server: &ServerArgs, args: DaemonArgs, forward: &[OsString]) -> anyhow::R
         allow_remote: args.allow_remote,
         token_file: args.token_file.clone().unwrap_or_else(|| paths.token()),
     });
-    let header_timeout = Duration::from_millis(args.api_header_timeout_ms.max(50));
+    let header_timeout = args.api_header_timeout.max(Duration::from_millis(50));
     let options = DaemonOptions {
         api_limits: panectl::api::listen::Limits {
             max_connections: args.api_max_connections.max(1),
@@ -327,16 +330,16 @@ fn run(server: &ServerArgs, args: DaemonArgs, forward: &[OsString]) -> anyhow::R
         tcp,
         inbox,
         delivery: panectl::inbox::delivery::DeliveryOptions {
-            submit_delay: Duration::from_millis(args.submit_delay_ms.max(150)),
+            submit_delay: args.submit_delay.max(Duration::from_millis(150)),
             ..Default::default()
         },
         address,
         paths,
         connection: ConnectionConfig {
             pause_after: args.pause_after,
-            command_timeout: Duration::from_millis(args.command_timeout_ms.max(100)),
+            command_timeout: args.command_timeout.max(Duration::from_millis(100)),
             ring_bytes: args.ring_bytes.max(1024),
-            watchdog_interval: Duration::from_millis(args.watchdog_ms.max(100)),
+            watchdog_interval: args.watchdog.max(Duration::from_millis(100)),
             transport: match args.transport {
                 TransportMode::Control | TransportMode::Auto => Transport::Control,
                 TransportMode::Pipe => Transport::Pipe,
@@ -344,19 +347,19 @@ fn run(server: &ServerArgs, args: DaemonArgs, forward: &[OsString]) -> anyhow::R
             },
             auto: (args.transport == TransportMode::Auto).then(|| AutoFailover {
                 failures: args.auto_failures.max(1),
-                window: Duration::from_secs(args.auto_window_s.max(1)),
-                recover_after: Duration::from_millis(args.auto_recover_ms.max(100)),
+                window: args.auto_window.max(Duration::from_secs(1)),
+                recover_after: args.auto_recover.max(Duration::from_millis(100)),
             }),
             failover: None,
             pipe_dir,
             attach_dir,
             pipe_watchdog: panectl::pipe::WatchdogConfig {
-                interval: Duration::from_millis(args.watchdog_ms.max(100)),
+                interval: args.watchdog.max(Duration::from_millis(100)),
                 ..panectl::pipe::WatchdogConfig::default()
             },
             status: panectl::status::pane::Timing {
-                quiet: Duration::from_millis(args.status_quiet_ms),
-                max_wait: Duration::from_millis(args.status_max_wait_ms.max(args.status_quiet_ms)),
+                quiet: args.status_quiet,
+                max_wait: args.status_max_wait.max(args.status_quiet),
                 ..panectl::status::pane::Timing::default()
             },
         },
@@ -808,8 +811,8 @@ mod tests {
         let matches = daemon_matches(&[
             "panectl",
             "daemon",
-            "--status-quiet-ms",
-            "33",
+            "--status-quiet",
+            "33ms",
             "--rules-dir=-odd dir",
             "--detach",
         ])
@@ -821,11 +824,11 @@ mod tests {
             .flat_map(|(_, words)| words)
             .map(|w| w.to_string_lossy().into_owned())
             .collect();
-        assert_eq!(words, ["--rules-dir=-odd dir", "--status-quiet-ms=33"]);
+        assert_eq!(words, ["--rules-dir=-odd dir", "--status-quiet=33ms"]);
         // They parse back to the same settings.
         let words: Vec<OsString> = words.into_iter().map(OsString::from).collect();
         let args = parse_flags(&words).unwrap();
-        assert_eq!(args.status_quiet_ms, 33);
+        assert_eq!(args.status_quiet, Duration::from_millis(33));
         assert_eq!(args.rules_dir, Some(PathBuf::from("-odd dir")));
     }
 }
@@ -857,7 +860,7 @@ mod config_tests {
             words,
             [
                 "--exit-with-server",
-                "--status-quiet-ms=30",
+                "--status-quiet=30ms",
                 "--transport=auto"
             ]
         );
@@ -865,11 +868,18 @@ mod config_tests {
 
     #[test]
     fn unknown_keys_and_bad_values_name_the_key_and_the_file() {
-        let error = args_of("[daemon]\nstatus_quiet = 3\n")
+        let error = args_of("[daemon]\nstatus_quite = 3\n")
             .unwrap_err()
             .to_string();
         assert!(
-            error.contains("`status_quiet`") && error.contains("config.toml"),
+            error.contains("`status_quite`") && error.contains("config.toml"),
+            "{error}"
+        );
+        let error = args_of("[daemon]\nwatchdog = \"2 fortnights\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("config.toml") && error.contains("unknown unit"),
             "{error}"
         );
         let error = args_of("[deamon]\n").unwrap_err().to_string();
@@ -896,18 +906,18 @@ mod config_tests {
         let file = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(
             file.path(),
-            "[daemon]\nstatus_quiet_ms = 30\nsubmit_delay_ms = 400\n",
+            "[daemon]\nstatus_quiet_ms = 30\nsubmit_delay = \"0.4s\"\n",
         )
         .unwrap();
         let given = vec![(
-            "status_quiet_ms".to_string(),
-            vec![OsString::from("--status-quiet-ms=7")],
+            "status_quiet".to_string(),
+            vec![OsString::from("--status-quiet=7ms")],
         )];
         let words =
             super::super::config::daemon_words(&daemon_flags(), &given, Some(file.path())).unwrap();
         let args = parse_flags(&words).unwrap();
         let shown = format!("{args:?}");
-        assert!(shown.contains("status_quiet_ms: 7"), "{shown}");
-        assert!(shown.contains("submit_delay_ms: 400"), "{shown}");
+        assert!(shown.contains("status_quiet: 7ms"), "{shown}");
+        assert!(shown.contains("submit_delay: 400ms"), "{shown}");
     }
 }

@@ -25,10 +25,10 @@ pub struct TaskArgs {
     launch: Option<String>,
     #[command(flatten)]
     launch_options: LaunchOptions,
-    /// Give up after this many seconds (handoff: default 600; assign: no limit). The answer
+    /// Give up after this long (handoff: default 10m; assign: no limit). The answer
     /// of a timed-out assignment says so.
-    #[arg(long, value_name = "SECONDS")]
-    timeout: Option<f64>,
+    #[arg(long, value_name = "DURATION", value_parser = super::duration::parse)]
+    timeout: Option<std::time::Duration>,
     /// Close the worker's pane once its answer is read.
     #[arg(long)]
     teardown: bool,
@@ -81,7 +81,7 @@ impl TaskArgs {
             launch,
             message,
             from: self.from.clone(),
-            timeout_seconds: self.timeout,
+            timeout_seconds: self.timeout.map(|t| t.as_secs_f64()),
             teardown: self.teardown,
             reply_to: None,
             allow_shell: self.allow_shell,

@@ -12,34 +12,6 @@ use super::ServerArgs;
 use super::client::{block_on, client, json_line, printable, show, show_some};
 use super::tmux_client;
 
-/// Reads a duration: `500ms`, `30s`, `5m`, `2h`, `1d`, or a plain number of seconds.
-pub fn parse_duration(text: &str) -> Result<f64, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: f64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration (e.g. 90s, 5m, 2h)"))?;
-    let scale = match unit {
-        "ms" => 0.001,
-        "" | "s" => 1.0,
-        "m" => 60.0,
-        "h" => 3600.0,
-        "d" => 86400.0,
-        _ => {
-            return Err(format!(
-                "unknown unit {unit:?} in {text:?} (ms, s, m, h or d)"
-            ));
-        }
-    };
-    if number <= 0.0 {
-        return Err(format!("{text:?}: a duration must be positive"));
-    }
-    Ok(number * scale)
-}
-
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -53,8 +25,8 @@ pub struct SendArgs {
     #[arg(long, value_name = "X")]
     from: Option<String>,
     /// Give up if it cannot be delivered within this long (`90s`, `5m`, `2h`).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    ttl: Option<f64>,
+    #[arg(long, value_name = "DURATION", value_parser = super::duration::parse)]
+    ttl: Option<std::time::Duration>,
     /// The text, or `-` to read it from stdin.
     #[arg(required_unless_present = "buffer", conflicts_with = "buffer")]
     message: Option<String>,
@@ -111,15 +83,18 @@ fn send_message(server: &ServerArgs, args: &SendArgs) -> anyhow::Result<String> 
         (None, message) => message.unwrap_or_default().as_bytes().to_vec(),
     };
     let from = args.from.as_deref().unwrap_or("cli");
-    let stored =
-        queue(server, &args.pane, &body, from, args.ttl, args.allow_shell).map_err(|error| {
-            match &args.buffer {
-                Some(buffer) => {
-                    error.context(format!("the text stays in tmux paste buffer {buffer:?}"))
-                }
-                None => error,
-            }
-        })?;
+    let stored = queue(
+        server,
+        &args.pane,
+        &body,
+        from,
+        args.ttl.map(|t| t.as_secs_f64()),
+        args.allow_shell,
+    )
+    .map_err(|error| match &args.buffer {
+        Some(buffer) => error.context(format!("the text stays in tmux paste buffer {buffer:?}")),
+        None => error,
+    })?;
     if let Some(buffer) = &args.buffer {
         tmux_client::delete_buffer(&server.address()?, buffer)
             .with_context(|| format!("message {} is queued, but", stored.id))?;
@@ -204,20 +179,4 @@ pub fn cancel(server: &ServerArgs, id: i64) -> anyhow::Result<ExitCode> {
         block_on(async { Ok(client.post_json(&path, &serde_json::json!({})).await?) })?;
     println!("{}: {}", message.id, message.state.as_str());
     Ok(ExitCode::SUCCESS)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_read_with_units() {
-        assert_eq!(parse_duration("90"), Ok(90.0));
-        assert_eq!(parse_duration("1.5m"), Ok(90.0));
-        assert_eq!(parse_duration("250ms"), Ok(0.25));
-        assert_eq!(parse_duration("2h"), Ok(7200.0));
-        assert!(parse_duration("5 parsecs").is_err());
-        assert!(parse_duration("0s").is_err());
-        assert!(parse_duration("").is_err());
-    }
 }

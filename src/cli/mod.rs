@@ -7,6 +7,7 @@ mod config;
 mod daemon;
 mod detect;
 mod doctor;
+pub mod duration;
 mod handoff;
 mod hook;
 mod inbox;
@@ -57,11 +58,19 @@ pub struct ServerArgs {
     /// panectl's options and the destination added, like `GIT_SSH_COMMAND`.
     #[arg(long, global = true, value_name = "COMMAND", requires = "ssh")]
     ssh_command: Option<String>,
-    /// Seconds between the daemon's ssh keepalives; three unanswered ones end the connection,
+    /// How often the daemon sends ssh keepalives (whole seconds); three unanswered ones end the connection,
     /// which is then made again.
-    #[arg(long, global = true, value_name = "SECS", default_value_t = 5,
-          value_parser = clap::value_parser!(u32).range(1..=3600))]
+    #[arg(long, global = true, value_name = "DURATION", default_value = "5s",
+          value_parser = keepalive)]
     ssh_keepalive: u32,
+}
+
+/// `--ssh-keepalive`: whole seconds (ssh's `ServerAliveInterval`), one to 3600.
+fn keepalive(text: &str) -> Result<u32, String> {
+    match duration::parse_whole_seconds(text)? {
+        seconds @ 1..=3600 => Ok(seconds),
+        _ => Err(format!("{text:?}: at most an hour")),
+    }
 }
 
 impl ServerArgs {
@@ -330,9 +339,9 @@ enum Command {
         /// The statuses, comma-separated (idle, completed, waiting_user_answer, ...).
         #[arg(long, value_delimiter = ',', required = true)]
         until: Vec<String>,
-        /// Give up after this many seconds.
-        #[arg(long, value_name = "SECONDS")]
-        timeout: Option<f64>,
+        /// Give up after this long.
+        #[arg(long, value_name = "DURATION", value_parser = duration::parse)]
+        timeout: Option<std::time::Duration>,
     },
     /// Print the path of the API socket of the tmux server (for curl and other clients), or
     /// with `--token`, of the TCP listener's token file. Needs no running daemon.

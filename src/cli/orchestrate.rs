@@ -99,8 +99,9 @@ pub struct LaunchArgs {
     #[arg(long)]
     no_wait: bool,
     /// How long to wait until it is ready.
-    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
-    timeout: f64,
+    #[arg(long, default_value = "60s", value_name = "DURATION",
+          value_parser = super::duration::parse)]
+    timeout: std::time::Duration,
     /// Do not install panectl's status hooks for this session (Claude Code).
     #[arg(long)]
     no_hooks: bool,
@@ -132,7 +133,7 @@ pub fn launch(server: &ServerArgs, args: LaunchArgs) -> anyhow::Result<ExitCode>
     let body = LaunchBody {
         args: args.args,
         no_wait: args.no_wait,
-        timeout_seconds: Some(args.timeout),
+        timeout_seconds: Some(args.timeout.as_secs_f64()),
         no_hooks: args.no_hooks,
         ..args.options.body(&args.provider, server.is_remote())?
     };
@@ -176,20 +177,20 @@ pub fn key(server: &ServerArgs, pane: &str, keys: &[String]) -> anyhow::Result<E
     Ok(ExitCode::SUCCESS)
 }
 
-/// `panectl wait PANE --until S,S [--timeout SECONDS]`: exit code 0 when a status was reached
+/// `panectl wait PANE --until S,S [--timeout DURATION]`: exit code 0 when a status was reached
 /// (its name printed), 1 on timeout, 2 on any error.
 pub fn wait(
     server: &ServerArgs,
     pane: &str,
     until: &[String],
-    timeout: Option<f64>,
+    timeout: Option<std::time::Duration>,
 ) -> anyhow::Result<ExitCode> {
     let result = (|| -> anyhow::Result<WaitAnswer> {
         let client = client(server)?;
         let path = format!("/v1/panes/{}/wait", encode_segment(pane));
         let body = WaitBody {
             until: until.to_vec(),
-            timeout_seconds: timeout,
+            timeout_seconds: timeout.map(|t| t.as_secs_f64()),
         };
         block_on(async { Ok(client.post_json(&path, &body).await?) })
     })();

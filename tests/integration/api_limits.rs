@@ -75,8 +75,8 @@ fn a_tcp_flood_of_half_sent_requests_is_capped_and_timed_out_and_the_socket_stay
         &address,
         "--listen-max-connections",
         "8",
-        "--api-header-timeout-ms",
-        "1000",
+        "--api-header-timeout",
+        "1s",
     ]);
     let log_lines_before = daemon.log_text().lines().count();
 

@@ -220,7 +220,7 @@ fn a_full_screen_program_bursting_on_the_alternate_screen_settles_exactly() {
 fn the_watchdog_repairs_a_screen_the_model_cannot_follow() {
     let _guard = daemon_test_lock();
     let server = TmuxServer::start(40, 8);
-    let _daemon = server.start_daemon(&["--watchdog-ms", "200"]);
+    let _daemon = server.start_daemon(&["--watchdog", "200ms"]);
     server.wait_for_panes(1);
     // DECALN (ESC # 8) fills the screen with E in tmux; the terminal model ignores it.
     server.tmux(&[
@@ -685,7 +685,7 @@ fn screens_come_as_text_or_ansi() {
 fn a_pane_that_dies_under_remain_on_exit_is_reseeded_without_a_divergence() {
     let _guard = daemon_test_lock();
     let server = TmuxServer::start(60, 10);
-    let _daemon = server.start_daemon(&["--watchdog-ms", "100"]);
+    let _daemon = server.start_daemon(&["--watchdog", "100ms"]);
     server.wait_for_panes(1);
     let events = EventReader::start(&server);
     server.tmux(&["set-option", "-g", "remain-on-exit", "on"]);

@@ -72,7 +72,7 @@ impl Setup {
     /// A daemon with more options, once it mirrors `panes` panes.
     pub fn daemon_with(&self, panes: usize, extra: &[&str]) -> Daemon {
         let dir = self.rules.path().to_string_lossy().into_owned();
-        let mut args = vec!["--rules-dir", &dir, "--submit-delay-ms", "150"];
+        let mut args = vec!["--rules-dir", &dir, "--submit-delay", "150ms"];
         args.extend_from_slice(extra);
         let daemon = self.server.start_daemon(&args);
         self.server.wait_for_panes(panes);

@@ -35,7 +35,7 @@ fn wait_for_writer(server: &TmuxServer, fifo: &std::path::Path) -> Vec<i32> {
 fn output_comes_through_the_pipe_byte_exact_and_bursts_settle() {
     let _guard = daemon_test_lock();
     let server = TmuxServer::start(90, 28);
-    let _daemon = server.start_daemon(&["--transport", "pipe", "--watchdog-ms", "300"]);
+    let _daemon = server.start_daemon(&["--transport", "pipe", "--watchdog", "300ms"]);
     let panes = server.wait_for_panes(1);
     assert_eq!(panes[0]["transport"], "pipe", "{panes:#?}");
     let fifo = pipe_dir(&server).join("pane-0.fifo");
@@ -92,7 +92,7 @@ fn output_comes_through_the_pipe_byte_exact_and_bursts_settle() {
 fn a_killed_writer_is_rearmed_and_the_gap_is_in_the_stream() {
     let _guard = daemon_test_lock();
     let server = TmuxServer::start(80, 24);
-    let _daemon = server.start_daemon(&["--transport", "pipe", "--watchdog-ms", "200"]);
+    let _daemon = server.start_daemon(&["--transport", "pipe", "--watchdog", "200ms"]);
     server.wait_for_panes(1);
     let fifo = pipe_dir(&server).join("pane-0.fifo");
     let writer = wait_for_writer(&server, &fifo);
@@ -144,7 +144,7 @@ fn a_killed_writer_is_rearmed_and_the_gap_is_in_the_stream() {
 fn a_flooding_pane_keeps_its_pipe_and_loses_nothing() {
     let _guard = daemon_test_lock();
     let server = TmuxServer::start(80, 24);
-    let _daemon = server.start_daemon(&["--transport", "pipe", "--watchdog-ms", "100"]);
+    let _daemon = server.start_daemon(&["--transport", "pipe", "--watchdog", "100ms"]);
     server.wait_for_panes(1);
     wait_for_writer(&server, &pipe_dir(&server).join("pane-0.fifo"));
     let before = server.health();
@@ -183,7 +183,7 @@ fn a_flooding_pane_keeps_its_pipe_and_loses_nothing() {
 fn a_removed_fifo_directory_fails_over_to_control() {
     let _guard = daemon_test_lock();
     let server = TmuxServer::start(80, 24);
-    let daemon = server.start_daemon(&["--transport", "pipe", "--watchdog-ms", "200"]);
+    let daemon = server.start_daemon(&["--transport", "pipe", "--watchdog", "200ms"]);
     server.wait_for_panes(1);
     let dir = pipe_dir(&server);
     let fifo = dir.join("pane-0.fifo");
@@ -224,7 +224,7 @@ fn a_removed_fifo_directory_fails_over_to_control() {
 fn one_pane_moves_between_transports_on_request() {
     let _guard = daemon_test_lock();
     let server = TmuxServer::start(80, 24);
-    let _daemon = server.start_daemon(&["--watchdog-ms", "300"]);
+    let _daemon = server.start_daemon(&["--watchdog", "300ms"]);
     server.wait_for_panes(1);
     assert_eq!(
         server.panectl_ok(&["transport", "%0"]).trim(),
@@ -294,7 +294,7 @@ fn cross_check_compares_both_transports_and_reports_bytes_only_one_has() {
     use std::io::Write;
     let _guard = daemon_test_lock();
     let server = TmuxServer::start(90, 28);
-    let _daemon = server.start_daemon(&["--watchdog-ms", "300"]);
+    let _daemon = server.start_daemon(&["--watchdog", "300ms"]);
     server.wait_for_panes(1);
     assert_eq!(
         server
@@ -366,10 +366,10 @@ fn auto_moves_a_session_whose_control_client_keeps_failing_to_pipes_and_back() {
         "auto",
         "--auto-failures",
         "2",
-        "--auto-recover-ms",
-        "3000",
-        "--watchdog-ms",
-        "300",
+        "--auto-recover",
+        "3s",
+        "--watchdog",
+        "300ms",
     ]);
     assert_eq!(server.wait_for_panes(1)[0]["transport"], "control");
     let events = EventReader::start(&server);
@@ -430,7 +430,7 @@ fn auto_moves_a_session_whose_control_client_keeps_failing_to_pipes_and_back() {
 fn a_pane_moved_to_the_pipe_with_output_queued_leaves_tmux_running() {
     let _guard = daemon_test_lock();
     let server = TmuxServer::start(80, 24);
-    let daemon = server.start_daemon(&["--watchdog-ms", "300"]);
+    let daemon = server.start_daemon(&["--watchdog", "300ms"]);
     server.wait_for_panes(1);
     let pid = nix::unistd::Pid::from_raw(daemon.pid() as i32);
     for (round, transport) in ["pipe", "control", "pipe"].into_iter().enumerate() {

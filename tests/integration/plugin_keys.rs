@@ -231,7 +231,7 @@ fn every_key_works_when_a_person_presses_it() {
     let inner = Inner::start(
         &format!(
             "set -g @panectl-bin '{PANECTL}'\n\
-             set -g @panectl-daemon-args '--status-quiet-ms 20  --submit-delay-ms 150'"
+             set -g @panectl-daemon-args '--status-quiet 20ms  --submit-delay 150ms'"
         ),
         &path,
     );
@@ -248,7 +248,7 @@ fn every_key_works_when_a_person_presses_it() {
     let daemon = daemons(&inner.socket)[0];
     let args = cmdline(daemon);
     // (`--detach` passes each flag on as `--flag=value`, or as two words.)
-    for pair in [["--status-quiet-ms", "20"], ["--submit-delay-ms", "150"]] {
+    for pair in [["--status-quiet", "20ms"], ["--submit-delay", "150ms"]] {
         let joined = format!("{}={}", pair[0], pair[1]);
         assert!(
             args.windows(2).any(|w| w == pair) || args.contains(&joined),
