@@ -43,7 +43,7 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("panectl: {error:#}");
-            ExitCode::FAILURE
+            cli::exit::of_error(&error)
         }
     }
 }

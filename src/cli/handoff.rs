@@ -4,8 +4,6 @@ use std::io::Read;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use hyper::StatusCode;
-use panectl::api::client::ClientError;
 use panectl::api::wire::{Assigned, Assignment, HandoffAnswer, HandoffBody};
 
 use super::ServerArgs;
@@ -89,8 +87,8 @@ impl TaskArgs {
     }
 }
 
-/// `panectl handoff`: prints the worker's answer. Exit code 0 with the answer, 1 on timeout,
-/// 2 on any other error.
+/// `panectl handoff`: prints the worker's answer. Exit codes as every command's
+/// ([`super::exit`]): 0 with the answer, 1 timed out or no such pane, 2 refused, 3 unreachable.
 pub fn handoff(server: &ServerArgs, args: &TaskArgs) -> anyhow::Result<ExitCode> {
     let result = (|| -> Result<HandoffAnswer, anyhow::Error> {
         let mut body = args.body(server.is_remote())?;
@@ -112,13 +110,7 @@ pub fn handoff(server: &ServerArgs, args: &TaskArgs) -> anyhow::Result<ExitCode>
         }
         Err(error) => {
             eprintln!("panectl: {error:#}");
-            let timed_out = error.chain().any(|cause| {
-                matches!(
-                    cause.downcast_ref::<ClientError>(),
-                    Some(ClientError::Status { status, .. }) if *status == StatusCode::GATEWAY_TIMEOUT
-                )
-            });
-            Ok(ExitCode::from(if timed_out { 1 } else { 2 }))
+            Ok(super::exit::of_error(&error))
         }
     }
 }

@@ -144,7 +144,7 @@ pub fn ls_all(json: bool) -> anyhow::Result<ExitCode> {
             Ok(panes) => listed.extend(panes.into_iter().map(|p| (daemon.label.as_str(), p))),
             Err(error) => {
                 eprintln!("panectl: {}: {error}", daemon.label);
-                code = ExitCode::FAILURE;
+                code = super::exit::of_error(&error.into());
             }
         }
     }
@@ -187,7 +187,7 @@ pub fn events_all(json: bool) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             eprintln!("panectl: {}: {error:#}", daemon.label);
-            code = ExitCode::FAILURE;
+            code = super::exit::of_error(&error);
         }
     }
     Ok(code)

@@ -8,6 +8,7 @@ mod daemon;
 mod detect;
 mod doctor;
 pub mod duration;
+pub mod exit;
 mod handoff;
 mod hook;
 mod inbox;
@@ -28,7 +29,15 @@ use panectl::tmux::ServerAddress;
 
 /// Tracks CLI coding agents running in tmux panes through tmux control mode.
 #[derive(Debug, Parser)]
-#[command(name = "panectl", version, about)]
+#[command(
+    name = "panectl",
+    version,
+    about,
+    after_help = "Exit codes (every command): 0 done; 1 not reached (timed out, not found, \
+                  `health` not ok, a `doctor` check failed, no daemon for `daemon status`); \
+                  2 usage or refused (a bad command line or value, a request the daemon \
+                  refused); 3 unreachable (no daemon for the server, or it cannot reach tmux)."
+)]
 pub struct Cli {
     #[command(flatten)]
     server: ServerArgs,
@@ -288,7 +297,8 @@ enum Command {
     /// wait until it is ready, and print its pane id.
     Launch(orchestrate::LaunchArgs),
     /// Give a worker agent a task through its inbox, wait until its turn is over, and print
-    /// its answer. Exit code 0 with the answer, 1 on timeout, 2 on an error.
+    /// its answer. Exit code 0 with the answer, 1 on a timeout or an unknown pane (the table in
+    /// `panectl --help`).
     Handoff(handoff::TaskArgs),
     /// Give a worker agent a task and return at once (printing the assignment id); when the
     /// worker's turn is over, its answer is queued for `--reply-to` (default: this pane,
@@ -332,7 +342,7 @@ enum Command {
         keys: Vec<String>,
     },
     /// Wait until a pane's status is one of some statuses. Exit code 0 when reached (the
-    /// status is printed), 1 on timeout, 2 on an error.
+    /// status is printed), 1 on a timeout or an unknown pane (the table in `panectl --help`).
     Wait {
         /// The pane.
         pane: String,

@@ -178,7 +178,7 @@ pub fn key(server: &ServerArgs, pane: &str, keys: &[String]) -> anyhow::Result<E
 }
 
 /// `panectl wait PANE --until S,S [--timeout DURATION]`: exit code 0 when a status was reached
-/// (its name printed), 1 on timeout, 2 on any error.
+/// (its name printed), else as every command ([`super::exit`]).
 pub fn wait(
     server: &ServerArgs,
     pane: &str,
@@ -204,11 +204,11 @@ pub fn wait(
                 "panectl: timed out after {:.1} s; {} is {}",
                 answer.waited_seconds, answer.pane, answer.status
             );
-            Ok(ExitCode::from(1))
+            Ok(ExitCode::from(super::exit::NOT_REACHED))
         }
         Err(error) => {
             eprintln!("panectl: {error:#}");
-            Ok(ExitCode::from(2))
+            Ok(super::exit::of_error(&error))
         }
     }
 }

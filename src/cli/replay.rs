@@ -9,9 +9,6 @@ use anyhow::Context;
 use panectl::ids::PaneId;
 use panectl::replay::{ReplayError, ReplayOptions, replay};
 
-/// Exit status for input that is not what the command reads.
-const EXIT_BAD_INPUT: u8 = 2;
-
 /// Parses `WIDTHxHEIGHT`.
 pub fn parse_size(text: &str) -> Result<(u16, u16), String> {
     let (width, height) = text
@@ -41,7 +38,7 @@ pub fn run(
                 "panectl: {} is not a tmux control-mode transcript: {reason}",
                 transcript.display()
             );
-            return Ok(ExitCode::from(EXIT_BAD_INPUT));
+            return Ok(ExitCode::from(super::exit::REFUSED));
         }
         Err(error) => {
             return Err(error).with_context(|| format!("replaying {}", transcript.display()));

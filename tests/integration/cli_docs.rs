@@ -93,7 +93,7 @@ fn man_writes_a_page_per_command() {
         .args(["man", "--dir", "/proc/no-such-dir"])
         .output()
         .expect("run panectl");
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&output.stderr).contains("cannot write the manual pages"),
         "{output:?}"

@@ -67,21 +67,27 @@ fn handoff_answers_with_the_workers_reply_and_assign_calls_back() {
     server.panectl_ok(&["key", "%0", "y"]);
     setup.wait_status(&["idle", "completed"], Duration::from_secs(10));
 
-    // Bad requests: exit code 2, clear words.
-    for (args, words) in [
+    // Bad requests: exit code 2, clear words; a pane that does not exist: 1 (not found).
+    for (args, words, code) in [
         (
             &["handoff", "%0"][..],
             "give the worker's pane and the message",
+            2,
         ),
-        (&["handoff", "%99", "x"][..], "%99"),
+        (&["handoff", "%99", "x"][..], "%99", 1),
         (
             &["handoff", "--launch", "fake_agent", "%0", "x"][..],
             "only the message",
+            2,
         ),
-        (&["handoff", "%0", "x", "--name", "n"][..], "need --launch"),
+        (
+            &["handoff", "%0", "x", "--name", "n"][..],
+            "need --launch",
+            2,
+        ),
     ] {
         let output = server.panectl().args(args).output().unwrap();
-        assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");
+        assert_eq!(output.status.code(), Some(code), "{args:?}: {output:?}");
         assert!(
             String::from_utf8_lossy(&output.stderr).contains(words),
             "{args:?}: {}",

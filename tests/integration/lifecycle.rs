@@ -368,12 +368,12 @@ fn the_config_file_sets_daemon_flags_and_the_command_line_wins() {
     }
 
     // An unknown key is an error naming it and the file; no daemon starts.
-    std::fs::write(&config, "[daemon]\nstatus_quiet = 20\n").unwrap();
+    std::fs::write(&config, "[daemon]\nstatus_quite = 20\n").unwrap();
     let output = run(server.panectl(), &["daemon", "--detach"]);
     assert!(!output.status.success());
     let said = text(&output);
     assert!(
-        said.contains("`status_quiet`") && said.contains(&config.display().to_string()),
+        said.contains("`status_quite`") && said.contains(&config.display().to_string()),
         "{said}"
     );
     assert_eq!(

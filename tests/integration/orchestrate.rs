@@ -57,7 +57,8 @@ fn input_keys_and_wait() {
         [&b"do it #{pane_id} ; $HOME"[..], b"typed, then submitted"]
     );
 
-    // Key names are checked; errors are exit code 2 for wait.
+    // Key names are checked; an unknown pane is "not found" (1), an unknown status a usage
+    // error (2): the one exit-code table.
     for bad in ["bad key", "#{pane_id}", "Enter;"] {
         let refused = server.panectl().args(["key", "%0", bad]).output().unwrap();
         assert!(!refused.status.success(), "{bad}");
@@ -66,12 +67,12 @@ fn input_keys_and_wait() {
             "{bad}: {refused:?}"
         );
     }
-    for args in [
-        &["wait", "%99", "--until", "idle"][..],
-        &["wait", "%0", "--until", "sleepy"],
+    for (args, code) in [
+        (&["wait", "%99", "--until", "idle"][..], 1),
+        (&["wait", "%0", "--until", "sleepy"], 2),
     ] {
         let error = server.panectl().args(args).output().unwrap();
-        assert_eq!(error.status.code(), Some(2), "{args:?}: {error:?}");
+        assert_eq!(error.status.code(), Some(code), "{args:?}: {error:?}");
     }
 }
 

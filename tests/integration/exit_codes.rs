@@ -1,0 +1,57 @@
+//! One exit-code table for every command (docs/commands.md, "Exit codes"): 0 done, 1 not
+//! reached, 2 usage or refused, 3 unreachable. Each row, from the real binary against a real
+//! tmux server and daemon.
+
+use std::time::Duration;
+
+use crate::support::{TmuxServer, daemon_test_lock};
+
+fn code(server: &TmuxServer, args: &[&str]) -> (Option<i32>, String) {
+    let output = server.panectl().args(args).output().expect("run panectl");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn every_kind_of_outcome_has_its_code() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    // 3: no daemon runs for the server (and 1 from `daemon status`, which only reports).
+    let (no_daemon, said) = code(&server, &["ls"]);
+    assert_eq!(no_daemon, Some(3), "{said}");
+    assert!(said.contains("no panectl daemon"), "{said}");
+    assert_eq!(code(&server, &["daemon", "status"]).0, Some(1));
+
+    let _daemon = server.start_daemon(&[]);
+    server.wait_for_panes(1);
+    // 0: done.
+    assert_eq!(code(&server, &["status", "%0"]).0, Some(0));
+    assert_eq!(code(&server, &["health"]).0, Some(0));
+    // 1: not found, timed out.
+    let (unknown, said) = code(&server, &["status", "%99"]);
+    assert_eq!(unknown, Some(1), "{said}");
+    assert_eq!(code(&server, &["inbox", "cancel", "999999"]).0, Some(1));
+    let (timed_out, said) = code(
+        &server,
+        &["wait", "%0", "--until", "processing", "--timeout", "300ms"],
+    );
+    assert_eq!(timed_out, Some(1), "{said}");
+    // 2: usage, bad values, refused by the daemon.
+    assert_eq!(code(&server, &["status", "--bogus"]).0, Some(2));
+    let (bad_duration, said) = code(
+        &server,
+        &["wait", "%0", "--until", "idle", "--timeout", "5 parsecs"],
+    );
+    assert_eq!(bad_duration, Some(2), "{said}");
+    assert!(said.contains("unknown unit"), "{said}");
+    let (shell, said) = code(&server, &["send", "%0", "echo refused"]);
+    assert_eq!(shell, Some(2), "{said}");
+    assert!(said.contains("--allow-shell"), "{said}");
+    let (status, said) = code(&server, &["wait", "%0", "--until", "sleepy"]);
+    assert_eq!(status, Some(2), "{said}");
+    // Nothing was typed into the shell by the refused send.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!server.tmux_screen("%0").contains("refused"));
+}
