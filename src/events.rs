@@ -4,8 +4,9 @@
 //! how many events they missed (never left to guess); output events only carry sequence
 //! numbers, and the bytes themselves stay in each pane's ring where a consumer can fetch them.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
@@ -18,6 +19,10 @@ use crate::status::Status;
 
 /// Events kept for subscribers that are momentarily slow.
 const CAPACITY: usize = 16 * 1024;
+
+/// Recent events kept for clients that come back (`Last-Event-ID`): about a minute of a busy
+/// daemon's status and message events, less when output ticks flood in.
+pub const HISTORY: usize = 4096;
 
 /// One published event.
 #[derive(Debug, Clone, Serialize)]
@@ -216,11 +221,99 @@ impl ResyncReason {
     }
 }
 
+impl EventKind {
+    /// The event's `type`, as it is serialized (filters compare it without serializing).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            EventKind::SessionAdded { .. } => "session_added",
+            EventKind::SessionRemoved { .. } => "session_removed",
+            EventKind::ConnectionLost { .. } => "connection_lost",
+            EventKind::PaneAdded { .. } => "pane_added",
+            EventKind::PaneRemoved { .. } => "pane_removed",
+            EventKind::PaneResized { .. } => "pane_resized",
+            EventKind::PaneRenamed { .. } => "pane_renamed",
+            EventKind::PaneCommand { .. } => "pane_command",
+            EventKind::WindowRenamed { .. } => "window_renamed",
+            EventKind::Output { .. } => "output",
+            EventKind::Status { .. } => "status",
+            EventKind::Message { .. } => "message",
+            EventKind::Transport { .. } => "transport",
+            EventKind::CrossCheck { .. } => "cross_check",
+            EventKind::Resync { .. } => "resync",
+            EventKind::ViewChanged {} => "view_changed",
+            EventKind::Seen { .. } => "seen",
+        }
+    }
+
+    /// Every `type` an event can have.
+    pub const TYPES: [&'static str; 17] = [
+        "session_added",
+        "session_removed",
+        "connection_lost",
+        "pane_added",
+        "pane_removed",
+        "pane_resized",
+        "pane_renamed",
+        "pane_command",
+        "window_renamed",
+        "output",
+        "status",
+        "message",
+        "transport",
+        "cross_check",
+        "resync",
+        "view_changed",
+        "seen",
+    ];
+
+    /// The pane the event is about, if one (`%N`; a message's receiving pane as queued).
+    pub fn pane(&self) -> Option<String> {
+        match self {
+            EventKind::PaneAdded { pane, .. }
+            | EventKind::PaneRemoved { pane }
+            | EventKind::PaneResized { pane, .. }
+            | EventKind::PaneRenamed { pane, .. }
+            | EventKind::PaneCommand { pane, .. }
+            | EventKind::Output { pane, .. }
+            | EventKind::Status { pane, .. }
+            | EventKind::Transport { pane, .. }
+            | EventKind::CrossCheck { pane, .. }
+            | EventKind::Resync { pane, .. }
+            | EventKind::Seen { pane } => Some(pane.to_string()),
+            EventKind::Message { pane, .. } => Some(pane.clone()),
+            EventKind::SessionAdded { .. }
+            | EventKind::SessionRemoved { .. }
+            | EventKind::ConnectionLost { .. }
+            | EventKind::WindowRenamed { .. }
+            | EventKind::ViewChanged {} => None,
+        }
+    }
+}
+
+/// What [`EventBus::resume`] found.
+#[derive(Debug)]
+pub struct Resumed {
+    /// Kept events after the client's last one, in order.
+    pub kept: Vec<Arc<DaemonEvent>>,
+    /// Events after the client's last one that it can no longer have; `None` when unknown.
+    pub missed: Option<u64>,
+    /// The id of the last event published before the subscription: later ones come from it.
+    pub last_sent: u64,
+    /// Everything published from now on.
+    pub receiver: broadcast::Receiver<Arc<DaemonEvent>>,
+}
+
 /// Publishes events to every subscriber. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct EventBus {
     sender: broadcast::Sender<Arc<DaemonEvent>>,
     next_id: Arc<AtomicU64>,
+    /// The last [`HISTORY`] events, in id order. Numbering, keeping and sending happen under
+    /// its lock, so that ids, the history and every subscription agree on one order.
+    history: Arc<Mutex<VecDeque<Arc<DaemonEvent>>>>,
+    /// When this bus began (ms since the epoch): tells this daemon's event ids from those of
+    /// an earlier one, which start from 1 again.
+    epoch: u64,
 }
 
 impl Default for EventBus {
@@ -236,18 +329,76 @@ impl EventBus {
         EventBus {
             sender,
             next_id: Arc::new(AtomicU64::new(1)),
+            history: Arc::new(Mutex::new(VecDeque::with_capacity(HISTORY))),
+            epoch: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
         }
     }
 
     /// Publishes an event (dropped silently when nobody listens: nothing is owed to nobody).
     pub fn publish(&self, kind: EventKind) {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let time_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
-        let _ = self
-            .sender
-            .send(Arc::new(DaemonEvent { id, time_ms, kind }));
+        // A poisoned lock only means another publisher panicked; the history is still whole.
+        let mut history = self.history.lock().unwrap_or_else(|p| p.into_inner());
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let event = Arc::new(DaemonEvent { id, time_ms, kind });
+        if history.len() == HISTORY {
+            history.pop_front();
+        }
+        history.push_back(event.clone());
+        let _ = self.sender.send(event);
+    }
+
+    /// When this bus began: the first part of a resumable event id ([`EventBus::stream_id`]).
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// The id a stream gives an event, which a client hands back to resume
+    /// (`Last-Event-ID`): `EPOCH-ID`, so that an id of an earlier daemon is never taken for
+    /// one of this one.
+    pub fn stream_id(&self, event: &DaemonEvent) -> String {
+        format!("{}-{}", self.epoch, event.id)
+    }
+
+    /// A subscription that starts after the event a client saw last (`last`, as
+    /// [`EventBus::stream_id`] gave it): the kept events since then, how many after it are
+    /// lost to the client (kept no longer, or `None`: the id is not this daemon's, so how many
+    /// is unknown), and the subscription for what follows. The subscription may repeat kept
+    /// events: skip ids up to the last one sent.
+    pub fn resume(&self, last: &str) -> Resumed {
+        let history = self.history.lock().unwrap_or_else(|p| p.into_inner());
+        let receiver = self.sender.subscribe();
+        let next = self.next_id.load(Ordering::Relaxed);
+        let after = match last.split_once('-') {
+            Some((epoch, id)) if epoch.parse() == Ok(self.epoch) => id.parse::<u64>().ok(),
+            Some(_) => None,
+            None => last.parse::<u64>().ok(),
+        }
+        .filter(|after| *after < next);
+        let Some(after) = after else {
+            return Resumed {
+                kept: Vec::new(),
+                missed: None,
+                last_sent: next - 1,
+                receiver,
+            };
+        };
+        let kept: Vec<Arc<DaemonEvent>> = history
+            .iter()
+            .filter(|event| event.id > after)
+            .cloned()
+            .collect();
+        let first_kept = kept.first().map_or(next, |event| event.id);
+        Resumed {
+            kept,
+            missed: Some(first_kept - after - 1),
+            last_sent: next - 1,
+            receiver,
+        }
     }
 
     /// A new subscription, starting with the next event.
@@ -258,5 +409,83 @@ impl EventBus {
     /// Id of the last event published (0 if none).
     pub fn last_id(&self) -> u64 {
         self.next_id.load(Ordering::Relaxed) - 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(pane: u32) -> EventKind {
+        EventKind::Seen { pane: PaneId(pane) }
+    }
+
+    #[test]
+    fn a_client_resumes_after_the_last_event_it_saw() {
+        let bus = EventBus::new();
+        for pane in 0..5 {
+            bus.publish(seen(pane));
+        }
+        let last = format!("{}-2", bus.epoch());
+        let resumed = bus.resume(&last);
+        assert_eq!(
+            resumed.kept.iter().map(|e| e.id).collect::<Vec<_>>(),
+            [3, 4, 5]
+        );
+        assert_eq!(resumed.missed, Some(0));
+        assert_eq!(resumed.last_sent, 5);
+        let mut receiver = resumed.receiver;
+        bus.publish(seen(9));
+        assert_eq!(receiver.try_recv().map(|e| e.id).ok(), Some(6));
+    }
+
+    #[test]
+    fn events_no_longer_kept_are_counted_and_foreign_ids_are_unknown() {
+        let bus = EventBus::new();
+        for pane in 0..(HISTORY as u32 + 10) {
+            bus.publish(seen(pane));
+        }
+        let resumed = bus.resume(&format!("{}-3", bus.epoch()));
+        // Ids 4 to 10 were dropped from the history; 11 is the oldest kept.
+        assert_eq!(resumed.missed, Some(7));
+        assert_eq!(resumed.kept.first().map(|e| e.id), Some(11));
+        assert_eq!(resumed.kept.len(), HISTORY);
+        // An id of another daemon, or from the future, or not an id: how many is unknown.
+        for last in [
+            format!("{}-3", bus.epoch() + 1),
+            format!("{}-99999999", bus.epoch()),
+            "x".to_string(),
+        ] {
+            let resumed = bus.resume(&last);
+            assert_eq!(resumed.missed, None, "{last}");
+            assert!(resumed.kept.is_empty(), "{last}");
+        }
+    }
+
+    #[test]
+    fn type_names_are_the_serialized_types() {
+        let kinds = [
+            seen(1),
+            EventKind::ViewChanged {},
+            EventKind::Output {
+                pane: PaneId(1),
+                seq: 0,
+                len: 1,
+            },
+            EventKind::Message {
+                message_id: 1,
+                pane: "%1".into(),
+                state: crate::message::State::Pending,
+                sender: "cli".into(),
+            },
+            EventKind::PaneRemoved { pane: PaneId(2) },
+        ];
+        for kind in kinds {
+            let value = serde_json::to_value(&kind).expect("serializes");
+            assert_eq!(value["type"], kind.type_name());
+            assert!(EventKind::TYPES.contains(&kind.type_name()));
+        }
+        assert_eq!(seen(4).pane().as_deref(), Some("%4"));
+        assert_eq!(EventKind::ViewChanged {}.pane(), None);
     }
 }

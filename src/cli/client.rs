@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::ServerArgs;
+use super::table::Table;
 
 /// A client of the server's daemon: at the caller's own runtime path, else where the server's
 /// `@panectl_api` says (a daemon started from another environment).
@@ -101,59 +102,52 @@ pub fn ls(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The pane table, with a SERVER column first when the rows carry their server.
+/// The pane table, with a SERVER column first when the rows carry their server, in the order
+/// tmux shows panes: by server, session, window, pane.
 pub(super) fn print_panes(panes: &[(Option<&str>, &PaneSummary)]) -> anyhow::Result<()> {
     let with_server = panes.iter().any(|(server, _)| server.is_some());
-    let mut out = std::io::stdout().lock();
-    let rows: Vec<Vec<String>> = panes
-        .iter()
-        .map(|(server, p)| {
-            let mut row = Vec::with_capacity(9);
-            if with_server {
-                row.push(printable(server.unwrap_or_default()));
-            }
-            row.extend([
-                show(p.pane),
-                show(&p.session),
-                format!("{}:{}", p.window_index, show(&p.window)),
-                format!("{}x{}", p.width, p.height),
-                show(p.status),
-                show_some(p.provider.as_ref()),
-                show(&p.command),
-                show(&p.title),
-            ]);
-            row
-        })
-        .collect();
+    let mut sorted: Vec<&(Option<&str>, &PaneSummary)> = panes.iter().collect();
+    sorted.sort_by(|(sa, a), (sb, b)| {
+        (sa, a.session.as_bytes(), a.window_index, a.index, a.pane).cmp(&(
+            sb,
+            b.session.as_bytes(),
+            b.window_index,
+            b.index,
+            b.pane,
+        ))
+    });
     let mut headers = vec![
-        "PANE", "SESSION", "WINDOW", "SIZE", "STATUS", "PROVIDER", "COMMAND", "TITLE",
+        "PANE", "SESSION", "WINDOW", "NAME", "STATUS", "PROVIDER", "SIZE", "COMMAND", "TITLE",
     ];
     if with_server {
         headers.insert(0, "SERVER");
     }
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
-    for row in &rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
+    let mut table = Table::new(&headers).status_column(headers.len() - 5);
+    for (server, p) in sorted {
+        let mut row = Vec::with_capacity(headers.len());
+        if with_server {
+            row.push(printable(server.unwrap_or_default()));
         }
+        row.extend([
+            show(p.pane),
+            show(&p.session),
+            format!("{}:{}", p.window_index, show(&p.window)),
+            dash(show_some(p.name.as_ref())),
+            show(p.status),
+            dash(show_some(p.provider.as_ref())),
+            format!("{}x{}", p.width, p.height),
+            show(&p.command),
+            show(&p.title),
+        ]);
+        table.row(row);
     }
-    let print = |out: &mut dyn Write, cells: &[&str]| -> std::io::Result<()> {
-        let mut line = String::new();
-        for (i, cell) in cells.iter().enumerate() {
-            if i + 1 == cells.len() {
-                line.push_str(cell);
-            } else {
-                line.push_str(&format!("{cell:<width$}  ", width = widths[i]));
-            }
-        }
-        writeln!(out, "{}", line.trim_end())
-    };
-    print(&mut out, &headers)?;
-    for row in &rows {
-        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
-        print(&mut out, &cells)?;
-    }
+    table.print()?;
     Ok(())
+}
+
+/// An empty cell as `-`, so that every row has a word in every column (`awk` reads it).
+fn dash(cell: String) -> String {
+    if cell.is_empty() { "-".into() } else { cell }
 }
 
 pub fn screen(server: &ServerArgs, pane: &str, ansi: bool) -> anyhow::Result<ExitCode> {
@@ -293,9 +287,10 @@ fn print_event(data: &str, json: bool, server: Option<&str>) -> std::io::Result<
             }
         }
     }
+    let clock = value["time_ms"].as_u64().map(clock).unwrap_or_default();
     writeln!(
         out,
-        "{:>6} {:<16} {}",
+        "{clock:<13} {:>6} {:<16} {}",
         shown(&value, "id"),
         shown(&value, "type"),
         fields.join(" ")
@@ -303,22 +298,79 @@ fn print_event(data: &str, json: bool, server: Option<&str>) -> std::io::Result<
     out.flush()
 }
 
-pub fn events(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
+/// The time of day of an event, UTC, to the millisecond (`14:03:27.512Z`).
+fn clock(time_ms: u64) -> String {
+    let ms = time_ms % 1000;
+    let seconds = time_ms / 1000 % 86_400;
+    format!(
+        "{:02}:{:02}:{:02}.{ms:03}Z",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    )
+}
+
+/// Which events `panectl events` follows.
+#[derive(Debug, clap::Args)]
+pub struct EventFilter {
+    /// Only the events about this pane (`%N`).
+    #[arg(long, value_name = "PANE")]
+    pane: Option<String>,
+    /// Only these types, comma-separated (status, message, pane_added, output, ...).
+    #[arg(long = "type", value_name = "TYPE", value_delimiter = ',')]
+    types: Vec<String>,
+    /// Include `output` events (one per burst of a pane's output: many), which are left out
+    /// unless asked for here or with `--type`.
+    #[arg(long)]
+    output: bool,
+}
+
+impl EventFilter {
+    /// The route with the filter as its query.
+    pub(super) fn path(&self) -> String {
+        let mut query = Vec::new();
+        if let Some(pane) = &self.pane {
+            query.push(format!("pane={}", encode_segment(pane)));
+        }
+        let types: Vec<&str> = if !self.types.is_empty() {
+            self.types.iter().map(String::as_str).collect()
+        } else if self.output {
+            Vec::new()
+        } else {
+            panectl::events::EventKind::TYPES
+                .iter()
+                .copied()
+                .filter(|t| *t != "output")
+                .collect()
+        };
+        if !types.is_empty() {
+            query.push(format!("type={}", encode_segment(&types.join(","))));
+        }
+        if query.is_empty() {
+            "/v1/events".to_string()
+        } else {
+            format!("/v1/events?{}", query.join("&"))
+        }
+    }
+}
+
+pub fn events(server: &ServerArgs, json: bool, filter: &EventFilter) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
-    block_on(follow_events(&client, json, None))?;
+    block_on(follow_events(&client, &filter.path(), json, None))?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Prints the events of one daemon until its stream ends.
 pub(super) async fn follow_events(
     client: &ApiClient,
+    path: &str,
     json: bool,
     server: Option<&str>,
 ) -> anyhow::Result<()> {
     let mut pending = Vec::new();
     let mut failure = None;
     client
-        .stream("/v1/events", |chunk| {
+        .stream(path, |chunk| {
             pending.extend_from_slice(chunk);
             while let Some(end) = pending.iter().position(|&b| b == b'\n') {
                 let line: Vec<u8> = pending.drain(..=end).collect();
@@ -540,20 +592,28 @@ pub fn providers(server: &ServerArgs) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let providers: Vec<ProviderInfo> =
         block_on(async { Ok(client.get_json("/v1/providers").await?) })?;
-    let mut out = std::io::stdout().lock();
+    let mut table = Table::new(&["ID", "NAME", "RULES", "SOURCE"]).right_aligned(2);
     for provider in &providers {
-        writeln!(
-            out,
-            "{:<14} {:<14} {:>3} rules  {}",
-            provider.id, provider.name, provider.rules, provider.source
-        )?;
+        table.row(vec![
+            printable(&provider.id),
+            printable(&provider.name),
+            provider.rules.to_string(),
+            printable(&provider.source),
+        ]);
     }
+    table.print()?;
     Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::printable;
+    use super::{clock, printable};
+
+    #[test]
+    fn event_times_read_as_a_clock() {
+        assert_eq!(clock(1_764_684_207_512), "14:03:27.512Z");
+        assert_eq!(clock(0), "00:00:00.000Z");
+    }
 
     #[test]
     fn control_characters_are_shown_escaped() {

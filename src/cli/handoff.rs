@@ -9,6 +9,7 @@ use panectl::api::wire::{Assigned, Assignment, HandoffAnswer, HandoffBody};
 use super::ServerArgs;
 use super::client::{block_on, client, json_line, printable};
 use super::orchestrate::LaunchOptions;
+use super::table::Table;
 
 /// What `panectl handoff` and `panectl assign` are given.
 #[derive(Debug, clap::Args)]
@@ -173,23 +174,25 @@ pub fn list(server: &ServerArgs, state: Option<&str>, json: bool) -> anyhow::Res
         None => "/v1/assignments".to_string(),
     };
     let all: Vec<Assignment> = block_on(async { Ok(client.get_json(&path).await?) })?;
-    for a in &all {
-        if json {
+    if json {
+        for a in &all {
             println!("{}", json_line(a)?);
-        } else {
-            println!(
-                "{:>5}  {:<9} {:>5} -> {:<5} message {}{}",
-                a.id,
-                a.state.as_str(),
-                printable(&a.worker),
-                printable(&a.reply_to),
-                a.message_id,
-                a.reason
-                    .as_deref()
-                    .map(|r| format!("  ({})", printable(r)))
-                    .unwrap_or_default()
-            );
         }
+        return Ok(ExitCode::SUCCESS);
     }
+    let mut table = Table::new(&["ID", "STATE", "WORKER", "REPLY TO", "MESSAGE", "REASON"])
+        .right_aligned(0)
+        .right_aligned(4);
+    for a in &all {
+        table.row(vec![
+            a.id.to_string(),
+            a.state.as_str().to_string(),
+            printable(&a.worker),
+            printable(&a.reply_to),
+            a.message_id.to_string(),
+            a.reason.as_deref().map(printable).unwrap_or_default(),
+        ]);
+    }
+    table.print()?;
     Ok(ExitCode::SUCCESS)
 }

@@ -10,6 +10,7 @@ use panectl::api::wire::{Message, SendBody};
 
 use super::ServerArgs;
 use super::client::{block_on, client, json_line, printable, show, show_some};
+use super::table::Table;
 use super::tmux_client;
 
 fn hex(bytes: &[u8]) -> String {
@@ -141,12 +142,15 @@ pub fn list(
     };
     let client = client(server)?;
     let messages: Vec<Message> = block_on(async { Ok(client.get_json(&path).await?) })?;
-    let mut out = std::io::stdout().lock();
-    for message in &messages {
-        if json {
+    if json {
+        let mut out = std::io::stdout().lock();
+        for message in &messages {
             writeln!(out, "{}", json_line(message)?)?;
-            continue;
         }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut table = Table::new(&["ID", "PANE", "STATE", "FROM", "MESSAGE"]).right_aligned(0);
+    for message in &messages {
         let body = String::from_utf8_lossy(&message.body);
         let first: String = body
             .lines()
@@ -159,15 +163,15 @@ pub fn list(
             reason if reason.is_empty() => show(message.state.as_str()),
             reason => format!("{} ({reason})", show(message.state.as_str())),
         };
-        writeln!(
-            out,
-            "{:>6}  {:<5} {:<12} from {:<10} {first:?}",
-            message.id,
+        table.row(vec![
+            message.id.to_string(),
             printable(&message.pane),
             state,
             printable(&message.sender),
-        )?;
+            format!("{first:?}"),
+        ]);
     }
+    table.print()?;
     Ok(ExitCode::SUCCESS)
 }
 

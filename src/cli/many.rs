@@ -16,7 +16,7 @@ use panectl::daemon::discovery;
 use serde_json::Value;
 
 use super::ServerArgs;
-use super::client::{block_on, follow_events, print_panes, print_pretty};
+use super::client::{EventFilter, block_on, follow_events, print_panes, print_pretty};
 use super::is_broken_pipe;
 
 /// A running daemon and its server.
@@ -170,13 +170,14 @@ pub fn ls_all(json: bool) -> anyhow::Result<ExitCode> {
 
 /// `panectl events --all`: the events of every daemon found at the start, interleaved as they
 /// come, each with its server. Ends when every stream has ended.
-pub fn events_all(json: bool) -> anyhow::Result<ExitCode> {
+pub fn events_all(json: bool, filter: &EventFilter) -> anyhow::Result<ExitCode> {
+    let path = filter.path();
     let daemons = some_daemons()?;
     let results = block_on(async {
         Ok(futures::future::join_all(
             daemons
                 .iter()
-                .map(|d| follow_events(&d.client, json, Some(&d.label))),
+                .map(|d| follow_events(&d.client, &path, json, Some(&d.label))),
         )
         .await)
     })?;

@@ -18,6 +18,7 @@ mod many;
 mod mcp;
 mod orchestrate;
 mod replay;
+mod table;
 mod tmux_client;
 
 use std::path::PathBuf;
@@ -374,12 +375,14 @@ enum Command {
     },
     /// Follow the daemon's events.
     Events {
-        /// Print one JSON object per line.
+        /// Print one JSON object per line (JSON lines, one per event, as they come).
         #[arg(long)]
         json: bool,
         /// The events of every server with a daemon on this machine, each with its server.
         #[arg(long)]
         all: bool,
+        #[command(flatten)]
+        filter: client::EventFilter,
     },
     /// Replay a recorded control-mode transcript and print each pane's final screen.
     Replay {
@@ -535,8 +538,16 @@ pub fn run(mut cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode>
             json,
             files,
         } => detect::detect(&files, provider.as_deref(), json),
-        Command::Events { json, all: true } => many::events_all(json),
-        Command::Events { json, all: false } => client::events(&cli.server, json),
+        Command::Events {
+            json,
+            all: true,
+            filter,
+        } => many::events_all(json, &filter),
+        Command::Events {
+            json,
+            all: false,
+            filter,
+        } => client::events(&cli.server, json, &filter),
         Command::Launch(args) => orchestrate::launch(&cli.server, args),
         Command::Handoff(task) => handoff::handoff(&cli.server, &task),
         Command::Assign { task, reply_to } => {

@@ -834,7 +834,7 @@ impl EventReader {
         use std::io::BufRead;
         let mut child = server
             .panectl()
-            .args(["events", "--json"])
+            .args(["events", "--json", "--output"])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
