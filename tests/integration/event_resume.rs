@@ -73,12 +73,16 @@ fn title(server: &TmuxServer, pane: &str, title: &str) {
 /// looks are seen once, as the last one).
 fn title_seen(server: &TmuxServer, pane: &str, name: &str) {
     title(server, pane, name);
-    server.wait_for(&format!("{pane} titled {name}"), Duration::from_secs(10), || {
-        server
-            .panes()
-            .iter()
-            .any(|p| p["pane"] == pane && p["title"] == name)
-    });
+    server.wait_for(
+        &format!("{pane} titled {name}"),
+        Duration::from_secs(10),
+        || {
+            server
+                .panes()
+                .iter()
+                .any(|p| p["pane"] == pane && p["title"] == name)
+        },
+    );
 }
 
 #[test]
