@@ -391,9 +391,13 @@ pub(super) async fn follow_events(
     }
 }
 
-pub fn status(server: &ServerArgs, pane: &str) -> anyhow::Result<ExitCode> {
+pub fn status(server: &ServerArgs, pane: &str, json: bool) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let summary = block_on(async { Ok(client.pane(pane).await?) })?;
+    if json {
+        print_pretty(&summary)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     println!("{}", summary.status);
     Ok(ExitCode::SUCCESS)
 }
@@ -588,10 +592,14 @@ pub fn session_transport(
     })
 }
 
-pub fn providers(server: &ServerArgs) -> anyhow::Result<ExitCode> {
+pub fn providers(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let providers: Vec<ProviderInfo> =
         block_on(async { Ok(client.get_json("/v1/providers").await?) })?;
+    if json {
+        print_pretty(&providers)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut table = Table::new(&["ID", "NAME", "RULES", "SOURCE"]).right_aligned(2);
     for provider in &providers {
         table.row(vec![

@@ -9,7 +9,7 @@ use panectl::api::client::encode_segment;
 use panectl::api::wire::{Message, SendBody};
 
 use super::ServerArgs;
-use super::client::{block_on, client, json_line, printable, show, show_some};
+use super::client::{block_on, client, json_line, print_pretty, printable, show, show_some};
 use super::table::Table;
 use super::tmux_client;
 
@@ -43,6 +43,9 @@ pub struct SendArgs {
     /// The tmux client to show it on (default: the one tmux picks, else the one used last).
     #[arg(long, value_name = "NAME", requires = "notify")]
     client: Option<String>,
+    /// Print the queued message as JSON instead of its id.
+    #[arg(long, conflicts_with = "notify")]
+    json: bool,
     /// Send even to a pane that runs no recognised agent: a plain shell would run the text
     /// as commands.
     #[arg(long)]
@@ -70,8 +73,8 @@ pub(super) fn queue(
     block_on(async { Ok(client.post_json(&path, &request).await?) })
 }
 
-/// The message id, or why it was not queued.
-fn send_message(server: &ServerArgs, args: &SendArgs) -> anyhow::Result<String> {
+/// The queued message, or why it was not queued.
+fn send_message(server: &ServerArgs, args: &SendArgs) -> anyhow::Result<Message> {
     let body = match (&args.buffer, args.message.as_deref()) {
         (Some(buffer), _) => tmux_client::read_buffer(&server.address()?, buffer)?,
         (None, Some("-")) => {
@@ -100,19 +103,23 @@ fn send_message(server: &ServerArgs, args: &SendArgs) -> anyhow::Result<String> 
         tmux_client::delete_buffer(&server.address()?, buffer)
             .with_context(|| format!("message {} is queued, but", stored.id))?;
     }
-    Ok(stored.id.to_string())
+    Ok(stored)
 }
 
 /// `panectl send PANE [--from X] [--ttl D] (MESSAGE | - | --buffer NAME) [--notify]`: prints
 /// the message id (or shows it in tmux).
 pub fn send(server: &ServerArgs, args: &SendArgs) -> anyhow::Result<ExitCode> {
     let outcome = send_message(server, args);
+    if args.json {
+        print_pretty(&outcome?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if !args.notify {
-        println!("{}", outcome?);
+        println!("{}", outcome?.id);
         return Ok(ExitCode::SUCCESS);
     }
     let message = match &outcome {
-        Ok(id) => format!("panectl: message {id} queued for {}", args.pane),
+        Ok(stored) => format!("panectl: message {} queued for {}", stored.id, args.pane),
         Err(error) => format!("panectl: {error:#}"),
     };
     let address = server.address()?;

@@ -158,7 +158,7 @@ impl Command {
         match self {
             Command::Screen { pane, .. }
             | Command::Output { pane, .. }
-            | Command::Status { pane }
+            | Command::Status { pane, .. }
             | Command::Explain { target: pane, .. }
             | Command::Last { pane }
             | Command::SetProvider { pane, .. }
@@ -210,6 +210,9 @@ enum Command {
     Status {
         /// The pane.
         pane: String,
+        /// Print the pane as JSON (as an entry of `ls --json`) instead of the word.
+        #[arg(long)]
+        json: bool,
     },
     /// Show which status rule fired and why the others did not, for a pane or a capture file.
     Explain {
@@ -248,7 +251,11 @@ enum Command {
         session: bool,
     },
     /// List the provider rules the daemon uses.
-    Providers,
+    Providers {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// An agent CLI's hook command (Claude Code, Gemini CLI): reads the hook's JSON on stdin
     /// and tells the daemon, as a status signal for the pane in `$TMUX_PANE`. Never fails the
     /// agent: always exit code 0, at most one line on stderr.
@@ -493,7 +500,7 @@ pub fn run(mut cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode>
         Command::Output { pane, from } => client::output(&cli.server, &pane, from),
         Command::Health { json } => client::health(&cli.server, json),
         Command::Doctor { json } => doctor::doctor(&cli.server, json),
-        Command::Status { pane } => client::status(&cli.server, &pane),
+        Command::Status { pane, json } => client::status(&cli.server, &pane, json),
         Command::Explain {
             target,
             provider,
@@ -509,7 +516,7 @@ pub fn run(mut cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode>
         Command::SetProvider { pane, provider } => {
             client::set_provider(&cli.server, &pane, &provider)
         }
-        Command::Providers => client::providers(&cli.server),
+        Command::Providers { json } => client::providers(&cli.server, json),
         Command::Hook(args) => Ok(hook::hook(&cli.server, &args)),
         Command::Transport {
             pane,

@@ -102,6 +102,10 @@ pub struct LaunchArgs {
     #[arg(long, default_value = "60s", value_name = "DURATION",
           value_parser = super::duration::parse)]
     timeout: std::time::Duration,
+    /// Print the new agent as JSON (pane, provider, name, status, prompts answered) instead of
+    /// its pane id.
+    #[arg(long)]
+    json: bool,
     /// Do not install panectl's status hooks for this session (Claude Code).
     #[arg(long)]
     no_hooks: bool,
@@ -130,6 +134,7 @@ pub async fn default_session(client: &ApiClient, body: &mut LaunchBody, caller: 
 
 /// `panectl launch PROVIDER ...`: prints the new pane's id.
 pub fn launch(server: &ServerArgs, args: LaunchArgs) -> anyhow::Result<ExitCode> {
+    let args_json = args.json;
     let body = LaunchBody {
         args: args.args,
         no_wait: args.no_wait,
@@ -143,7 +148,11 @@ pub fn launch(server: &ServerArgs, args: LaunchArgs) -> anyhow::Result<ExitCode>
         default_session(&client, &mut body, server.own_pane()).await;
         Ok(client.post_json("/v1/agents", &body).await?)
     })?;
-    println!("{}", launched.pane);
+    if args_json {
+        super::client::print_pretty(&launched)?;
+    } else {
+        println!("{}", launched.pane);
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -55,3 +55,52 @@ fn every_kind_of_outcome_has_its_code() {
     std::thread::sleep(Duration::from_millis(300));
     assert!(!server.tmux_screen("%0").contains("refused"));
 }
+
+/// `--json` on the commands that print data: one JSON document each.
+#[test]
+fn data_commands_print_json_when_asked() {
+    let _guard = daemon_test_lock();
+    let setup = crate::inbox::Setup::start(0.2);
+    let _daemon = setup.daemon();
+    setup.wait_status(&["idle"], Duration::from_secs(15));
+    let server = &setup.server;
+    let json = |args: &[&str]| -> serde_json::Value {
+        let text = server.panectl_ok(args);
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{args:?}: {e}: {text}"))
+    };
+    let status = json(&["status", "%0", "--json"]);
+    assert_eq!(status["pane"], "%0", "{status}");
+    assert_eq!(status["status"], "idle", "{status}");
+    assert_eq!(status["provider"], "fake_agent", "{status}");
+    let providers = json(&["providers", "--json"]);
+    assert!(
+        providers
+            .as_array()
+            .is_some_and(|all| all.iter().any(|p| p["id"] == "claude_code")),
+        "{providers}"
+    );
+    let sent = json(&["send", "%0", "--json", "hello in JSON"]);
+    assert_eq!(sent["pane"], "%0", "{sent}");
+    assert!(sent["id"].as_i64().is_some(), "{sent}");
+    setup.wait_state(
+        sent["id"].as_i64().expect("id"),
+        "delivered",
+        Duration::from_secs(20),
+    );
+    let launched = json(&["launch", "fake_agent", "--name", "in-json", "--json"]);
+    assert_eq!(launched["provider"], "fake_agent", "{launched}");
+    assert_eq!(launched["name"], "in-json", "{launched}");
+    assert!(
+        launched["pane"]
+            .as_str()
+            .is_some_and(|p| p.starts_with('%')),
+        "{launched}"
+    );
+    // `--json` and `--notify` say different things about where the outcome goes.
+    let both = server
+        .panectl()
+        .args(["send", "%0", "--json", "--notify", "x"])
+        .output()
+        .expect("run panectl");
+    assert_eq!(both.status.code(), Some(2), "{both:?}");
+}
