@@ -34,7 +34,16 @@ use panectl::tmux::ServerAddress;
     name = "panectl",
     version,
     about,
-    after_help = "Exit codes (every command): 0 done; 1 not reached (timed out, not found, \
+    after_help = "Examples:\n  \
+                  panectl daemon --detach                 follow the default tmux server\n  \
+                  panectl ls                              every pane, its agent and status\n  \
+                  panectl send %3 'Run the tests.'        queue a message for an agent\n  \
+                  panectl wait %3 --until completed --timeout 10m\n  \
+                  panectl handoff %3 'Sum up the diff.'   give a task, print the answer\n  \
+                  panectl --ssh devbox ls                 a server on another machine\n  \
+                  panectl events --type status,message    follow what changes\n\n\
+                  Durations: 500ms, 30s, 5m, 2h, 1d, or a number of seconds.\n\n\
+                  Exit codes (every command): 0 done; 1 not reached (timed out, not found, \
                   `health` not ok, a `doctor` check failed, no daemon for `daemon status`); \
                   2 usage or refused (a bad command line or value, a request the daemon \
                   refused); 3 unreachable (no daemon for the server, or it cannot reach tmux)."
@@ -46,8 +55,10 @@ pub struct Cli {
     command: Command,
 }
 
-/// Which tmux server, chosen as tmux chooses it.
+/// Which tmux server, chosen as tmux chooses it. Shown apart in `--help` ("Which server"):
+/// every command takes them.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Which server (every command)")]
 pub struct ServerArgs {
     /// tmux socket name (like `tmux -L`).
     #[arg(
@@ -68,8 +79,8 @@ pub struct ServerArgs {
     /// panectl's options and the destination added, like `GIT_SSH_COMMAND`.
     #[arg(long, global = true, value_name = "COMMAND", requires = "ssh")]
     ssh_command: Option<String>,
-    /// How often the daemon sends ssh keepalives (whole seconds); three unanswered ones end the connection,
-    /// which is then made again.
+    /// How often the daemon sends ssh keepalives (whole seconds); three unanswered ones end
+    /// the connection, which is then made again.
     #[arg(long, global = true, value_name = "DURATION", default_value = "5s",
           value_parser = keepalive)]
     ssh_keepalive: u32,

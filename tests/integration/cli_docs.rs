@@ -99,3 +99,22 @@ fn man_writes_a_page_per_command() {
         "{output:?}"
     );
 }
+
+#[test]
+fn help_sets_the_server_options_apart_and_shows_examples() {
+    for args in [&["--help"][..], &["send", "--help"]] {
+        let help = stdout_of(args);
+        let heading = help
+            .find("Which server (every command):")
+            .unwrap_or_else(|| panic!("{args:?}: {help}"));
+        // -L, -S and the ssh options are under that heading, not among the command's own.
+        for flag in ["-L <NAME>", "-S <PATH>", "--ssh <DEST>", "--ssh-keepalive"] {
+            let at = help.find(flag).unwrap_or_else(|| panic!("{flag}: {help}"));
+            assert!(at > heading, "{args:?}: {flag} before the heading\n{help}");
+        }
+    }
+    let top = stdout_of(&["--help"]);
+    assert!(top.contains("Examples:"), "{top}");
+    assert!(top.contains("Exit codes"), "{top}");
+    assert!(top.contains("Durations: 500ms"), "{top}");
+}
