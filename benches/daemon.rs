@@ -229,7 +229,7 @@ fn run_daemon_latency(server: &TmuxServer, dir: &Path, daemon_args: &[&str]) -> 
         let stop = stop.clone();
         // The one daemon's API socket (its name depends on how the server is reached).
         let socket = std::fs::read_dir(server.dir().join("run/panectl"))
-            .unwrap()
+            .expect("the daemon's runtime directory")
             .flatten()
             .map(|e| e.path())
             .find(|p| p.extension().is_some_and(|e| e == "sock"))
@@ -733,13 +733,13 @@ fn idle_processes(over: Option<&sshd::Sshd>, seconds: u64) -> (u64, usize) {
 
 fn remote() {
     let sshd = sshd::Sshd::start();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("a temporary directory");
     let server = latency_server();
     let local = run_daemon_latency(&server, dir.path(), &[]);
     drop(server);
     let mut server = latency_server();
     server.reach_over_ssh(sshd::ALIAS, &sshd.ssh_command());
-    let remote_dir = tempfile::tempdir().unwrap();
+    let remote_dir = tempfile::tempdir().expect("a temporary directory");
     let remote = run_daemon_latency(&server, remote_dir.path(), &[]);
     drop(server);
     let (tmux_local, daemon_local, _, local_s, _) = remote_flood(200_000_000, None);

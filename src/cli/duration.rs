@@ -98,23 +98,7 @@ pub fn legacy_key(long: &str, value: &str) -> Option<(&'static str, String)> {
 /// names and syntax. Only the words of `panectl daemon` before a `--` are touched: any other
 /// command's words (a message that reads `--watchdog-ms`) stay as they are.
 pub fn rewrite_legacy(args: Vec<OsString>) -> Vec<OsString> {
-    let is_daemon = args
-        .iter()
-        .skip(1)
-        .scan(false, |skip_next, arg| {
-            let word = arg.to_str().unwrap_or("");
-            let skipped = std::mem::replace(
-                skip_next,
-                matches!(
-                    word,
-                    "-L" | "-S" | "--ssh" | "--ssh-command" | "--ssh-keepalive"
-                ),
-            );
-            Some((skipped, word.to_string()))
-        })
-        .find(|(skipped, word)| !skipped && !word.starts_with('-'))
-        .is_some_and(|(_, word)| word == "daemon");
-    if !is_daemon {
+    if super::subcommand(&args).as_deref() != Some("daemon") {
         return args;
     }
     let mut out = Vec::with_capacity(args.len());

@@ -86,6 +86,22 @@ pub struct ServerArgs {
     ssh_keepalive: u32,
 }
 
+/// The subcommand word of a whole command line (program name first), past the global options
+/// and their values (`-L NAME`, `--ssh DEST`, ...), if there is one.
+pub fn subcommand(args: &[std::ffi::OsString]) -> Option<String> {
+    let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
+    while let Some(word) = words.next() {
+        match word.as_ref() {
+            "-L" | "-S" | "--ssh" | "--ssh-command" | "--ssh-keepalive" => {
+                words.next();
+            }
+            _ if word.starts_with('-') => {}
+            _ => return Some(word.into_owned()),
+        }
+    }
+    None
+}
+
 /// `--ssh-keepalive`: whole seconds (ssh's `ServerAliveInterval`), one to 3600.
 fn keepalive(text: &str) -> Result<u32, String> {
     match duration::parse_whole_seconds(text)? {
