@@ -310,8 +310,10 @@ enum Command {
     /// Switch a tmux client to the next agent waiting for the user, else to the next one that
     /// has completed (for a key binding; pressing it again cycles). Prints the pane.
     Jump(jump::JumpArgs),
-    /// A numbered board of the agents, waiting ones first, for a `display-popup -E` window:
-    /// `N` jumps to agent N, `s N` sends it a message, `r` redraws, `q` quits.
+    /// The agents at a glance, waiting ones first: on a terminal a live board (statuses in
+    /// colour, a preview of the selected agent's screen; Enter jumps, s sends, y/n answer a
+    /// dialog, c cancels a message, / filters, q quits); piped, or with --lines, a line board
+    /// (`N` jumps to agent N, `s N` sends it a message, `r` redraws, `q` quits).
     Board(board::BoardArgs),
     /// List queued and past messages; `inbox cancel ID` cancels a pending one.
     Inbox {
