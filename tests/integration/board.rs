@@ -43,7 +43,7 @@ fn client_pane(server: &TmuxServer, client: &str) -> String {
 }
 
 /// Waits until the daemon shows `pane` in `status`.
-fn wait_pane_status(server: &TmuxServer, pane: &str, status: &str) {
+pub(crate) fn wait_pane_status(server: &TmuxServer, pane: &str, status: &str) {
     server.wait_for(
         &format!("{pane} to be {status}"),
         Duration::from_secs(15),
