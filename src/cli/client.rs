@@ -478,13 +478,17 @@ pub fn print_explanation(explanation: &Shown<'_>) -> std::io::Result<()> {
             screen_changed_seconds,
         )?;
     }
+    // Every rule: `=>` the one that decided, `+` others that matched.
+    let mut table = Table::new(&["", "PRIORITY", "RULE", "VERDICT", "WHY"])
+        .right_aligned(1)
+        .status_column(3);
     for rule in explanation.rules {
         let mark = if rule.decisive {
             "=>"
         } else if rule.matched {
-            " +"
+            "+"
         } else {
-            "  "
+            ""
         };
         let mut why = if rule.matched {
             "matches".to_string()
@@ -494,13 +498,16 @@ pub fn print_explanation(explanation: &Shown<'_>) -> std::io::Result<()> {
         if let Some(layer) = &rule.layer {
             why.push_str(&format!("  [inherited from {layer}]"));
         }
-        writeln!(
-            out,
-            "{mark} {:<4} {:<34} {:<20} {why}",
-            rule.priority,
+        table.row(vec![
+            mark.to_string(),
+            rule.priority.to_string(),
             printable(&rule.rule),
-            rule.verdict.as_str()
-        )?;
+            rule.verdict.as_str().to_string(),
+            why,
+        ]);
+    }
+    if !explanation.rules.is_empty() {
+        out.write_all(table.render(super::table::colour_wanted()).as_bytes())?;
     }
     Ok(())
 }

@@ -51,6 +51,12 @@ fn every_kind_of_outcome_has_its_code() {
     assert!(said.contains("--allow-shell"), "{said}");
     let (status, said) = code(&server, &["wait", "%0", "--until", "sleepy"]);
     assert_eq!(status, Some(2), "{said}");
+    // The error lists the words there are, once prefixed.
+    assert!(
+        said.contains("unknown status \"sleepy\" (idle, processing, completed, waiting_user_answer, error, unknown, exited)"),
+        "{said}"
+    );
+    assert!(!said.contains("panectl: panectl:"), "{said}");
     // Nothing was typed into the shell by the refused send.
     std::thread::sleep(Duration::from_millis(300));
     assert!(!server.tmux_screen("%0").contains("refused"));
