@@ -72,6 +72,12 @@ pub struct Supervisor {
     server_alive: bool,
 }
 
+/// How many times a remote host that does not answer is asked whether a session whose client
+/// ended is still there, before it is taken for closed.
+const REMOTE_CLOSE_CHECKS: u32 = 4;
+/// The wait between those questions (the link's watch notices a lost link well within it).
+const REMOTE_CLOSE_RETRY: Duration = Duration::from_millis(500);
+
 /// What asking tmux for its sessions found.
 enum Listing {
     /// The server answered with these sessions.
@@ -412,6 +418,35 @@ impl Supervisor {
         }
     }
 
+    /// Whether a session whose control client ended is still on the server. A host that
+    /// cannot be reached (a remote server's link is down) says nothing about it: it is
+    /// reconnected once the host answers again. A remote host that does not answer may have
+    /// lost its link with this very client, before the link's own watch has seen it: it is
+    /// asked again, a few times, before the session is taken for closed.
+    async fn session_still_there(&self, session: SessionId) -> bool {
+        let remote = self.address.host().link_socket().is_some();
+        let mut attempts = 0;
+        loop {
+            if !self.address.host().reachable() {
+                return true;
+            }
+            if self.address.is_alive() {
+                match self.list_sessions().await {
+                    Listing::Sessions(sessions) => {
+                        return sessions.iter().any(|s| s.id == session);
+                    }
+                    Listing::Unreadable => return false,
+                    Listing::NoServer => {}
+                }
+            }
+            attempts += 1;
+            if !remote || attempts >= REMOTE_CLOSE_CHECKS {
+                return false;
+            }
+            tokio::time::sleep(REMOTE_CLOSE_RETRY).await;
+        }
+    }
+
     async fn ended(&mut self, session: SessionId, reason: EndReason) {
         let Some(entry) = self.entries.remove(&session) else {
             return;
@@ -423,12 +458,7 @@ impl Supervisor {
             return;
         }
         // Did the session close, or only our client?
-        // A host that cannot be reached (a remote server's connection is down) says nothing
-        // about the session: it is reconnected once the host answers again.
-        let still_there = !self.address.host().reachable()
-            || (self.address.is_alive()
-                && matches!(self.list_sessions().await,
-                    Listing::Sessions(sessions) if sessions.iter().any(|s| s.id == session)));
+        let still_there = self.session_still_there(session).await;
         if !still_there {
             self.backoff.remove(&session);
             info!(%session, %reason, "session closed");
