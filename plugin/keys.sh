@@ -68,7 +68,7 @@ case "$pane" in
 esac
 
 case "$action" in
-    board) popup 90% 60% ' panectl agents ' board.sh ;;
+    board) popup 90% 80% ' panectl agents ' board.sh ;;
     send) popup 70% 12 " panectl: message to $pane " send.sh ;;
     last) popup 80% 70% " panectl: last answer of $pane " last.sh ;;
     jump)

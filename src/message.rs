@@ -60,6 +60,11 @@ impl State {
     pub fn parse(word: &str) -> Option<State> {
         State::ALL.into_iter().find(|s| s.as_str() == word)
     }
+
+    /// Every state word, comma-separated: what an error about an unknown one lists.
+    pub fn words() -> String {
+        State::ALL.map(State::as_str).join(", ")
+    }
 }
 
 impl std::fmt::Display for State {

@@ -176,13 +176,15 @@ pub(crate) async fn list_messages(
     State(state): State<ApiState>,
     Query(query): Query<MessageQuery>,
 ) -> Result<Response, ApiError> {
-    let wanted =
-        match query.state.as_deref() {
-            Some(word) => Some(crate::inbox::State::parse(word).ok_or_else(|| {
-                ApiError(StatusCode::BAD_REQUEST, format!("unknown state {word:?}"))
-            })?),
-            None => None,
-        };
+    let wanted = match query.state.as_deref() {
+        Some(word) => Some(crate::inbox::State::parse(word).ok_or_else(|| {
+            ApiError(
+                StatusCode::BAD_REQUEST,
+                format!("unknown state {word:?} ({})", crate::inbox::State::words()),
+            )
+        })?),
+        None => None,
+    };
     let pane = match query.pane {
         // A pane id is taken as it is: its messages outlive it.
         Some(name) if name.parse::<PaneId>().is_ok() => Some(name),

@@ -478,13 +478,17 @@ pub fn print_explanation(explanation: &Shown<'_>) -> std::io::Result<()> {
             screen_changed_seconds,
         )?;
     }
+    // Every rule: `=>` the one that decided, `+` others that matched.
+    let mut table = Table::new(&["", "PRIORITY", "RULE", "VERDICT", "WHY"])
+        .right_aligned(1)
+        .status_column(3);
     for rule in explanation.rules {
         let mark = if rule.decisive {
             "=>"
         } else if rule.matched {
-            " +"
+            "+"
         } else {
-            "  "
+            ""
         };
         let mut why = if rule.matched {
             "matches".to_string()
@@ -494,13 +498,16 @@ pub fn print_explanation(explanation: &Shown<'_>) -> std::io::Result<()> {
         if let Some(layer) = &rule.layer {
             why.push_str(&format!("  [inherited from {layer}]"));
         }
-        writeln!(
-            out,
-            "{mark} {:<4} {:<34} {:<20} {why}",
-            rule.priority,
+        table.row(vec![
+            mark.to_string(),
+            rule.priority.to_string(),
             printable(&rule.rule),
-            rule.verdict.as_str()
-        )?;
+            rule.verdict.as_str().to_string(),
+            why,
+        ]);
+    }
+    if !explanation.rules.is_empty() {
+        out.write_all(table.render(super::table::colour_wanted()).as_bytes())?;
     }
     Ok(())
 }
@@ -517,23 +524,39 @@ pub fn explain(server: &ServerArgs, pane: &str, json: bool) -> anyhow::Result<Ex
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn last(server: &ServerArgs, pane: &str) -> anyhow::Result<ExitCode> {
+pub fn last(server: &ServerArgs, pane: &str, json: bool) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let path = format!("/v1/panes/{}/last-response", encode_segment(pane));
     let answer = block_on(async { Ok(client.get(&path).await?) })?;
+    if json {
+        print_pretty(&serde_json::json!({
+            "pane": pane,
+            "answer": String::from_utf8_lossy(&answer.body),
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut out = std::io::stdout().lock();
     out.write_all(&answer.body)?;
     out.write_all(b"\n")?;
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn set_provider(server: &ServerArgs, pane: &str, provider: &str) -> anyhow::Result<ExitCode> {
+pub fn set_provider(
+    server: &ServerArgs,
+    pane: &str,
+    provider: &str,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let path = format!("/v1/panes/{}/provider", encode_segment(pane));
     let body = ProviderBody {
         provider: (provider != "auto").then(|| provider.to_string()),
     };
     let pane: PaneSummary = block_on(async { Ok(client.post_json(&path, &body).await?) })?;
+    if json {
+        print_pretty(&pane)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     println!(
         "{}: provider {} ({}), status {}",
         pane.pane,
@@ -548,6 +571,7 @@ pub fn transport(
     server: &ServerArgs,
     pane: &str,
     transport: Option<panectl::pipe::Transport>,
+    json: bool,
 ) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let pane: PaneSummary = block_on(async {
@@ -561,7 +585,11 @@ pub fn transport(
             None => client.pane(pane).await?,
         })
     })?;
-    println!("{}: {}", pane.pane, pane.transport.as_str());
+    if json {
+        print_pretty(&pane)?;
+    } else {
+        println!("{}: {}", pane.pane, pane.transport.as_str());
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -569,14 +597,19 @@ pub fn session_transport(
     server: &ServerArgs,
     session: &str,
     transport: panectl::pipe::Transport,
+    json: bool,
 ) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let path = format!("/v1/sessions/{}/transport", encode_segment(session));
     let body = TransportBody { transport };
     let answer: SessionTransportAnswer =
         block_on(async { Ok(client.post_json(&path, &body).await?) })?;
-    for pane in &answer.panes {
-        println!("{}: {}", pane.pane, pane.transport.as_str());
+    if json {
+        print_pretty(&answer)?;
+    } else {
+        for pane in &answer.panes {
+            println!("{}: {}", pane.pane, pane.transport.as_str());
+        }
     }
     for pane in &answer.failed {
         eprintln!(

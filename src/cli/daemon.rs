@@ -54,7 +54,7 @@ enum DaemonAction {
     /// Whether a daemon serves the tmux server: pid, version, uptime, API socket, log.
     /// Exit code 0 when one runs, 1 when none does.
     Status {
-        /// Print JSON.
+        /// Print the daemon's state as one JSON document.
         #[arg(long)]
         json: bool,
     },

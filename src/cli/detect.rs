@@ -42,7 +42,7 @@ fn read<'a>(
     let provider = match provider {
         Some(id) => Some(
             set.get(id)
-                .with_context(|| format!("unknown provider {id:?}"))?,
+                .with_context(|| format!("unknown provider {id:?} ({})", set.ids()))?,
         ),
         None => set.detect_by_banner(&view.rows),
     };

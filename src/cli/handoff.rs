@@ -38,6 +38,10 @@ pub struct TaskArgs {
     /// and for assign the answer, as commands).
     #[arg(long)]
     allow_shell: bool,
+    /// Print the answer (handoff: `pane`, `answer`, ...; assign: the assignment) as one JSON
+    /// document.
+    #[arg(long)]
+    json: bool,
 }
 
 impl TaskArgs {
@@ -101,6 +105,10 @@ pub fn handoff(server: &ServerArgs, args: &TaskArgs) -> anyhow::Result<ExitCode>
         })
     })();
     match result {
+        Ok(answer) if args.json => {
+            super::client::print_pretty(&answer)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Ok(answer) => {
             let text = answer.answer;
             print!("{text}");
@@ -155,7 +163,11 @@ pub fn assign(
         default_launch_session(&client, &mut body, server.own_pane()).await;
         Ok(client.post_json("/v1/assign", &body).await?)
     })?;
-    println!("{}", assigned.assignment);
+    if args.json {
+        super::client::print_pretty(&assigned)?;
+    } else {
+        println!("{}", assigned.assignment);
+    }
     eprintln!(
         "panectl: assignment {} to {}; its answer will be queued for {}",
         assigned.assignment, assigned.pane, assigned.reply_to

@@ -183,11 +183,15 @@ pub fn list(
 }
 
 /// `panectl inbox cancel ID`.
-pub fn cancel(server: &ServerArgs, id: i64) -> anyhow::Result<ExitCode> {
+pub fn cancel(server: &ServerArgs, id: i64, json: bool) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let path = format!("/v1/messages/{id}/cancel");
     let message: Message =
         block_on(async { Ok(client.post_json(&path, &serde_json::json!({})).await?) })?;
+    if json {
+        print_pretty(&message)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     println!("{}: {}", message.id, message.state.as_str());
     Ok(ExitCode::SUCCESS)
 }

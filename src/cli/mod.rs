@@ -187,7 +187,7 @@ impl Command {
             | Command::Output { pane, .. }
             | Command::Status { pane, .. }
             | Command::Explain { target: pane, .. }
-            | Command::Last { pane }
+            | Command::Last { pane, .. }
             | Command::SetProvider { pane, .. }
             | Command::Transport { pane, .. }
             | Command::Input { pane, .. }
@@ -208,7 +208,7 @@ enum Command {
     Daemon(daemon::DaemonCommand),
     /// List the panes.
     Ls {
-        /// Print JSON.
+        /// Print one JSON document: the array of panes.
         #[arg(long)]
         json: bool,
         /// Every server with a daemon on this machine (local and remote), with a SERVER
@@ -248,7 +248,7 @@ enum Command {
         /// The provider whose rules to use for a file (default: recognised from its banner).
         #[arg(long)]
         provider: Option<String>,
-        /// Print JSON.
+        /// Print the explanation as one JSON document.
         #[arg(long)]
         json: bool,
     },
@@ -256,6 +256,9 @@ enum Command {
     Last {
         /// The pane.
         pane: String,
+        /// Print `{"pane", "answer"}` as one JSON document.
+        #[arg(long)]
+        json: bool,
     },
     /// Tell the daemon which agent runs in a pane (`auto` to let it recognise it again).
     /// The choice is kept in the pane, so it survives daemon restarts.
@@ -264,6 +267,9 @@ enum Command {
         pane: String,
         /// A provider id (`panectl providers` lists them) or `auto`.
         provider: String,
+        /// Print the pane (as an entry of `ls --json`) as one JSON document.
+        #[arg(long)]
+        json: bool,
     },
     /// Show where a pane's output comes from, or move it: `pipe` copies it with `pipe-pane`
     /// into a private FIFO (watched, and given back to `control` if it fails).
@@ -276,10 +282,13 @@ enum Command {
         /// Move every pane of the session, and the panes it gets later.
         #[arg(long)]
         session: bool,
+        /// Print the pane (with `--session`: the moved and failed panes) as one JSON document.
+        #[arg(long)]
+        json: bool,
     },
     /// List the provider rules the daemon uses.
     Providers {
-        /// Print JSON.
+        /// Print one JSON document: the array of providers.
         #[arg(long)]
         json: bool,
     },
@@ -310,8 +319,10 @@ enum Command {
     /// Switch a tmux client to the next agent waiting for the user, else to the next one that
     /// has completed (for a key binding; pressing it again cycles). Prints the pane.
     Jump(jump::JumpArgs),
-    /// A numbered board of the agents, waiting ones first, for a `display-popup -E` window:
-    /// `N` jumps to agent N, `s N` sends it a message, `r` redraws, `q` quits.
+    /// The agents at a glance, waiting ones first: on a terminal a live board (statuses in
+    /// colour, a preview of the selected agent's screen; Enter jumps, s sends, y/n answer a
+    /// dialog, c cancels a message, / filters, q quits); piped, or with --lines, a line board
+    /// (`N` jumps to agent N, `s N` sends it a message, `r` redraws, `q` quits).
     Board(board::BoardArgs),
     /// List queued and past messages; `inbox cancel ID` cancels a pending one.
     Inbox {
@@ -387,6 +398,10 @@ enum Command {
         /// Give up after this long.
         #[arg(long, value_name = "DURATION", value_parser = duration::parse)]
         timeout: Option<std::time::Duration>,
+        /// Print the answer (`reached`, `status`, `waited_seconds`) as one JSON document,
+        /// reached or not.
+        #[arg(long)]
+        json: bool,
     },
     /// Print the path of the API socket of the tmux server (for curl and other clients), or
     /// with `--token`, of the TCP listener's token file. Needs no running daemon.
@@ -397,13 +412,13 @@ enum Command {
     },
     /// Show the daemon's health.
     Health {
-        /// Print JSON.
+        /// Print the health as one JSON document.
         #[arg(long)]
         json: bool,
     },
     /// Check tmux, the server, the daemon and known tmux crashes; say what to do about each.
     Doctor {
-        /// Print JSON.
+        /// Print the checks as one JSON document.
         #[arg(long)]
         json: bool,
     },
@@ -459,6 +474,9 @@ enum InboxAction {
     Cancel {
         /// The message id.
         id: i64,
+        /// Print the message as one JSON document.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -539,19 +557,24 @@ pub fn run(mut cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode>
                 client::explain(&cli.server, &target, json)
             }
         }
-        Command::Last { pane } => client::last(&cli.server, &pane),
-        Command::SetProvider { pane, provider } => {
-            client::set_provider(&cli.server, &pane, &provider)
-        }
+        Command::Last { pane, json } => client::last(&cli.server, &pane, json),
+        Command::SetProvider {
+            pane,
+            provider,
+            json,
+        } => client::set_provider(&cli.server, &pane, &provider, json),
         Command::Providers { json } => client::providers(&cli.server, json),
         Command::Hook(args) => Ok(hook::hook(&cli.server, &args)),
         Command::Transport {
             pane,
             transport,
             session,
+            json,
         } => match (session, transport) {
-            (true, Some(transport)) => client::session_transport(&cli.server, &pane, transport),
-            _ => client::transport(&cli.server, &pane, transport),
+            (true, Some(transport)) => {
+                client::session_transport(&cli.server, &pane, transport, json)
+            }
+            _ => client::transport(&cli.server, &pane, transport, json),
         },
         Command::Socket { token } => {
             let address = cli.server.address()?;
@@ -599,14 +622,15 @@ pub fn run(mut cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode>
             pane,
             until,
             timeout,
-        } => orchestrate::wait(&cli.server, &pane, &until, timeout),
+            json,
+        } => orchestrate::wait(&cli.server, &pane, &until, timeout, json),
         Command::Send(args) => inbox::send(&cli.server, &args),
         Command::Jump(args) => jump::jump(&cli.server, &args),
         Command::Board(args) => board::board(&cli.server, &args),
         Command::Inbox {
-            action: Some(InboxAction::Cancel { id }),
+            action: Some(InboxAction::Cancel { id, json }),
             ..
-        } => inbox::cancel(&cli.server, id),
+        } => inbox::cancel(&cli.server, id, json),
         Command::Inbox {
             action: None,
             pane,

@@ -193,6 +193,7 @@ pub fn wait(
     pane: &str,
     until: &[String],
     timeout: Option<std::time::Duration>,
+    json: bool,
 ) -> anyhow::Result<ExitCode> {
     let result = (|| -> anyhow::Result<WaitAnswer> {
         let client = client(server)?;
@@ -204,6 +205,14 @@ pub fn wait(
         block_on(async { Ok(client.post_json(&path, &body).await?) })
     })();
     match result {
+        Ok(answer) if json => {
+            super::client::print_pretty(&answer)?;
+            Ok(if answer.reached {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(super::exit::NOT_REACHED)
+            })
+        }
         Ok(answer) if answer.reached => {
             println!("{}", answer.status);
             Ok(ExitCode::SUCCESS)

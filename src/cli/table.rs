@@ -1,7 +1,8 @@
-//! One renderer for the tables the CLI prints (`ls`, `providers`, `inbox`, `assignments`): a
-//! header row, columns padded to their widest cell by display width (a CJK character or an
-//! emoji takes two columns of a terminal, a combining mark none), the last column unpadded, and
-//! colour (a bold header, statuses by kind) only on a terminal, and never with `NO_COLOR`.
+//! One renderer for the tables the CLI prints (`ls`, `providers`, `inbox`, `assignments`,
+//! `explain`, the line board): a header row, columns padded to their widest cell by display
+//! width (a CJK character or an emoji takes two columns of a terminal, a combining mark none),
+//! the last column unpadded, and colour (a bold header, statuses by kind) only on a terminal,
+//! and never with `NO_COLOR`.
 //!
 //! Cells are text already made printable (`client::printable`): the renderer measures and pads,
 //! it does not escape.
@@ -100,7 +101,12 @@ impl Table {
 
 /// Whether stdout is a terminal and `NO_COLOR` is not set (<https://no-color.org>).
 pub fn colour_wanted() -> bool {
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
+    colour_allowed() && std::io::stdout().is_terminal()
+}
+
+/// Whether `NO_COLOR` leaves colour allowed (it is unset or empty).
+pub fn colour_allowed() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 /// The SGR colour of a status: waiting yellow, error red, completed green, processing cyan,

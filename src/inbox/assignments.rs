@@ -33,15 +33,23 @@ impl AssignmentState {
         }
     }
 
+    /// Every state.
+    pub const ALL: [AssignmentState; 3] = [
+        AssignmentState::Working,
+        AssignmentState::Answered,
+        AssignmentState::Failed,
+    ];
+
     /// Reads a state word.
     pub fn parse(word: &str) -> Option<AssignmentState> {
-        [
-            AssignmentState::Working,
-            AssignmentState::Answered,
-            AssignmentState::Failed,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == word)
+        AssignmentState::ALL
+            .into_iter()
+            .find(|s| s.as_str() == word)
+    }
+
+    /// Every state word, comma-separated: what an error about an unknown one lists.
+    pub fn words() -> String {
+        AssignmentState::ALL.map(AssignmentState::as_str).join(", ")
     }
 }
 

@@ -492,10 +492,12 @@ pub struct AssignmentQuery {
 pub async fn list(state: &Context, query: &AssignmentQuery) -> Result<Vec<Assignment>, Error> {
     let wanted = match query.state.as_deref() {
         None => None,
-        Some(word) => Some(
-            AssignmentState::parse(word)
-                .ok_or_else(|| bad(format!("unknown assignment state {word:?}")))?,
-        ),
+        Some(word) => Some(AssignmentState::parse(word).ok_or_else(|| {
+            bad(format!(
+                "unknown assignment state {word:?} ({})",
+                AssignmentState::words()
+            ))
+        })?),
     };
     let all = state
         .inbox

@@ -122,7 +122,9 @@ pub async fn wait(state: &Context, name: &str, body: &WaitBody) -> Result<WaitAn
         .until
         .iter()
         .map(|word| {
-            Status::parse(word).ok_or_else(|| Error::BadRequest(format!("unknown status {word:?}")))
+            Status::parse(word).ok_or_else(|| {
+                Error::BadRequest(format!("unknown status {word:?} ({})", Status::words()))
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     if wanted.is_empty() {

@@ -217,12 +217,16 @@ fn check_cwd(host: &dyn Host, cwd: &str) -> Result<(), Error> {
 
 /// Starts an agent as `body` says and waits until it is ready (unless `no_wait`).
 pub async fn launch_agent(state: &Context, body: &LaunchBody) -> Result<Launched, Error> {
-    let provider = state
-        .providers
-        .borrow()
-        .get(&body.provider)
-        .cloned()
-        .ok_or_else(|| bad(format!("unknown provider {:?}", body.provider)))?;
+    let provider = {
+        let providers = state.providers.borrow();
+        providers.get(&body.provider).cloned().ok_or_else(|| {
+            bad(format!(
+                "unknown provider {:?} ({})",
+                body.provider,
+                providers.ids()
+            ))
+        })?
+    };
     let spec = provider
         .launch
         .clone()

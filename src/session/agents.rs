@@ -99,9 +99,9 @@ pub enum ProviderError {
     /// No such pane here.
     #[error("no such pane")]
     NoPane,
-    /// No such provider.
-    #[error("unknown provider {0:?}")]
-    Unknown(String),
+    /// No such provider: its id, and the ids there are.
+    #[error("unknown provider {0:?} ({1})")]
+    Unknown(String, String),
 }
 
 impl SessionCore {
@@ -462,7 +462,7 @@ impl SessionCore {
         if let Some(id) = &provider
             && self.providers.get(id).is_none()
         {
-            return Err(ProviderError::Unknown(id.clone()));
+            return Err(ProviderError::Unknown(id.clone(), self.providers.ids()));
         }
         let Some(mirror) = self.panes.get_mut(&pane) else {
             return Err(ProviderError::NoPane);

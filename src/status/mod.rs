@@ -71,6 +71,11 @@ impl Status {
         Status::Exited,
     ];
 
+    /// Every status word, comma-separated: what an error about an unknown one lists.
+    pub fn words() -> String {
+        Status::ALL.map(Status::as_str).join(", ")
+    }
+
     /// The status word.
     pub const fn as_str(self) -> &'static str {
         self.meaning().word

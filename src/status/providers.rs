@@ -117,6 +117,12 @@ impl ProviderSet {
         self.providers.iter().find(|p| &*p.id == id)
     }
 
+    /// Every provider id, comma-separated: what an error about an unknown one lists.
+    pub fn ids(&self) -> String {
+        let ids: Vec<&str> = self.providers.iter().map(|p| &*p.id).collect();
+        ids.join(", ")
+    }
+
     /// Every provider.
     pub fn iter(&self) -> impl Iterator<Item = &Arc<Provider>> {
         self.providers.iter()

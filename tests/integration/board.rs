@@ -8,6 +8,7 @@ use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use crate::inbox::Setup;
+use crate::plugin_keys::Terminal;
 use crate::support::{PtyClient, TmuxServer, daemon_test_lock};
 
 /// The name of the one attached (non-control) client, once it is there.
@@ -42,7 +43,7 @@ fn client_pane(server: &TmuxServer, client: &str) -> String {
 }
 
 /// Waits until the daemon shows `pane` in `status`.
-fn wait_pane_status(server: &TmuxServer, pane: &str, status: &str) {
+pub(crate) fn wait_pane_status(server: &TmuxServer, pane: &str, status: &str) {
     server.wait_for(
         &format!("{pane} to be {status}"),
         Duration::from_secs(15),
@@ -432,4 +433,201 @@ fn the_board_and_explain_show_control_characters_escaped() {
         !printed.chars().any(|c| c.is_control() && c != '\n'),
         "control characters reached the terminal: {printed:?}"
     );
+}
+
+/// Opens `panectl board` in an 80x24 popup of the person's client, the way prefix A does, from
+/// a shell that shares nothing with the daemon's environment but the server's socket; the
+/// `tmux display-popup` child ends when the popup closes.
+fn open_board(server: &TmuxServer, terminal: &Terminal, env: &str) -> std::process::Child {
+    let command = format!(
+        "exec env -i PATH=/usr/bin:/bin TERM=tmux-256color {env} '{}' -S '{}' board --client '{}'",
+        env!("CARGO_BIN_EXE_panectl"),
+        server.socket_path().display(),
+        terminal.client
+    );
+    let popup = server
+        .command()
+        .args([
+            "display-popup",
+            "-c",
+            &terminal.client,
+            "-w",
+            "82",
+            "-h",
+            "26",
+            "-E",
+            &command,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run tmux display-popup");
+    terminal.wait_for_text("panectl · ");
+    popup
+}
+
+/// The screen's line that contains `text`.
+fn line_with(screen: &str, text: &str) -> String {
+    screen
+        .lines()
+        .find(|line| line.contains(text))
+        .unwrap_or_else(|| panic!("no line with {text:?} in:\n{screen}"))
+        .to_string()
+}
+
+/// Waits for `popup` (the `tmux display-popup` child) to end, as it does when the popup closes.
+fn wait_closed(mut popup: std::process::Child) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        if popup.try_wait().expect("the popup's tmux").is_some() {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the popup did not close"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn the_live_board_in_a_popup_follows_the_agents_and_acts_on_keys() {
+    let _guard = daemon_test_lock();
+    let setup = Setup::start(0.2);
+    let _daemon = setup.daemon();
+    setup.wait_status(&["idle"], Duration::from_secs(10));
+    let server = &setup.server;
+    let worker = launch(server, "worker");
+    server.panectl_ok(&["send", &worker, "a task"]);
+    server.panectl_ok(&["send", "%0", "ASK permission"]);
+    wait_pane_status(server, &worker, "completed");
+    wait_pane_status(server, "%0", "waiting_user_answer");
+    // Held back by the dialog: pending until the agent is ready.
+    let held = server.panectl_ok(&["send", "%0", "held back"]);
+    let terminal = Terminal::attach(server);
+    server.tmux(&["switch-client", "-c", &terminal.client, "-t", "%1"]);
+    terminal.wait_for_pane(server, "%1");
+
+    // The table in the popup: the waiting agent first, selected, its dialog in the preview;
+    // the help line whole in 80 columns.
+    let popup = open_board(server, &terminal, "");
+    let screen = terminal.wait_for_text("1 message pending");
+    assert!(
+        screen.contains("panectl · 2 agents · 1 waiting"),
+        "{screen}"
+    );
+    let first = line_with(&screen, "1  waiting_user_answer");
+    assert!(
+        first.contains("fake_agent") && first.contains(" 1 "),
+        "{screen}"
+    );
+    assert!(
+        line_with(&screen, "2  completed").contains("worker"),
+        "{screen}"
+    );
+    assert!(screen.contains("%0 · fake_agent"), "{screen}");
+    assert!(screen.contains("Allow? (y/n)"), "{screen}");
+    assert!(
+        screen.contains(
+            "y/n answer a dialog ↑↓/1-9 select Enter jump s send c cancel / filter q quit"
+        ),
+        "{screen}"
+    );
+    // Statuses in colour: the waiting one yellow (SGR 33 or 38;5;3).
+    let coloured = terminal.screen_with_attributes();
+    let waiting_line = line_with(&coloured, "waiting_user_answer");
+    assert!(
+        waiting_line.contains("\x1b[33m") || waiting_line.contains("38;5;3m"),
+        "{waiting_line:?}"
+    );
+
+    // c cancels the held-back message.
+    terminal.press(&["c"]);
+    terminal.wait_for_text(&format!("Message {} to %0 cancelled.", held.trim()));
+    let cancelled = setup
+        .messages()
+        .into_iter()
+        .find(|m| m["body"] == "held back")
+        .expect("the message");
+    assert_eq!(cancelled["state"], "cancelled");
+
+    // 2 selects the worker; s writes a message over two lines, Ctrl-D sends it.
+    terminal.press(&["2"]);
+    terminal.wait_for_text(&format!("{worker} · worker · fake_agent"));
+    terminal.press(&["s"]);
+    terminal.wait_for_text(&format!("message to {worker}"));
+    terminal.type_text("first line");
+    terminal.press(&["Enter"]);
+    terminal.type_text("second #{pane_id} ; $HOME");
+    terminal.wait_for_text("second #{pane_id} ; $HOME");
+    terminal.press(&["C-d"]);
+    terminal.wait_for_text(&format!("queued for {worker}."));
+    server.wait_for("the board's message", Duration::from_secs(15), || {
+        setup
+            .bodies()
+            .iter()
+            .any(|b| b == b"first line\nsecond #{pane_id} ; $HOME")
+    });
+    // The preview follows the agent's screen with no key pressed: its answer to the first
+    // line shows up.
+    terminal.wait_for_text("answer: enil tsrif");
+
+    // A status that changes elsewhere shows up too: an answer typed in the pane itself.
+    terminal.press(&["1"]);
+    terminal.wait_for_text("y/n answer");
+    terminal.press(&["y"]);
+    terminal.wait_for_text("Pressed y in %0.");
+    wait_pane_status(server, "%0", "completed");
+    // (The board redraws once the daemon's status event comes; the pane behind the popup
+    // shows the answer.)
+    terminal.wait_for_no_text("waiting_user_answer");
+    let screen = terminal.wait_for_text("answered y");
+    assert!(
+        line_with(&screen, "1  completed").contains("0:sh.0"),
+        "{screen}"
+    );
+    // y on an agent that is not waiting presses nothing.
+    terminal.press(&["y"]);
+    terminal.wait_for_text("is not waiting for an answer.");
+
+    // / filters: only the worker; Esc clears the filter (and a second Esc would quit).
+    terminal.press(&["/"]);
+    terminal.type_text("WORK");
+    terminal.press(&["Enter"]);
+    let screen = terminal.wait_for_text("filter: WORK");
+    assert!(
+        line_with(&screen, "1  completed").contains("worker"),
+        "{screen}"
+    );
+    assert!(!screen.contains("2  completed"), "{screen}");
+    terminal.press(&["/"]);
+    terminal.press(&["Escape"]);
+    terminal.wait_for_text("2  completed");
+
+    // Enter jumps the client to the selected agent and closes the popup.
+    terminal.press(&["Down"]);
+    let screen = terminal.screen();
+    let selected = if line_with(&screen, "1  completed").contains("worker") {
+        "%0".to_string()
+    } else {
+        worker.clone()
+    };
+    terminal.press(&["Enter"]);
+    wait_closed(popup);
+    terminal.wait_for_pane(server, &selected);
+    terminal.wait_for_no_text("panectl · ");
+
+    // NO_COLOR: the same board without colours; q closes it and the client stays.
+    let popup = open_board(server, &terminal, "NO_COLOR=1");
+    terminal.wait_for_text("panectl · 2 agents");
+    let plain = terminal.screen_with_attributes();
+    let row = line_with(&plain, "1  completed");
+    assert!(
+        !row.contains("\x1b[32m") && !row.contains("38;5;2m"),
+        "{row:?}"
+    );
+    terminal.press(&["q"]);
+    wait_closed(popup);
+    assert_eq!(terminal.pane(server), selected);
 }

@@ -51,6 +51,12 @@ fn every_kind_of_outcome_has_its_code() {
     assert!(said.contains("--allow-shell"), "{said}");
     let (status, said) = code(&server, &["wait", "%0", "--until", "sleepy"]);
     assert_eq!(status, Some(2), "{said}");
+    // The error lists the words there are, once prefixed.
+    assert!(
+        said.contains("unknown status \"sleepy\" (idle, processing, completed, waiting_user_answer, error, unknown, exited)"),
+        "{said}"
+    );
+    assert!(!said.contains("panectl: panectl:"), "{said}");
     // Nothing was typed into the shell by the refused send.
     std::thread::sleep(Duration::from_millis(300));
     assert!(!server.tmux_screen("%0").contains("refused"));
@@ -96,6 +102,62 @@ fn data_commands_print_json_when_asked() {
             .is_some_and(|p| p.starts_with('%')),
         "{launched}"
     );
+    let pane = launched["pane"].as_str().expect("pane").to_string();
+    let waited = json(&[
+        "wait",
+        &pane,
+        "--until",
+        "idle",
+        "--timeout",
+        "20s",
+        "--json",
+    ]);
+    assert_eq!(
+        (&waited["reached"], &waited["status"]),
+        (&serde_json::json!(true), &serde_json::json!("idle")),
+        "{waited}"
+    );
+    // Not reached: the answer still, with exit code 1.
+    let missed = server
+        .panectl()
+        .args([
+            "wait",
+            &pane,
+            "--until",
+            "error",
+            "--timeout",
+            "200ms",
+            "--json",
+        ])
+        .output()
+        .expect("run panectl");
+    assert_eq!(missed.status.code(), Some(1), "{missed:?}");
+    let missed: serde_json::Value = serde_json::from_slice(&missed.stdout).expect("JSON");
+    assert_eq!(missed["reached"], false, "{missed}");
+    let set = json(&["set-provider", &pane, "fake_agent", "--json"]);
+    assert_eq!(
+        (&set["pane"], &set["provider"]),
+        (&serde_json::json!(pane), &serde_json::json!("fake_agent")),
+        "{set}"
+    );
+    let transport = json(&["transport", &pane, "--json"]);
+    assert_eq!(transport["transport"], "control", "{transport}");
+    let last = json(&["last", "%0", "--json"]);
+    assert_eq!(last["pane"], "%0", "{last}");
+    assert!(
+        last["answer"]
+            .as_str()
+            .is_some_and(|a| a.contains("NOSJ ni olleh")),
+        "{last}"
+    );
+    // A message held by a dialog, cancelled: the message itself.
+    server.panectl_ok(&["send", &pane, "ASK hold on"]);
+    crate::board::wait_pane_status(server, &pane, "waiting_user_answer");
+    let held = json(&["send", &pane, "--json", "held"]);
+    let id = held["id"].as_i64().expect("id").to_string();
+    let cancelled = json(&["inbox", "cancel", &id, "--json"]);
+    assert_eq!(cancelled["state"], "cancelled", "{cancelled}");
+    assert_eq!(cancelled["body"], "held", "{cancelled}");
     // `--json` and `--notify` say different things about where the outcome goes.
     let both = server
         .panectl()

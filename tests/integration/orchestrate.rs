@@ -147,7 +147,10 @@ fn launch_starts_an_agent_from_its_rules_and_waits_until_ready() {
             "name",
         ),
         (&["launch", "shell"], "has no [launch] command"),
-        (&["launch", "nosuch"], "unknown provider"),
+        (
+            &["launch", "nosuch"],
+            "unknown provider \"nosuch\" (claude_code, ",
+        ),
         (&["launch", "fake_agent", "--env", "1X=y"], "not valid"),
     ] {
         let refused = server.panectl().args(args).output().unwrap();

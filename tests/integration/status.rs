@@ -77,7 +77,12 @@ fn an_assigned_provider_is_kept_in_the_pane_across_restarts() {
         .args(["set-provider", "%0", "nosuchcli"])
         .output()
         .unwrap();
-    assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown provider \"nosuchcli\""));
+    let said = String::from_utf8_lossy(&unknown.stderr);
+    assert!(said.contains("unknown provider \"nosuchcli\" ("), "{said}");
+    assert!(
+        said.contains("claude_code") && said.contains("codex"),
+        "{said}"
+    );
     server.panectl_ok(&["set-provider", "%0", "auto"]);
     server.wait_for("the shell again", Duration::from_secs(5), || {
         pane_field(&server, "provider") == "shell"

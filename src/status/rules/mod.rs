@@ -594,7 +594,7 @@ impl Provider {
                     Some(status) => Ok(status),
                     None => Err(error(
                         ready.span().start,
-                        format!("unknown status {word:?}"),
+                        format!("unknown status {word:?} ({})", Status::words()),
                     )),
                 })
                 .collect::<Result<_, _>>()?;

@@ -1,217 +1,16 @@
-//! `panectl board`: a line-based board of the agents for a `display-popup -E` window. It lists
-//! them numbered, those waiting for the user first, and reads commands one per line: `N` jumps
-//! to agent N, `s N` sends it a message, `r` redraws, `q` quits. No raw mode: it works the same
-//! with piped stdin, and ends at end of input. A jump ends the board (so its popup closes); a
-//! jump that fails ends it too, with the reason as the error (the plugin shows it on the
-//! client's status line), so that later keys do not land in a forgotten prompt.
+//! The line board: the agents numbered, those waiting for the user first, and commands read
+//! one per line: `N` jumps to agent N, `s N` sends it a message, `r` redraws, `q` quits. No raw
+//! mode: it is what `panectl board` runs when stdin or stdout is not a terminal (a script, a
+//! pipe) or with `--lines`, and it ends at the end of input. A jump ends the board; a jump that
+//! fails ends it too, with the reason as the error, so that later lines do not land in a
+//! forgotten prompt.
 
-use std::collections::HashMap;
-use std::io::{BufRead, IsTerminal, Write};
-use std::process::ExitCode;
+use std::io::{BufRead, Write};
 
-use panectl::api::wire::PaneSummary;
-use panectl::tmux::ServerAddress;
-
-use super::ServerArgs;
-use super::agents::{self, location, short_duration};
-use super::client::printable;
-use super::{inbox, tmux_client};
-
-/// Who messages sent from the board come from.
-const SENDER: &str = "board";
-
-/// What `panectl board` is given.
-#[derive(Debug, clap::Args)]
-pub struct BoardArgs {
-    /// The tmux client to switch (default: the one tmux picks, else the one used last).
-    #[arg(long, value_name = "NAME")]
-    client: Option<String>,
-    /// The agents of every server with a daemon on this machine (local and remote), with a
-    /// SERVER column; jumps go to panes of this board's own server.
-    #[arg(long)]
-    all: bool,
-}
-
-/// An agent as the board shows it.
-#[derive(Debug, Clone)]
-pub(super) struct Row {
-    /// The pane.
-    pub pane: PaneSummary,
-    /// Its name (`@panectl_name`), or empty.
-    pub name: String,
-    /// Its server's label, on a board over many servers (`board --all`).
-    pub server: Option<String>,
-}
-
-impl Row {
-    /// How the backend is told which pane: `%N`, or `SERVER/%N` on a board over many servers.
-    fn target(&self) -> String {
-        match &self.server {
-            Some(server) => format!("{server}/{}", self.pane.pane),
-            None => self.pane.pane.to_string(),
-        }
-    }
-}
-
-/// What the board acts through: the daemon and tmux, or a stand-in in unit tests.
-pub(super) trait Backend {
-    /// The agents, in any order.
-    fn agents(&self) -> anyhow::Result<Vec<Row>>;
-    /// Switches the client to a pane.
-    fn jump(&self, pane: &str) -> anyhow::Result<()>;
-    /// Queues a message for a pane; its id.
-    fn send(&self, pane: &str, body: &[u8]) -> anyhow::Result<String>;
-}
-
-/// The daemon and the tmux server.
-struct Live<'a> {
-    server: &'a ServerArgs,
-    address: ServerAddress,
-    client: Option<String>,
-}
-
-impl Backend for Live<'_> {
-    fn agents(&self) -> anyhow::Result<Vec<Row>> {
-        let panes = agents::panes(self.server)?;
-        let mut names: HashMap<String, String> = agents::names(&self.address);
-        Ok(panes
-            .into_iter()
-            .filter(agents::is_agent)
-            .map(|pane| Row {
-                name: names.remove(&pane.pane.to_string()).unwrap_or_default(),
-                pane,
-                server: None,
-            })
-            .collect())
-    }
-
-    fn jump(&self, pane: &str) -> anyhow::Result<()> {
-        tmux_client::switch_client(&self.address, self.client.as_deref(), pane)
-    }
-
-    fn send(&self, pane: &str, body: &[u8]) -> anyhow::Result<String> {
-        let stored = inbox::queue(self.server, pane, body, SENDER, None, false)?;
-        Ok(stored.id.to_string())
-    }
-}
-
-/// Every daemon's server, each row with its server: a jump goes to panes of the server the
-/// board runs on (a tmux client cannot be switched to another server), messages go anywhere.
-struct Many<'a> {
-    /// The server the board was started for (`-L/-S/--ssh`, else the one it runs in).
-    home: String,
-    /// Each daemon's label and backend.
-    servers: Vec<(String, Live<'a>)>,
-}
-
-impl Many<'_> {
-    fn find(&self, target: &str) -> anyhow::Result<(&str, &Live<'_>, String)> {
-        let (label, pane) = target
-            .split_once('/')
-            .ok_or_else(|| anyhow::anyhow!("{target}: no server"))?;
-        let (label, live) = self
-            .servers
-            .iter()
-            .find(|(l, _)| l == label)
-            .ok_or_else(|| anyhow::anyhow!("no daemon for server {label}"))?;
-        Ok((label, live, pane.to_string()))
-    }
-}
-
-impl Backend for Many<'_> {
-    fn agents(&self) -> anyhow::Result<Vec<Row>> {
-        let mut rows = Vec::new();
-        for (label, live) in &self.servers {
-            match live.agents() {
-                Ok(found) => rows.extend(found.into_iter().map(|mut row| {
-                    row.server = Some(label.clone());
-                    row
-                })),
-                Err(error) => tracing::debug!(%label, %error, "a server's agents are not listed"),
-            }
-        }
-        Ok(rows)
-    }
-
-    fn jump(&self, target: &str) -> anyhow::Result<()> {
-        let (label, live, pane) = self.find(target)?;
-        if label != self.home {
-            match live.server.ssh.as_deref() {
-                Some(destination) => anyhow::bail!(
-                    "{pane} is on {label}, another host: attach there (ssh -t {destination} tmux \
-                     attach -t {pane})"
-                ),
-                None => anyhow::bail!(
-                    "{pane} is on the tmux server {label}, not the one this board runs on: \
-                     tmux -L {label} attach -t {pane}"
-                ),
-            }
-        }
-        live.jump(&pane)
-    }
-
-    fn send(&self, target: &str, body: &[u8]) -> anyhow::Result<String> {
-        let (_, live, pane) = self.find(target)?;
-        live.send(&pane, body)
-    }
-}
-
-/// `panectl board [--client NAME] [--all]`.
-pub fn board(server: &ServerArgs, args: &BoardArgs) -> anyhow::Result<ExitCode> {
-    let clear = std::io::stdout().is_terminal();
-    let failed = if args.all {
-        let daemons = super::many::some_daemons()?;
-        let home = server.address()?.label();
-        let servers = daemons
-            .iter()
-            .map(|daemon| {
-                Ok((
-                    daemon.label.clone(),
-                    Live {
-                        server: &daemon.server,
-                        address: daemon.server.address()?,
-                        client: args.client.clone(),
-                    },
-                ))
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        run(
-            &Many { home, servers },
-            &mut std::io::stdin().lock(),
-            &mut std::io::stdout().lock(),
-            clear,
-        )?
-    } else {
-        let backend = Live {
-            server,
-            address: server.address()?,
-            client: args.client.clone(),
-        };
-        run(
-            &backend,
-            &mut std::io::stdin().lock(),
-            &mut std::io::stdout().lock(),
-            clear,
-        )?
-    };
-    match failed {
-        Some(reason) => anyhow::bail!(reason),
-        None => Ok(ExitCode::SUCCESS),
-    }
-}
-
-/// The rows in board order: by status rank ([`Status::rank`](panectl::status::Status::rank): waiting
-/// first, then completed, error, processing, idle, the rest), then in the stable pane order.
-pub(super) fn sorted(mut rows: Vec<Row>) -> Vec<Row> {
-    rows.sort_by(|a, b| {
-        a.pane
-            .status
-            .rank()
-            .cmp(&b.pane.status.rank())
-            .then_with(|| agents::order(&a.pane, &b.pane))
-    });
-    rows
-}
+use super::{Backend, Row, sorted};
+use crate::cli::agents::{location, short_duration};
+use crate::cli::client::printable;
+use crate::cli::table::Table;
 
 /// A command typed on the board.
 #[derive(Debug, PartialEq, Eq)]
@@ -274,6 +73,7 @@ fn draw(
     clear: bool,
     notice: Option<String>,
 ) -> std::io::Result<Vec<Row>> {
+    // A terminal gets the screen cleared and colour (unless NO_COLOR).
     if clear {
         write!(out, "\x1b[H\x1b[2J")?;
     }
@@ -287,7 +87,7 @@ fn draw(
     if rows.is_empty() {
         writeln!(out, "No agents.")?;
     } else {
-        write_table(out, &rows)?;
+        write_table(out, &rows, clear && crate::cli::table::colour_allowed())?;
     }
     if let Some(notice) = notice {
         writeln!(out, "{notice}")?;
@@ -305,59 +105,32 @@ fn draw(
     Ok(rows)
 }
 
-fn write_table(out: &mut impl Write, rows: &[Row]) -> std::io::Result<()> {
+fn write_table(out: &mut impl Write, rows: &[Row], colour: bool) -> std::io::Result<()> {
     let with_server = rows.iter().any(|row| row.server.is_some());
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .enumerate()
-        .map(|(at, row)| {
-            let mut cells = vec![(at + 1).to_string()];
-            if with_server {
-                cells.push(printable(row.server.as_deref().unwrap_or_default()));
-            }
-            cells.extend([
-                printable(row.pane.status.as_str()),
-                printable(&row.pane.provider.clone().unwrap_or_default()),
-                printable(&location(&row.pane)),
-                printable(&row.name),
-                short_duration(row.pane.status_seconds),
-            ]);
-            cells
-        })
-        .collect();
     let mut headers = vec!["#", "STATUS", "PROVIDER", "WHERE", "NAME", "FOR"];
     if with_server {
         headers.insert(1, "SERVER");
     }
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
-    for row in &cells {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
+    let status_column = usize::from(with_server) + 1;
+    let mut table = Table::new(&headers)
+        .right_aligned(0)
+        .right_aligned(headers.len() - 1)
+        .status_column(status_column);
+    for (at, row) in rows.iter().enumerate() {
+        let mut cells = vec![(at + 1).to_string()];
+        if with_server {
+            cells.push(printable(row.server.as_deref().unwrap_or_default()));
         }
+        cells.extend([
+            printable(row.pane.status.as_str()),
+            printable(&row.pane.provider.clone().unwrap_or_default()),
+            printable(&location(&row.pane)),
+            printable(&row.name),
+            short_duration(row.pane.status_seconds),
+        ]);
+        table.row(cells);
     }
-    // The number and the duration are right-aligned, the rest left-aligned.
-    let last = headers.len() - 1;
-    let line = |cells: &[&str]| {
-        let shown: Vec<String> = cells
-            .iter()
-            .enumerate()
-            .map(|(at, cell)| {
-                let width = widths[at];
-                if at == 0 || at == last {
-                    format!("{cell:>width$}")
-                } else {
-                    format!("{cell:<width$}")
-                }
-            })
-            .collect();
-        shown.join("  ")
-    };
-    writeln!(out, "{}", line(&headers))?;
-    for row in &cells {
-        let row: Vec<&str> = row.iter().map(String::as_str).collect();
-        writeln!(out, "{}", line(&row))?;
-    }
-    Ok(())
+    out.write_all(table.render(colour).as_bytes())
 }
 
 /// What a command leads to.
@@ -501,6 +274,7 @@ mod tests {
             pane,
             name: format!("agent-{id}"),
             server: None,
+            pending: Vec::new(),
         }
     }
 
