@@ -16,7 +16,13 @@ use utoipa::{Modify, OpenApi, ToResponse};
 
 /// The served document: generated once, as JSON.
 static DOCUMENT: LazyLock<String> = LazyLock::new(|| {
-    let generated = serde_json::to_string(&ApiDoc::openapi()).unwrap_or_default();
+    let generated = match serde_json::to_string(&ApiDoc::openapi()) {
+        Ok(text) => text,
+        Err(error) => {
+            tracing::error!(%error, "the OpenAPI document cannot be written");
+            String::new()
+        }
+    };
     match serde_json::from_str::<Ordered>(&generated) {
         Ok(mut json) => {
             tidy(&mut json);
