@@ -24,20 +24,22 @@ const CAPACITY: usize = 16 * 1024;
 /// daemon's status and message events, less when output ticks flood in.
 pub const HISTORY: usize = 4096;
 
-/// One published event.
-#[derive(Debug, Clone, Serialize)]
+/// One published event: its number and time, and what happened (`type` and the fields of
+/// that type).
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct DaemonEvent {
     /// Position in the daemon's event stream, from 1.
+    #[schema(minimum = 1)]
     pub id: u64,
-    /// Milliseconds since the Unix epoch when it was published.
+    /// When it was published (ms since the Unix epoch).
     pub time_ms: u64,
     /// What happened.
     #[serde(flatten)]
     pub kind: EventKind,
 }
 
-/// What happened.
-#[derive(Debug, Clone, Serialize)]
+/// What happened: one object per `type`.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
     /// A session is now mirrored.
@@ -109,7 +111,8 @@ pub enum EventKind {
         /// Its new name.
         name: RawBytes,
     },
-    /// A pane printed: bytes `seq .. seq + len` of its stream.
+    /// A pane printed bytes `seq .. seq + len` of its stream (fetch them with
+    /// `GET /v1/panes/{pane}/output?from=SEQ`).
     Output {
         /// The pane.
         pane: PaneId,
@@ -126,19 +129,21 @@ pub enum EventKind {
         status: Status,
         /// The status before.
         previous: Status,
-        /// The rule that decided it (none for unknown and exited); for a signal, what it was
+        /// The rule that decided it (null for unknown and exited); for a signal, what it was
         /// (`hook Stop`, `osc 7501 state=done`, `title "..."`).
+        #[schema(required = true)]
         rule: Option<String>,
         /// The provider whose rules decided it.
+        #[schema(required = true)]
         provider: Option<String>,
         /// Where the status came from: the screen, or the agent's own signal.
         source: crate::status::signal::StatusSource,
     },
     /// An inbox message was queued or changed state.
     Message {
-        /// The message id (`id` is the event's).
+        /// The message (`GET /v1/messages/{id}`; `id` is the event's).
         message_id: i64,
-        /// The receiving pane.
+        /// The receiving pane (`%N`).
         pane: String,
         /// Its new state.
         state: crate::message::State,
@@ -151,16 +156,19 @@ pub enum EventKind {
         pane: PaneId,
         /// Where its output comes from now.
         transport: crate::pipe::Transport,
-        /// Why.
+        /// Why, in words (`asked for`, `the pipe failed: ...`).
         reason: String,
     },
     /// Cross-check mode found the pane's two transports different.
     CrossCheck {
         /// The pane.
         pane: PaneId,
-        /// `mismatch`, `unaligned` or `pipe_behind`.
+        /// `mismatch`: a byte differs; `unaligned`: the pipe delivered bytes the control
+        /// stream does not have; `pipe_behind`: the pipe fell more than 1 MiB behind.
+        #[schema(schema_with = crate::pipe::cross_check::finding_schema)]
         finding: String,
         /// For a mismatch, the sequence number of the first differing byte.
+        #[schema(required = true)]
         seq: Option<u64>,
         /// What differs, in words, with both sides' bytes.
         detail: String,
@@ -183,8 +191,11 @@ pub enum EventKind {
     },
 }
 
-/// Why a pane's screen was rebuilt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Why a pane's screen was rebuilt: `attach` (first sight of the pane), `reconnect`, `pause`
+/// (tmux paused it), `resize`, `divergence` (the watchdog found it different from tmux's),
+/// `retry`, `respawn`, `died` (its process exited), `transport` (its output moved),
+/// `pipe_stall` (its pipe was re-armed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ResyncReason {
     /// First sight of the pane (attach, new pane, daemon start).

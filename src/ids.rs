@@ -22,7 +22,10 @@ pub struct IdError {
 }
 
 macro_rules! tmux_id {
-    ($(#[$doc:meta])* $name:ident, $sigil:literal, $sigil_byte:literal, $kind:literal) => {
+    (
+        $(#[$doc:meta])* $name:ident, $sigil:literal, $sigil_byte:literal, $kind:literal,
+        $pattern:literal, $example:literal
+    ) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub struct $name(pub u32);
@@ -71,6 +74,15 @@ macro_rules! tmux_id {
                 text.parse().map_err(serde::de::Error::custom)
             }
         }
+
+        /// The API's schema: the string [`Serialize`] writes (a derive would say an integer).
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                id_schema($kind, $sigil, $pattern, $example)
+            }
+        }
+
+        impl utoipa::ToSchema for $name {}
     };
 }
 
@@ -79,22 +91,43 @@ tmux_id!(
     PaneId,
     '%',
     b'%',
-    "pane"
+    "pane",
+    "^%[0-9]+$",
+    "%3"
 );
 tmux_id!(
     /// A window, written `@N` by tmux. Layout changes and names are per window.
     WindowId,
     '@',
     b'@',
-    "window"
+    "window",
+    "^@[0-9]+$",
+    "@1"
 );
 tmux_id!(
     /// A session, written `$N` by tmux. panectl runs one control client per session.
     SessionId,
     '$',
     b'$',
-    "session"
+    "session",
+    "^\\$[0-9]+$",
+    "$0"
 );
+
+/// The OpenAPI schema of an id: a string of the sigil and a number.
+fn id_schema(
+    kind: &str,
+    sigil: char,
+    pattern: &str,
+    example: &str,
+) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .description(Some(format!("A {kind} id, `{sigil}N`.")))
+        .pattern(Some(pattern))
+        .examples([example])
+        .into()
+}
 
 /// Parses a decimal `u32` made only of ASCII digits (no sign, no spaces, no overflow).
 pub(crate) fn parse_u32(digits: &[u8]) -> Option<u32> {
@@ -145,6 +178,21 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "invalid session id \"x1\": expected $ followed by a number"
+        );
+    }
+
+    #[test]
+    fn the_api_schema_of_an_id_matches_what_it_serializes_to() {
+        let schema = serde_json::to_value(<SessionId as utoipa::PartialSchema>::schema()).unwrap();
+        assert_eq!(schema["type"], "string");
+        let pattern = regex::Regex::new(schema["pattern"].as_str().unwrap()).unwrap();
+        assert!(pattern.is_match(&SessionId(12).to_string()));
+        assert!(!pattern.is_match("12") && !pattern.is_match("%12"));
+        let pane = serde_json::to_value(<PaneId as utoipa::PartialSchema>::schema()).unwrap();
+        assert!(
+            regex::Regex::new(pane["pattern"].as_str().unwrap())
+                .unwrap()
+                .is_match(&PaneId(0).to_string())
         );
     }
 

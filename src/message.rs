@@ -3,8 +3,14 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Where a message is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Where a message is in its life. `pending`: waiting for the receiver to be ready;
+/// `delivering`: being pasted and submitted; `delivered`: submitted and the receiver's turn
+/// started; `failed`: given up, the receiver did not take the text (see `reason`);
+/// `uncertain`: submitted, but whether the receiver took it cannot be told (see `reason`);
+/// never retried automatically, as a retry could deliver it twice; `expired`: its TTL ran out
+/// before delivery; `cancelled`: cancelled before delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = MessageState)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     /// Waiting for its receiver to be ready.

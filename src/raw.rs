@@ -95,6 +95,26 @@ impl<'de> Deserialize<'de> for RawBytes {
     }
 }
 
+/// The API's schema: the text [`Serialize`] writes (named `TmuxText`, as the API shows names,
+/// titles and commands that tmux reported).
+impl utoipa::PartialSchema for RawBytes {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .description(Some(
+                "Text from tmux (a name, a title, a command): bytes, shown as UTF-8 with \
+                 invalid sequences replaced by U+FFFD.",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for RawBytes {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "TmuxText".into()
+    }
+}
+
 /// Escapes bytes for display: printable ASCII stays, `\n \r \t \\ \"` are C-style, everything
 /// else (including bytes of multi-byte UTF-8 characters) becomes `\xNN`. Unambiguous and stable,
 /// which is what logs and snapshots need.

@@ -4,15 +4,24 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
 
 use crate::orchestration::Error;
 
 /// An error answer: status and a JSON `{"error": ...}` body.
 pub(crate) struct ApiError(pub(crate) StatusCode, pub(crate) String);
 
+/// The body of every error answer (its schema is `Error` in the OpenAPI document).
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = Error)]
+pub(crate) struct ErrorBody {
+    /// What went wrong.
+    pub(crate) error: String,
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.0, axum::Json(serde_json::json!({ "error": self.1 }))).into_response()
+        (self.0, axum::Json(ErrorBody { error: self.1 })).into_response()
     }
 }
 

@@ -17,24 +17,88 @@ use axum::http::HeaderMap;
 use axum::response::IntoResponse;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures::stream::{Stream, StreamExt};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use super::error::ApiError;
+use super::error::{ApiError, ErrorBody};
 use super::state::ApiState;
 use crate::events::{DaemonEvent, EventBus, EventKind};
 
 /// The route's query.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct EventsQuery {
-    /// Only events about this pane.
+    /// Only the events about this pane (`%N`).
     pane: Option<String>,
-    /// Only these types, comma-separated.
+    /// Only these event types, comma-separated (an unknown one is a 400 that lists the valid
+    /// ones).
     #[serde(rename = "type")]
     types: Option<String>,
-    /// Resume after this event (as `Last-Event-ID`, which wins).
+    /// Resume after this event, like `Last-Event-ID` (the header wins).
     last_event_id: Option<String>,
+}
+
+/// The `Last-Event-ID` header of the route (read from the headers; this type only describes
+/// it in the OpenAPI document).
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+pub(crate) struct ResumeHeader {
+    /// Resume after this event (`EPOCH-N`, as the stream gave it).
+    #[serde(rename = "Last-Event-ID")]
+    #[expect(dead_code, reason = "read from the header map by name; described here")]
+    last_event_id: Option<String>,
+}
+
+/// The events of a stream that are not the daemon's (they have no SSE `id:`).
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum StreamNotice {
+    /// The first event of every stream.
+    Subscribed {
+        /// The id of the last event published before the subscription: the stream's events
+        /// follow it.
+        last_event: u64,
+        /// When the daemon started (ms since the Unix epoch): the first part of every event's
+        /// SSE id.
+        epoch: u64,
+    },
+    /// The reader missed events: it fell behind the daemon's buffer (16384 events), or it
+    /// resumed from an event no longer kept or from another daemon's id. The missed events
+    /// are not replayed.
+    Lagged {
+        /// How many events this reader missed (null: unknown, the id was not this daemon's).
+        #[schema(required = true)]
+        missed: Option<u64>,
+    },
+}
+
+impl StreamNotice {
+    fn sse(&self) -> SseEvent {
+        let name = match self {
+            StreamNotice::Subscribed { .. } => "subscribed",
+            StreamNotice::Lagged { .. } => "lagged",
+        };
+        SseEvent::default()
+            .event(name)
+            .data(serde_json::to_string(self).unwrap_or_default())
+    }
+}
+
+/// The `data:` of one Server-Sent Event of `GET /v1/events`: a daemon event (`DaemonEvent`,
+/// with an SSE `id:`) or a notice of the stream (`StreamNotice`); the SSE `event:` field
+/// repeats `type`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(untagged)]
+#[expect(
+    dead_code,
+    reason = "describes what `sse_event` and `StreamNotice::sse` write, without copying events"
+)]
+pub(crate) enum Event {
+    /// Something changed.
+    Daemon(crate::events::DaemonEvent),
+    /// About the stream itself.
+    Notice(StreamNotice),
 }
 
 /// Which events a client asked for.
@@ -90,9 +154,7 @@ fn sse_event(bus: &EventBus, event: &DaemonEvent) -> SseEvent {
 }
 
 fn lagged(missed: Option<u64>) -> SseEvent {
-    SseEvent::default()
-        .event("lagged")
-        .data(serde_json::json!({ "type": "lagged", "missed": missed }).to_string())
+    StreamNotice::Lagged { missed }.sse()
 }
 
 /// Live events after `last_sent` (earlier ones were sent from the history), filtered.
@@ -123,6 +185,37 @@ fn event_stream(
     )
 }
 
+/// Server-Sent Events: every change, numbered
+///
+/// An endless `text/event-stream`. Each event has `id:` (`EPOCH-N`: when the daemon started,
+/// in ms since the Unix epoch, and the event's number from 1, increasing), `event:` (its type)
+/// and one `data:` line holding the event as JSON (schema `Event`). The first event is
+/// `subscribed` (`last_event`, `epoch`). A reader too slow for the daemon's buffer (16384
+/// events) gets an event `lagged` whose data is `{"type": "lagged", "missed": N}` (no `id:`). A
+/// client that reconnects with `Last-Event-ID` gets the events after it from the daemon's last
+/// 4096, then the live ones; `lagged` first when some are no longer kept (`missed`: how many)
+/// or when the id is not this daemon's (`missed`: null). Keep-alive comments are sent while
+/// nothing happens. It ends when the daemon stops.
+#[utoipa::path(
+    get,
+    path = "/v1/events",
+    operation_id = "stream_events",
+    tag = "events",
+    params(EventsQuery, ResumeHeader),
+    responses(
+        (
+            status = 200,
+            description = "The event stream; each `data:` line is an `Event`.",
+            content_type = "text/event-stream",
+            body = String
+        ),
+        (
+            status = 400,
+            description = "An unknown event type (the message lists the valid ones).",
+            body = ErrorBody
+        ),
+    )
+)]
 pub(crate) async fn events(
     State(state): State<ApiState>,
     Query(query): Query<EventsQuery>,
@@ -138,14 +231,11 @@ pub(crate) async fn events(
     // Subscribed before anything is read: every later event follows.
     let resumed = bus.resume(last.as_deref().unwrap_or(""));
     let mut first = vec![
-        SseEvent::default().event("subscribed").data(
-            serde_json::json!({
-                "type": "subscribed",
-                "last_event": resumed.last_sent,
-                "epoch": bus.epoch(),
-            })
-            .to_string(),
-        ),
+        StreamNotice::Subscribed {
+            last_event: resumed.last_sent,
+            epoch: bus.epoch(),
+        }
+        .sse(),
     ];
     if last.is_some() {
         if resumed.missed != Some(0) {

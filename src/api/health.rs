@@ -9,52 +9,65 @@ use super::state::ApiState;
 use crate::mirror::PaneCounters;
 use crate::tmux::ConnectionHandle;
 
-/// The health report.
-#[derive(Debug, Serialize, Deserialize)]
+/// The health report: the daemon, the tmux server and the counters, in one answer. Every field
+/// is always written (the defaults only let a client read an older daemon's answer).
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Health {
     /// `ok`; `starting` until the panes of every session found at start are known (requests
     /// that name a pane wait for that, a few seconds at most); `degraded` while the tmux server
     /// is unreachable, the user's provider rules have errors or the inbox database is damaged
     /// (`reasons` says which).
+    #[schema(schema_with = status_schema)]
     pub status: String,
     /// Why the status is not `ok`, one sentence each (empty when `ok`).
     #[serde(default)]
+    #[schema(required = true)]
     pub reasons: Vec<String>,
     /// The daemon's process id.
     #[serde(default)]
+    #[schema(required = true)]
     pub pid: u32,
     /// The daemon's version.
     pub version: String,
-    /// The daemon's log file (`None`: it logs to its stderr).
+    /// The daemon's log file (null: it logs to its stderr).
     #[serde(default)]
+    #[schema(required = true)]
     pub log_file: Option<String>,
     /// The command line the daemon was started with.
     #[serde(default)]
+    #[schema(required = true)]
     pub command_line: Vec<String>,
-    /// The tmux server's socket (`ssh:DEST:SOCKET` for a server on another host).
+    /// The tmux server's socket path (not the API socket); `ssh:DEST:SOCKET` for a server on
+    /// another host.
     pub tmux_socket: String,
     /// The host the server runs on: `local`, or `ssh:DEST`.
     #[serde(default)]
+    #[schema(required = true)]
     pub host: String,
     /// The server's short name in views over many servers and in `SERVER/PANE` names
     /// (`local`, `work`, `devbox`, `devbox:work`).
     #[serde(default)]
+    #[schema(required = true)]
     pub server: String,
     /// The ssh destination of a server on another host.
     #[serde(default)]
+    #[schema(required = true)]
     pub ssh_destination: Option<String>,
     /// The server's socket as the daemon was given it: a path, or (on another host) a `-L`
     /// name.
     #[serde(default)]
+    #[schema(required = true)]
     pub socket: String,
     /// Why the server's host cannot be used now (over ssh: unreachable, key refused, no tmux,
     /// no safe way to attach), as last seen.
     #[serde(default)]
+    #[schema(required = true)]
     pub host_problem: Option<String>,
     /// The API's Unix socket.
     #[serde(default)]
+    #[schema(required = true)]
     pub api_socket: String,
-    /// tmux's version.
+    /// tmux's version (empty while no session is connected).
     pub tmux_version: String,
     /// Whether the tmux server answers.
     pub server_alive: bool,
@@ -64,6 +77,7 @@ pub struct Health {
     pub sessions: usize,
     /// Sessions whose control client has attached and answers.
     #[serde(default)]
+    #[schema(required = true)]
     pub attached: usize,
     /// Panes mirrored.
     pub panes: usize,
@@ -87,31 +101,60 @@ pub struct Health {
     pub divergences: u64,
     /// Panes whose output comes through the pipe transport.
     #[serde(default)]
+    #[schema(required = true)]
     pub pipe_panes: usize,
     /// Pane output that came through pipes since each session was attached, also of pipes since
     /// stopped (in cross-check mode, the bytes compared).
     #[serde(default)]
+    #[schema(required = true)]
     pub pipe_bytes: u64,
     /// Cross-check mode: bytes found equal in both transports.
     #[serde(default)]
+    #[schema(required = true)]
     pub cross_check_matched: u64,
     /// Cross-check mode: differences reported (each also a `cross_check` event).
     #[serde(default)]
+    #[schema(required = true)]
     pub cross_check_findings: u64,
-    /// Id of the last event published.
+    /// Id of the last event published (0: none yet).
     pub last_event: u64,
     /// Processes (tmux clients and one-shot commands) the daemon has started since it began.
     pub processes_started: u64,
-    /// Agent panes by status.
+    /// Agent panes (a provider other than `shell`) counted by status word.
+    #[schema(value_type = BTreeMap<crate::status::Status, usize>)]
     pub statuses: BTreeMap<String, usize>,
     /// Errors of the user's provider rule files (the rules in force are the last good ones).
     pub rules_errors: Vec<String>,
     /// The inbox database: `ok`, or `damaged: WHAT SQLITE SAID` once a query found it damaged
     /// (deliveries then stop; `reasons` says what to do).
     #[serde(default)]
+    #[schema(required = true)]
     pub inbox: String,
 }
 
+/// The schema of [`Health::status`]: one of three words (a string on the wire, so that a client
+/// reads a word a newer daemon adds).
+fn status_schema() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(["ok", "starting", "degraded"]))
+        .description(Some(
+            "`ok`; `starting` until the panes of every session found at start are known \
+             (requests that name a pane wait for that, a few seconds at most); `degraded` while \
+             the tmux server is unreachable, the user's provider rules have errors or the inbox \
+             database is damaged (`reasons` says which).",
+        ))
+        .build()
+}
+
+/// Daemon, tmux server and counter summary
+#[utoipa::path(
+    get,
+    path = "/v1/health",
+    operation_id = "get_health",
+    tag = "daemon",
+    responses((status = 200, description = "The health report.", body = Health))
+)]
 pub(crate) async fn health(State(state): State<ApiState>) -> axum::Json<Health> {
     let handles = state.ctx.handles();
     let stats = futures::future::join_all(handles.values().map(ConnectionHandle::stats)).await;

@@ -5,29 +5,34 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
-use super::error::ApiError;
+use super::error::{ApiError, ErrorBody};
+use super::openapi::{InboxFailed, PaneNotFound, UnreadableQuery};
+use super::params::{MessagePath, PanePath};
 use super::state::ApiState;
 use crate::ids::PaneId;
+use crate::inbox::Message;
 
 /// The body of `POST /v1/panes/{pane}/messages`: the text as a string (`body`) or, for bytes
-/// that are not UTF-8, as hex (`body_hex`).
-#[derive(Debug, Default, Serialize, Deserialize)]
+/// that are not UTF-8, as hex (`body_hex`). Give exactly one of `body` and `body_hex`.
+#[derive(Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SendBody {
     /// The text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
-    /// The text as hex digits.
+    /// The text as hex digits, for bytes that are not UTF-8.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = "^([0-9a-fA-F]{2})*$")]
     pub body_hex: Option<String>,
     /// The sender: a pane or a label (default `api`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
-    /// Seconds before an undelivered message expires.
+    /// Seconds before the message expires if still undelivered (positive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(exclusive_minimum = 0)]
     pub ttl_seconds: Option<f64>,
     /// Queue it even for a pane that runs no recognised agent (a plain shell runs the text as
-    /// commands); see [`crate::orchestration::shell_guard`].
+    /// commands). Ignored for MCP clients: the daemon's `--mcp-allow-shell` decides.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_shell: bool,
 }
@@ -44,9 +49,42 @@ pub fn from_hex(hex: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
+/// Queue a message for the agent in the pane
+///
+/// The inbox delivers messages to each pane in order, one at a time, only while its agent is
+/// ready (`idle` or `completed`): pasted, then submitted. A message is addressed to the program
+/// in the pane when it was queued (`agent`, `pid:N`): a pane reused by another program does not
+/// get it.
+#[utoipa::path(
+    post,
+    path = "/v1/panes/{pane}/messages",
+    operation_id = "send_message",
+    tag = "inbox",
+    params(PanePath),
+    request_body = SendBody,
+    responses(
+        (status = 201, description = "The queued message (state `pending`).", body = Message),
+        (
+            status = 400,
+            description = "Neither or both of `body` and `body_hex`; `body_hex` not hex; \
+                           `ttl_seconds` not positive; the body refused (empty, over 1 MiB, a NUL \
+                           byte, or `ESC [201~`).",
+            body = ErrorBody
+        ),
+        (status = 404, response = PaneNotFound),
+        (status = 409, response = super::openapi::PaneRefused),
+        (status = 500, response = InboxFailed),
+        (
+            status = 503,
+            description = "The pane's session is reconnecting, or tmux did not say which process \
+                           runs in the pane.",
+            body = ErrorBody
+        ),
+    )
+)]
 pub(crate) async fn send_message(
     State(state): State<ApiState>,
-    UrlPath(name): UrlPath<String>,
+    UrlPath(PanePath { pane: name }): UrlPath<PanePath>,
     headers: HeaderMap,
     super::body::Json(request): super::body::Json<SendBody>,
 ) -> Result<Response, ApiError> {
@@ -103,14 +141,37 @@ pub(crate) async fn send_message(
 }
 
 /// The query of `GET /v1/messages`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct MessageQuery {
-    /// Only this pane's messages (any pane name).
+    /// Only this pane's messages. A pane id (`%N`) is taken as it is (its messages outlive the
+    /// pane); any other name is resolved to a live pane.
     pub pane: Option<String>,
     /// Only messages in this state.
+    #[param(value_type = Option<crate::message::State>)]
     pub state: Option<String>,
 }
 
+/// Inbox messages, oldest first
+#[utoipa::path(
+    get,
+    path = "/v1/messages",
+    operation_id = "list_messages",
+    tag = "inbox",
+    params(MessageQuery),
+    responses(
+        (status = 200, description = "The messages.", body = Vec<Message>),
+        (status = 400, description = "Unknown state.", body = ErrorBody),
+        (
+            status = 404,
+            description = "`pane` is a name (not a pane id) that matches no pane.",
+            body = ErrorBody
+        ),
+        (status = 409, description = "`pane` is a name that matches several panes.", body = ErrorBody),
+        (status = 500, response = InboxFailed),
+        (status = 503, description = "The session of the pane named is reconnecting.", body = ErrorBody),
+    )
+)]
 pub(crate) async fn list_messages(
     State(state): State<ApiState>,
     Query(query): Query<MessageQuery>,
@@ -138,17 +199,51 @@ pub(crate) async fn list_messages(
     Ok(axum::Json(messages).into_response())
 }
 
+/// One message
+#[utoipa::path(
+    get,
+    path = "/v1/messages/{id}",
+    operation_id = "get_message",
+    tag = "inbox",
+    params(MessagePath),
+    responses(
+        (status = 200, description = "The message.", body = Message),
+        (status = 400, response = UnreadableQuery),
+        (status = 404, description = "No message has that id.", body = ErrorBody),
+        (status = 500, response = InboxFailed),
+    )
+)]
 pub(crate) async fn one_message(
     State(state): State<ApiState>,
-    UrlPath(id): UrlPath<i64>,
+    UrlPath(MessagePath { id }): UrlPath<MessagePath>,
 ) -> Result<Response, ApiError> {
     let message = state.ctx.inbox.call(move |store| store.get(id)).await?;
     Ok(axum::Json(message).into_response())
 }
 
+/// Cancel a pending message
+#[utoipa::path(
+    post,
+    path = "/v1/messages/{id}/cancel",
+    operation_id = "cancel_message",
+    tag = "inbox",
+    params(MessagePath),
+    responses(
+        (status = 200, description = "The message, now `cancelled`.", body = Message),
+        (status = 400, response = UnreadableQuery),
+        (status = 404, description = "No message has that id.", body = ErrorBody),
+        (
+            status = 409,
+            description = "The message is past `pending` (being delivered, delivered, failed, \
+                           uncertain, expired or cancelled).",
+            body = ErrorBody
+        ),
+        (status = 500, response = InboxFailed),
+    )
+)]
 pub(crate) async fn cancel_message(
     State(state): State<ApiState>,
-    UrlPath(id): UrlPath<i64>,
+    UrlPath(MessagePath { id }): UrlPath<MessagePath>,
 ) -> Result<Response, ApiError> {
     let message = state.ctx.inbox.call(move |store| store.cancel(id)).await?;
     Ok(axum::Json(message).into_response())

@@ -1,6 +1,7 @@
 //! The daemon's local API: the HTTP layer ([`server`] with its routes, [`workflows`] over
 //! [`crate::orchestration`]), its listeners ([`listen`], [`tcp`]) and the client the CLI uses
-//! ([`client`]), and the types on the wire between them ([`wire`]).
+//! ([`client`]), and the types on the wire between them ([`wire`]), described by the OpenAPI
+//! document generated from them ([`openapi`]).
 
 pub(crate) mod body;
 pub mod client;
@@ -9,7 +10,9 @@ pub(crate) mod events;
 pub(crate) mod health;
 pub mod listen;
 pub(crate) mod messages;
+pub mod openapi;
 pub(crate) mod panes;
+pub(crate) mod params;
 pub mod server;
 pub mod state;
 pub mod tcp;

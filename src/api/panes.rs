@@ -7,37 +7,117 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
-use super::error::ApiError;
+use super::error::{ApiError, ErrorBody};
+use super::openapi::{PaneAmbiguous, PaneNotFound, PaneUnavailable, UnreadableBody};
+use super::params::{PanePath, SessionPath};
 use super::state::ApiState;
 use crate::ids::PaneId;
 use crate::orchestration::SYNC_WAIT;
 use crate::tmux::PaneSummary;
 
+/// Every mirrored pane
+#[utoipa::path(
+    get,
+    path = "/v1/panes",
+    operation_id = "list_panes",
+    tag = "panes",
+    responses((
+        status = 200,
+        description = "Every pane of every session, ordered by pane id; a pane of a window \
+                       linked into several sessions appears once.",
+        body = Vec<PaneSummary>
+    ))
+)]
 pub(crate) async fn list_panes(State(state): State<ApiState>) -> axum::Json<Vec<PaneSummary>> {
     axum::Json(state.ctx.all_panes().await)
 }
 
+/// One pane
+#[utoipa::path(
+    get,
+    path = "/v1/panes/{pane}",
+    operation_id = "get_pane",
+    tag = "panes",
+    params(PanePath),
+    responses(
+        (status = 200, description = "The pane.", body = PaneSummary),
+        (status = 404, response = PaneNotFound),
+        (status = 409, response = PaneAmbiguous),
+        (status = 503, response = PaneUnavailable),
+    )
+)]
 pub(crate) async fn one_pane(
     State(state): State<ApiState>,
-    UrlPath(name): UrlPath<String>,
+    UrlPath(PanePath { pane: name }): UrlPath<PanePath>,
 ) -> Result<axum::Json<PaneSummary>, ApiError> {
     let (pane, _) = state.ctx.find(&name).await?;
     Ok(axum::Json(pane))
 }
 
 /// Query of the screen route.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct ScreenQuery {
+    /// `text` (default) or `ansi`.
+    #[param(schema_with = screen_format_schema)]
     format: Option<String>,
+}
+
+/// The schema of [`ScreenQuery::format`] (a string, so that an unknown word gets the route's
+/// own error).
+fn screen_format_schema() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(["text", "ansi"]))
+        .default(Some(serde_json::json!("text")))
+        .build()
 }
 
 fn header_value(value: impl ToString) -> HeaderValue {
     HeaderValue::from_str(&value.to_string()).unwrap_or_else(|_| HeaderValue::from_static("?"))
 }
 
+/// The pane's mirrored screen
+#[utoipa::path(
+    get,
+    path = "/v1/panes/{pane}/screen",
+    operation_id = "get_screen",
+    tag = "panes",
+    params(PanePath, ScreenQuery),
+    responses(
+        (
+            status = 200,
+            description = "The visible screen. `format=text`: rows joined by newlines, trailing \
+                           spaces and trailing blank rows removed. `format=ansi`: every row, with \
+                           SGR escape sequences for colours and attributes.",
+            content_type = "text/plain",
+            body = String,
+            headers(
+                ("x-panectl-pane" = PaneId, description = "The pane id (`%N`)."),
+                ("x-panectl-size" = String, description = "`WIDTHxHEIGHT` in cells."),
+                ("x-panectl-cursor" = String, description = "Cursor `COLUMN,ROW`, 0-based."),
+                ("x-panectl-alternate-screen" = bool, description = "`true` or `false`."),
+                (
+                    "x-panectl-output-seq" = u64,
+                    description = "Sequence number of the next output byte: the screen \
+                                   reflects every byte before it."
+                ),
+                (
+                    "x-panectl-sync" = crate::mirror::SyncState,
+                    description = "How far the screen can be trusted: `unseeded`, `live` or \
+                                   `stale`."
+                ),
+            )
+        ),
+        (status = 400, description = "`format` is neither `text` nor `ansi`.", body = ErrorBody),
+        (status = 404, response = PaneNotFound),
+        (status = 409, response = PaneAmbiguous),
+        (status = 503, response = PaneUnavailable),
+    )
+)]
 pub(crate) async fn screen(
     State(state): State<ApiState>,
-    UrlPath(name): UrlPath<String>,
+    UrlPath(PanePath { pane: name }): UrlPath<PanePath>,
     Query(query): Query<ScreenQuery>,
 ) -> Result<Response, ApiError> {
     let ansi = match query.format.as_deref() {
@@ -87,15 +167,59 @@ pub(crate) async fn screen(
 }
 
 /// Query of the output route.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct OutputQuery {
+    /// Sequence number to start at (default: the oldest byte still held). A number past the
+    /// end gives an empty body.
     from: Option<u64>,
+    /// At most this many bytes (default 1 MiB; values above 16 MiB are lowered to 16 MiB).
+    #[param(default = 1048576, maximum = 16777216)]
     limit: Option<usize>,
 }
 
+/// The pane's recent output bytes
+#[utoipa::path(
+    get,
+    path = "/v1/panes/{pane}/output",
+    operation_id = "get_output",
+    tag = "panes",
+    params(PanePath, OutputQuery),
+    responses(
+        (
+            status = 200,
+            description = "Raw output bytes from the pane's ring (`--ring-bytes`, default \
+                           128 KiB). Every byte a pane prints has a sequence number; pass \
+                           `x-panectl-next` as `from` to resume exactly where the last read ended.",
+            content_type = "application/octet-stream",
+            body = inline(super::openapi::Binary),
+            headers(
+                ("x-panectl-from" = u64, description = "Sequence number of the first byte of the body."),
+                ("x-panectl-next" = u64, description = "Sequence number to pass as `from` next time."),
+                (
+                    "x-panectl-missed" = String,
+                    description = "`START-END` (end exclusive): bytes asked for that have already \
+                                   left the ring. Absent when nothing was missed."
+                ),
+                (
+                    "x-panectl-gaps" = String,
+                    description = "A JSON array of `Gap` (`{\"seq\": N, \"reason\": GapReason}`): \
+                                   holes in the stream itself (tmux discarded output while the \
+                                   pane was paused, the connection was re-established, the \
+                                   screen was reseeded, or the pane's pipe stalled), each just \
+                                   before byte `seq`. Absent when there are none."
+                ),
+            )
+        ),
+        (status = 400, response = super::openapi::UnreadableQuery),
+        (status = 404, response = PaneNotFound),
+        (status = 409, response = PaneAmbiguous),
+        (status = 503, response = PaneUnavailable),
+    )
+)]
 pub(crate) async fn output(
     State(state): State<ApiState>,
-    UrlPath(name): UrlPath<String>,
+    UrlPath(PanePath { pane: name }): UrlPath<PanePath>,
     Query(query): Query<OutputQuery>,
 ) -> Result<Response, ApiError> {
     let (pane, handle) = state.ctx.find(&name).await?;
@@ -132,9 +256,28 @@ pub(crate) async fn output(
     Ok((headers, read.data).into_response())
 }
 
+/// Why the pane has its status
+#[utoipa::path(
+    get,
+    path = "/v1/panes/{pane}/explain",
+    operation_id = "explain_pane",
+    tag = "status",
+    params(PanePath),
+    responses(
+        (
+            status = 200,
+            description = "The provider, the status, and every rule of the provider evaluated on \
+                           the current screen, in the order they are tried.",
+            body = crate::session::Explanation
+        ),
+        (status = 404, response = PaneNotFound),
+        (status = 409, response = PaneAmbiguous),
+        (status = 503, response = PaneUnavailable),
+    )
+)]
 pub(crate) async fn explain(
     State(state): State<ApiState>,
-    UrlPath(name): UrlPath<String>,
+    UrlPath(PanePath { pane: name }): UrlPath<PanePath>,
 ) -> Result<Response, ApiError> {
     let (pane, handle) = state.ctx.find(&name).await?;
     let explanation = handle
@@ -144,9 +287,34 @@ pub(crate) async fn explain(
     Ok(axum::Json(explanation).into_response())
 }
 
+/// The agent's last answer
+#[utoipa::path(
+    get,
+    path = "/v1/panes/{pane}/last-response",
+    operation_id = "get_last_response",
+    tag = "status",
+    params(PanePath),
+    responses(
+        (
+            status = 200,
+            description = "The text of the agent's last answer, without the TUI around it (read \
+                           from the pane's scrollback with `capture-pane`).",
+            content_type = "text/plain",
+            body = String
+        ),
+        (
+            status = 404,
+            description = "No such pane, the pane runs no agent panectl recognises, or no answer \
+                           was found.",
+            body = ErrorBody
+        ),
+        (status = 409, response = PaneAmbiguous),
+        (status = 503, response = PaneUnavailable),
+    )
+)]
 pub(crate) async fn last_response(
     State(state): State<ApiState>,
-    UrlPath(name): UrlPath<String>,
+    UrlPath(PanePath { pane: name }): UrlPath<PanePath>,
 ) -> Result<Response, ApiError> {
     let (pane, handle) = state.ctx.find(&name).await?;
     if pane.provider.is_none() {
@@ -170,16 +338,46 @@ pub(crate) async fn last_response(
 }
 
 /// Body of `POST /v1/panes/{pane}/provider`.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderBody {
-    /// The provider to assign; `null` goes back to recognising it.
+    /// A provider id (`GET /v1/providers`), or null (or absent) to let the daemon recognise the
+    /// provider again.
     pub provider: Option<String>,
 }
 
+/// Assign the pane's provider, or go back to recognising it
+///
+/// `{"provider": "codex"}` assigns a provider; `{"provider": null}` (or `{}`) removes the
+/// assignment so the provider is recognised from the pane's processes or banner again. The
+/// choice is kept in the pane option `@panectl_provider_override`, which outlives the daemon.
+#[utoipa::path(
+    post,
+    path = "/v1/panes/{pane}/provider",
+    operation_id = "set_provider",
+    tag = "status",
+    params(PanePath),
+    request_body = ProviderBody,
+    responses(
+        (
+            status = 200,
+            description = "The pane, with its provider and status after the change.",
+            body = PaneSummary
+        ),
+        (
+            status = 400,
+            description = "Unknown provider id (or the pane vanished meanwhile: `no such pane`), \
+                           or a body that is not a `ProviderBody`.",
+            body = ErrorBody
+        ),
+        (status = 404, response = PaneNotFound),
+        (status = 409, response = PaneAmbiguous),
+        (status = 503, response = PaneUnavailable),
+    )
+)]
 pub(crate) async fn set_provider(
     State(state): State<ApiState>,
-    UrlPath(name): UrlPath<String>,
+    UrlPath(PanePath { pane: name }): UrlPath<PanePath>,
     super::body::Json(body): super::body::Json<ProviderBody>,
 ) -> Result<Response, ApiError> {
     let (pane, handle) = state.ctx.find(&name).await?;
@@ -191,11 +389,42 @@ pub(crate) async fn set_provider(
     Ok(axum::Json(pane).into_response())
 }
 
-/// `POST /v1/panes/{pane}/hook`: a hook event of the agent in the pane (`panectl hook` sends
-/// it). Answers whether it decided the status, and the status now.
+/// A hook event of the agent in the pane: a status signal
+///
+/// What `panectl hook` sends (an agent CLI's hook command: it reads the hook's JSON on stdin).
+/// The event is mapped to a status and weighed against the screen: the newest evidence wins
+/// (see docs/API.md, Status sources). A hook whose `pid` does not run in the pane is stale and
+/// does not apply. Answers 200 whether or not it applied.
+#[utoipa::path(
+    post,
+    path = "/v1/panes/{pane}/hook",
+    operation_id = "hook",
+    tag = "status",
+    params(PanePath),
+    request_body = crate::status::signal::HookReport,
+    responses(
+        (
+            status = 200,
+            description = "What became of the hook, and the pane's status now.",
+            body = crate::status::signal::HookAnswer
+        ),
+        (
+            status = 400,
+            description = "The body is not a hook report (no `event`).",
+            body = ErrorBody
+        ),
+        (
+            status = 404,
+            description = "No pane has that name, or it is not mirrored.",
+            body = ErrorBody
+        ),
+        (status = 409, response = PaneAmbiguous),
+        (status = 503, response = PaneUnavailable),
+    )
+)]
 pub(crate) async fn hook(
     State(state): State<ApiState>,
-    UrlPath(name): UrlPath<String>,
+    UrlPath(PanePath { pane: name }): UrlPath<PanePath>,
     super::body::Json(report): super::body::Json<crate::status::signal::HookReport>,
 ) -> Result<Response, ApiError> {
     // Hooks come from `$TMUX_PANE`, a pane id: asked of each connection directly, without
@@ -221,16 +450,50 @@ pub(crate) async fn hook(
 }
 
 /// Body of `POST /v1/panes/{pane}/transport` and `POST /v1/sessions/{session}/transport`.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TransportBody {
     /// The transport to move to.
     pub transport: crate::pipe::Transport,
 }
 
+/// Move the pane's output to another transport
+///
+/// `{"transport": "pipe"}` copies the pane's output with `pipe-pane -O` into a private FIFO and
+/// turns its `%output` on the control client off; `{"transport": "control"}` turns it back.
+/// Either way the pane is reseeded from `capture-pane` and a `transport` event follows. A pipe
+/// that fails (its FIFO removed, or one that the watchdog cannot bring back) falls back to
+/// `control` by itself, with a `transport` event that says why. `{"transport": "cross_check"}`
+/// reads the pane through both: `%output` keeps feeding the mirror and the pipe's bytes are
+/// compared with it byte by byte; every difference is a `cross_check` event and counted in
+/// `GET /v1/health`.
+#[utoipa::path(
+    post,
+    path = "/v1/panes/{pane}/transport",
+    operation_id = "set_transport",
+    tag = "panes",
+    params(PanePath),
+    request_body = TransportBody,
+    responses(
+        (
+            status = 200,
+            description = "The pane, with its transport after the change.",
+            body = PaneSummary
+        ),
+        (
+            status = 400,
+            description = "The pipe could not be started (its FIFO could not be made), the pane \
+                           vanished meanwhile, or a body that is not a `TransportBody`.",
+            body = ErrorBody
+        ),
+        (status = 404, response = PaneNotFound),
+        (status = 409, response = PaneAmbiguous),
+        (status = 503, response = PaneUnavailable),
+    )
+)]
 pub(crate) async fn set_transport(
     State(state): State<ApiState>,
-    UrlPath(name): UrlPath<String>,
+    UrlPath(PanePath { pane: name }): UrlPath<PanePath>,
     super::body::Json(body): super::body::Json<TransportBody>,
 ) -> Result<Response, ApiError> {
     let (pane, handle) = state.ctx.find(&name).await?;
@@ -243,7 +506,7 @@ pub(crate) async fn set_transport(
 }
 
 /// Answer of `POST /v1/sessions/{session}/transport`.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SessionTransportAnswer {
     /// The session.
     pub session: crate::ids::SessionId,
@@ -255,8 +518,8 @@ pub struct SessionTransportAnswer {
     pub failed: Vec<FailedPane>,
 }
 
-/// A pane that stayed on its transport, in [`SessionTransportAnswer`].
-#[derive(Debug, Serialize, Deserialize)]
+/// A pane that stayed on its transport, in a `SessionTransportAnswer`.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct FailedPane {
     /// The pane.
     pub pane: PaneId,
@@ -264,9 +527,39 @@ pub struct FailedPane {
     pub error: String,
 }
 
+/// Move every pane of a session, and its new panes, to another transport
+///
+/// The same as `POST /v1/panes/{pane}/transport` for every pane of the session, and for the
+/// panes it gets later (until the daemon restarts). `{session}` is `$N` (percent-encoded:
+/// `%24N`) or the session's name. The answer lists the session's panes after the change and
+/// those that could not move.
+#[utoipa::path(
+    post,
+    path = "/v1/sessions/{session}/transport",
+    operation_id = "set_session_transport",
+    tag = "panes",
+    params(SessionPath),
+    request_body = TransportBody,
+    responses(
+        (
+            status = 200,
+            description = "The session's panes after the change, and the panes that could not \
+                           move.",
+            body = SessionTransportAnswer
+        ),
+        (status = 400, response = UnreadableBody),
+        (status = 404, description = "No session has that id or name.", body = ErrorBody),
+        (
+            status = 503,
+            description = "The session is reconnecting, or its control connection did not \
+                           answer.",
+            body = ErrorBody
+        ),
+    )
+)]
 pub(crate) async fn set_session_transport(
     State(state): State<ApiState>,
-    UrlPath(name): UrlPath<String>,
+    UrlPath(SessionPath { session: name }): UrlPath<SessionPath>,
     super::body::Json(body): super::body::Json<TransportBody>,
 ) -> Result<Response, ApiError> {
     let panes = state.ctx.all_panes().await;
@@ -298,18 +591,30 @@ pub(crate) async fn set_session_transport(
 }
 
 /// A provider in `GET /v1/providers`.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ProviderInfo {
     /// Its id.
     pub id: String,
-    /// Its name.
+    /// Its display name.
     pub name: String,
-    /// Where its rules come from.
+    /// Where its rules come from: a file path, or `<builtin NAME>`.
     pub source: String,
-    /// How many rules it has.
+    /// How many status rules it has.
     pub rules: usize,
 }
 
+/// The provider rules in force
+#[utoipa::path(
+    get,
+    path = "/v1/providers",
+    operation_id = "list_providers",
+    tag = "status",
+    responses((
+        status = 200,
+        description = "Every provider, built-in or from the user's rules directory.",
+        body = Vec<ProviderInfo>
+    ))
+)]
 pub(crate) async fn providers(State(state): State<ApiState>) -> axum::Json<Vec<ProviderInfo>> {
     let set = state.ctx.providers.borrow().clone();
     axum::Json(

@@ -18,7 +18,8 @@
 //!
 //! and the orchestration routes (messages, input, keys, wait, agents, handoff, assign); the
 //! whole list is [`routes`], described in `docs/API.md` and served as OpenAPI at
-//! `GET /v1/openapi.json`. `{pane}` is any name [`crate::orchestration::names::resolve`] accepts, percent-encoded.
+//! `GET /v1/openapi.json` (generated from the handlers' and the wire types' annotations by
+//! [`super::openapi`]). `{pane}` is any name [`crate::orchestration::names::resolve`] accepts, percent-encoded.
 
 use std::io;
 use std::os::unix::fs::PermissionsExt;
@@ -89,7 +90,7 @@ pub async fn serve(
 }
 
 /// One route of the API: the router and the OpenAPI document's check are made from the same
-/// list, so neither can drift from the other.
+/// list, so that a route the document leaves out fails a test.
 pub(crate) struct Route {
     /// The HTTP method (lowercase, as in OpenAPI).
     #[cfg_attr(not(test), expect(dead_code, reason = "read by the OpenAPI check"))]
@@ -199,16 +200,26 @@ async fn json_rejections(response: Response) -> Response {
 use super::error::ApiError;
 use super::state::ApiState;
 
-/// The OpenAPI document of this API.
-pub const OPENAPI: &str = include_str!("openapi.json");
-
-async fn openapi() -> Response {
+/// This OpenAPI document
+#[utoipa::path(
+    get,
+    path = "/v1/openapi.json",
+    operation_id = "get_openapi",
+    tag = "daemon",
+    responses((
+        status = 200,
+        description = "The OpenAPI 3.1 document of the API, generated from the types the routes \
+                       take and answer.",
+        body = Object
+    ))
+)]
+pub(crate) async fn openapi() -> Response {
     (
         [(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         )],
-        OPENAPI,
+        super::openapi::document(),
     )
         .into_response()
 }
@@ -242,7 +253,7 @@ mod tests {
     #[test]
     fn the_openapi_document_lists_exactly_the_routes() {
         let document: serde_json::Value =
-            serde_json::from_str(OPENAPI).expect("openapi.json is JSON");
+            serde_json::from_str(super::super::openapi::document()).expect("the document is JSON");
         assert!(
             document["openapi"]
                 .as_str()

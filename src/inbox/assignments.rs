@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use super::store::{InboxError, Message, NewMessage, Store, check_body, insert_message};
 
-/// Where an assignment is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Where an assignment is in its life. `working`: the answer is awaited; `answered`: the
+/// answer was queued for the assigner; `failed`: the worker did not answer, and the assigner
+/// was told so in a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AssignmentState {
     /// The worker has the task (or will get it); its answer is awaited.
@@ -52,21 +54,22 @@ impl AssignmentState {
 }
 
 /// A stored assignment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Assignment {
     /// Its id.
     pub id: i64,
     /// The message that carries the task to the worker.
     pub message_id: i64,
-    /// The worker's pane.
+    /// The worker's pane (`%N`).
     pub worker: String,
-    /// The pane the answer goes to.
+    /// The pane (`%N`) the answer goes to.
     pub reply_to: String,
-    /// The identity of the agent in `reply_to` when it assigned (a reused pane gets nothing).
+    /// The program in `reply_to` when it assigned (`pid:N`); a reused pane gets nothing.
     pub reply_agent: String,
     /// When it was made (ms since the epoch).
     pub created_at: i64,
     /// When to give up waiting for the worker (ms since the epoch).
+    #[schema(required = true)]
     pub deadline_at: Option<i64>,
     /// Close the worker's pane once it answered.
     pub teardown: bool,
@@ -75,10 +78,13 @@ pub struct Assignment {
     /// Whether the worker was seen working on the task (kept across restarts).
     pub busy_seen: bool,
     /// The message that carried the answer (or the failure) back.
+    #[schema(required = true)]
     pub reply_id: Option<i64>,
     /// Why it failed.
+    #[schema(required = true)]
     pub reason: Option<String>,
     /// When it ended (ms since the epoch).
+    #[schema(required = true)]
     pub finished_at: Option<i64>,
 }
 

@@ -59,7 +59,7 @@ const MIGRATIONS: &[&str] = &[
 pub use crate::message::State;
 
 /// A stored message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Message {
     /// Its id, increasing in enqueue order.
     pub id: i64,
@@ -70,22 +70,28 @@ pub struct Message {
     pub agent: String,
     /// Who sent it: a pane, or a label such as `cli` or `api`.
     pub sender: String,
-    /// The text, as bytes.
+    /// The text (bytes that are not UTF-8 are shown as U+FFFD).
     #[serde(serialize_with = "lossy", deserialize_with = "text_bytes")]
+    #[schema(value_type = String)]
     pub body: Vec<u8>,
     /// When it was queued (ms since the epoch).
     pub created_at: i64,
     /// When it expires if still undelivered (ms since the epoch).
+    #[schema(required = true)]
     pub expires_at: Option<i64>,
     /// Its state.
     pub state: State,
-    /// Why it failed.
+    /// Why it failed (or, for `uncertain`, what was seen).
+    #[schema(required = true)]
     pub reason: Option<String>,
     /// Delivery attempts begun.
+    #[schema(minimum = 0)]
     pub attempts: i64,
     /// When the last attempt began (ms since the epoch).
+    #[schema(required = true)]
     pub attempt_at: Option<i64>,
     /// When it was delivered (ms since the epoch).
+    #[schema(required = true)]
     pub delivered_at: Option<i64>,
 }
 

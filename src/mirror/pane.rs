@@ -11,8 +11,9 @@ use crate::query::{PaneRow, PaneUpdate, ShownScreen};
 use crate::raw::RawBytes;
 use crate::screen::{PaneScreen, Snapshot, normalize_rows};
 
-/// How far the screen can be trusted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// How far the mirrored screen can be trusted. `unseeded`: not seeded yet; `live`: equal to
+/// tmux's; `stale`: a resync is due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SyncState {
     /// Not seeded yet: the screen holds only what was printed since attach.
@@ -24,7 +25,7 @@ pub enum SyncState {
 }
 
 /// Counters of one pane, summed into `panectl health`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PaneCounters {
     /// Output bytes received.
     pub bytes: u64,

@@ -11,8 +11,11 @@ use std::ops::Range;
 
 use serde::Serialize;
 
-/// Why the stream of a pane has a hole that no consumer can fill.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Why the stream of a pane has a hole that no consumer can fill: `paused` (tmux discarded
+/// output while the pane was paused), `reconnected` (the connection was re-established),
+/// `seeded` (the screen was reseeded from a snapshot), `pipe_stalled` (the pane's pipe
+/// stalled).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GapReason {
     /// tmux paused the pane (`pause-after`) and discarded its output until it continued.
@@ -26,7 +29,7 @@ pub enum GapReason {
 }
 
 /// A hole in a pane's stream, just before the byte numbered `seq`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Gap {
     /// Sequence number of the first byte after the hole.
     pub seq: u64,

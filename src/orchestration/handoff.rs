@@ -21,44 +21,49 @@ use crate::status::Status;
 use crate::status::signal::StatusSource;
 
 /// The body of `POST /v1/handoff` and `POST /v1/assign`.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HandoffBody {
-    /// The worker's pane (any pane name); or give `launch`.
+    /// The worker's pane (any pane name). Give exactly one of `pane` and `launch`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pane: Option<String>,
-    /// Launch the worker first, as `POST /v1/agents` does.
+    /// Launch the worker first, as `POST /v1/agents` does (`no_wait` is refused).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch: Option<LaunchBody>,
     /// The task.
     pub message: String,
-    /// The sender: a pane or a label (default `api`).
+    /// The sender: a pane or a label (handoff default `api`; assign default: the `reply_to`
+    /// pane).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
-    /// Give up after this many seconds (handoff default 600; assign default: no limit).
+    /// Give up after this many seconds (positive; values over 30 days are lowered to 30
+    /// days). Handoff default 600; assign default: no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(exclusive_minimum = 0)]
     pub timeout_seconds: Option<f64>,
     /// Close the worker's pane once its answer is read.
     #[serde(default)]
     pub teardown: bool,
-    /// Assign only: the pane whose inbox gets the answer.
+    /// Assign only (required there, refused by handoff): the pane whose inbox gets the answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to: Option<String>,
-    /// Send even to a pane that runs no recognised agent (the worker, or for assign the pane
-    /// the answer goes to): a plain shell runs the text as commands. See
-    /// [`super::shell_guard`].
+    /// Send even to a worker (and, for assign, a `reply_to` pane) that runs no recognised
+    /// agent: a plain shell runs the text as commands. Ignored for MCP clients: the daemon's
+    /// `--mcp-allow-shell` decides.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_shell: bool,
 }
 
 /// The answer of `POST /v1/handoff`.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct HandoffAnswer {
     /// The worker's pane.
+    #[schema(value_type = PaneId)]
     pub pane: String,
     /// The task message.
     pub message_id: i64,
-    /// The worker's status when its turn ended.
+    /// The worker's status when its turn ended (`idle` or `completed`).
+    #[schema(value_type = Status)]
     pub status: String,
     /// The worker's last answer.
     pub answer: String,
@@ -69,15 +74,17 @@ pub struct HandoffAnswer {
 }
 
 /// The answer of `POST /v1/assign`.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Assigned {
     /// The assignment id (`GET /v1/assignments/{id}`).
     pub assignment: i64,
     /// The worker's pane.
+    #[schema(value_type = PaneId)]
     pub pane: String,
     /// The task message.
     pub message_id: i64,
-    /// The pane the answer will be queued for.
+    /// The pane (`%N`) the answer will be queued for.
+    #[schema(value_type = PaneId)]
     pub reply_to: String,
 }
 
@@ -473,9 +480,11 @@ async fn read_answer(
 }
 
 /// The query of `GET /v1/assignments`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct AssignmentQuery {
-    /// Only assignments in this state (working, answered, failed).
+    /// Only assignments in this state (`working`, `answered`, `failed`).
+    #[param(value_type = Option<AssignmentState>)]
     pub state: Option<String>,
 }
 

@@ -11,47 +11,54 @@ use crate::tmux::ConnectionHandle;
 use crate::tmux::watch::{PaneWatch, Seen};
 
 /// The body of `POST /v1/panes/{pane}/input`.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InputBody {
-    /// The text, typed literally.
+    /// The text, typed literally (may be empty if `enter` is true).
     pub text: String,
     /// Press Enter after it (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(default = true)]
     pub enter: Option<bool>,
     /// Type it even into a pane that runs no recognised agent (a plain shell runs it as
-    /// commands); see [`super::shell_guard`].
+    /// commands). Ignored for MCP clients: the daemon's `--mcp-allow-shell` decides.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_shell: bool,
 }
 
 /// The body of `POST /v1/panes/{pane}/keys`.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KeysBody {
-    /// tmux key names, pressed in order.
+    /// tmux key names, pressed in order (`Enter`, `Escape`, `C-c`, `F5`, `Up`, `y`...).
+    #[schema(min_items = 1)]
     pub keys: Vec<String>,
 }
 
 /// The body of `POST /v1/panes/{pane}/wait`.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitBody {
     /// The statuses to wait for.
+    #[schema(value_type = Vec<Status>, min_items = 1)]
     pub until: Vec<String>,
-    /// Give up after this many seconds (default: wait as long as the connection lasts).
+    /// Give up after this many seconds (0: answer at once; default: wait as long as the
+    /// connection lasts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0)]
     pub timeout_seconds: Option<f64>,
 }
 
 /// The answer of `POST /v1/panes/{pane}/wait`.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct WaitAnswer {
     /// The pane.
+    #[schema(value_type = PaneId)]
     pub pane: String,
-    /// Whether one of the statuses was reached.
+    /// Whether one of the statuses was reached (false: the timeout passed).
     pub reached: bool,
-    /// The pane's status when the wait ended.
+    /// The pane's status when the wait ended (`unknown` if the pane was not mirrored yet).
+    #[schema(value_type = Status)]
     pub status: String,
     /// Seconds waited.
     pub waited_seconds: f64,

@@ -30,26 +30,30 @@ use crate::tmux::{ConnectionHandle, RunError};
 pub const NAME_OPTION: &str = "@panectl_name";
 
 /// The body of `POST /v1/agents`.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LaunchBody {
-    /// The provider whose `[launch]` command to run.
+    /// The provider whose `[launch]` command to run (`GET /v1/providers`).
     pub provider: String,
     /// The session to open a window in, after its last window (name or `$N`; default: the
-    /// first session: the API does not know its caller; `panectl launch` sends the session of
-    /// `$TMUX_PANE`), or the name of the session to create with `new_session`.
+    /// first session: the API does not know its caller, so `panectl launch` and MCP send the
+    /// session of the caller's pane), or the name of the session to create with
+    /// `new_session`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
     /// Create the session instead of opening a window in an existing one.
     #[serde(default)]
     pub new_session: bool,
-    /// The agent's name: the window's name and the pane option `@panectl_name`.
+    /// The agent's name: the window's name and the pane option `@panectl_name`. 1-64 ASCII
+    /// letters, digits, `_`, `-`, `.`, not starting with `-` or `.`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")]
     pub name: Option<String>,
-    /// The working directory (absolute).
+    /// The working directory (an absolute path to a directory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
-    /// Environment variables for the agent.
+    /// Environment variables for the agent (names: ASCII letters, digits, `_`, not starting
+    /// with a digit).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
     /// Arguments after the provider's command.
@@ -59,14 +63,16 @@ pub struct LaunchBody {
     #[serde(default)]
     pub no_wait: bool,
     /// Answer the start-up dialogs the provider's rules declare (folder trust, say) with the
-    /// keys they give. Without it, such a dialog ends the launch with an error naming it.
+    /// keys they give. Without it, such a dialog ends the launch with a 409 naming it.
     #[serde(default)]
     pub accept_startup_prompts: bool,
-    /// How long to wait until it is ready (default 60 s).
+    /// How long to wait until it is ready, in seconds (default 60; clamped to 0..3600).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(default = 60)]
     pub timeout_seconds: Option<f64>,
-    /// Do not install panectl's hooks for the session (Claude Code: `--settings` with hooks
-    /// that run `panectl hook`; the user's settings files are never touched).
+    /// Do not install panectl's status hooks for the session. By default a Claude Code it
+    /// launches gets `--settings` with hooks that run `panectl hook` (added to the user's
+    /// settings, whose files are not touched).
     #[serde(default)]
     pub no_hooks: bool,
 }
@@ -118,17 +124,20 @@ fn hook_arguments(provider: &str, api_socket: &str) -> Option<Vec<String>> {
 }
 
 /// The answer of `POST /v1/agents`.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Launched {
     /// The new pane.
+    #[schema(value_type = PaneId)]
     pub pane: String,
     /// Its provider.
     pub provider: String,
     /// Its name, if given.
+    #[schema(required = true)]
     pub name: Option<String>,
-    /// Its status when the call returned.
+    /// Its status when the call returned (`unknown` with `no_wait`).
+    #[schema(value_type = Status)]
     pub status: String,
-    /// The start-up dialogs answered (their rule ids).
+    /// The start-up dialogs answered (their rule ids); absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub accepted_prompts: Vec<String>,
 }

@@ -47,6 +47,9 @@ pub enum Finding {
 }
 
 impl Finding {
+    /// Every kind name [`Finding::kind`] gives, for the API's schema of the `cross_check` event.
+    pub const KINDS: [&'static str; 3] = ["mismatch", "unaligned", "pipe_behind"];
+
     /// A short kind name for events: `mismatch`, `unaligned` or `pipe_behind`.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -55,6 +58,19 @@ impl Finding {
             Finding::PipeBehind { .. } => "pipe_behind",
         }
     }
+}
+
+/// The API's schema of a `cross_check` event's `finding`: one of [`Finding::KINDS`] (the event
+/// carries the word as a string).
+pub fn finding_schema() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(Finding::KINDS))
+        .description(Some(
+            "`mismatch`: a byte differs; `unaligned`: the pipe delivered bytes the control \
+             stream does not have; `pipe_behind`: the pipe fell more than 1 MiB behind.",
+        ))
+        .build()
 }
 
 impl std::fmt::Display for Finding {
@@ -218,6 +234,25 @@ impl CrossCheck {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn every_finding_kind_is_in_the_api_schema() {
+        let findings = [
+            Finding::Mismatch {
+                seq: 1,
+                control: b"a".to_vec(),
+                pipe: b"b".to_vec(),
+            },
+            Finding::Unaligned {
+                pipe: b"x".to_vec(),
+            },
+            Finding::PipeBehind { bytes: 9 },
+        ];
+        let kinds: Vec<&str> = findings.iter().map(Finding::kind).collect();
+        assert_eq!(kinds, Finding::KINDS);
+        let schema = serde_json::to_value(finding_schema()).expect("serializes");
+        assert_eq!(schema["enum"], serde_json::json!(Finding::KINDS));
+    }
 
     #[test]
     fn a_pipe_that_starts_late_is_lined_up_and_matches() {

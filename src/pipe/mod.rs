@@ -16,9 +16,21 @@ pub use watchdog::{PipeLiveness, Probe, Verdict, WatchdogConfig};
 
 use serde::{Deserialize, Serialize};
 
-/// Where a pane's output comes from.
+/// Where a pane's output comes from: `control` (`%output` of the session's control client),
+/// `pipe` (`pipe-pane -O` into a FIFO) or `cross_check` (both: `%output` feeds the mirror, the
+/// pipe's bytes are compared with it and every difference is a `cross_check` event).
 #[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+    utoipa::ToSchema,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Transport {

@@ -42,46 +42,54 @@ pub struct InputView {
     pub boxed: bool,
 }
 
-/// Why `panectl explain` says what it says.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Why `panectl explain` says what it says: the provider, the status, and every rule of the
+/// provider evaluated on the current screen.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Explanation {
     /// The pane.
     pub pane: PaneId,
     /// The provider whose rules apply.
+    #[schema(required = true)]
     pub provider: Option<String>,
     /// How the provider was recognised.
+    #[schema(required = true)]
     pub provider_source: Option<ProviderSource>,
     /// The pane's status.
     #[serde(deserialize_with = "crate::status::lenient")]
     pub status: Status,
     /// The rule behind it (for a signal, what it was).
+    #[schema(required = true)]
     pub rule: Option<String>,
     /// Where the status came from: the screen, or the agent's own signal.
     pub source: StatusSource,
     /// The status the screen alone gives.
     #[serde(deserialize_with = "crate::status::lenient")]
     pub screen_status: Status,
-    /// Seconds since the screen's status last changed.
+    /// Seconds since the screen's status last changed (a signal produced before that is older
+    /// evidence and does not apply).
     pub screen_changed_seconds: f64,
     /// The agent's own report in force, if any.
+    #[schema(required = true)]
     pub signal: Option<SignalReport>,
-    /// Every rule on the current screen.
+    /// Every rule of the provider on the current screen, in the order they are tried (empty
+    /// without a provider).
     pub rules: Vec<RuleReport>,
 }
 
 /// The agent's own report in force, for `explain`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SignalReport {
     /// Where it came from.
     pub source: StatusSource,
     /// The status it was read as.
     #[serde(deserialize_with = "crate::status::lenient")]
     pub status: Status,
-    /// What it was.
+    /// What it was: `hook Stop`, `osc 7501 state=blocked kind=permission`, `title "..."`.
     pub detail: String,
     /// Seconds since it was produced.
     pub age_seconds: f64,
-    /// The process that sent it, if known.
+    /// The process that sent it (hooks), if known.
+    #[schema(required = true)]
     pub pid: Option<u32>,
 }
 

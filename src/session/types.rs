@@ -102,10 +102,13 @@ pub enum RunError {
 }
 
 /// A pane as the API lists it: what the daemon sends and the CLI and MCP read back (a status
-/// word this build does not know reads as `unknown`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// word this build does not know reads as `unknown`). Names and texts from tmux are bytes,
+/// shown as UTF-8 with invalid sequences replaced by U+FFFD.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = Pane)]
 pub struct PaneSummary {
-    /// The agent's name (`@panectl_name`), if it has one.
+    /// The agent's name (`@panectl_name`, set by `panectl launch --name`); absent when it has
+    /// none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The pane id.
@@ -134,7 +137,7 @@ pub struct PaneSummary {
     pub height: u16,
     /// Whether its process exited.
     pub dead: bool,
-    /// Whether it is in copy/view mode.
+    /// Whether it is in copy or view mode.
     pub in_mode: bool,
     /// Whether it is the active pane of its window.
     pub active: bool,
@@ -148,14 +151,18 @@ pub struct PaneSummary {
     pub output_seq: u64,
     /// Counters.
     pub counters: PaneCounters,
-    /// The agent CLI running in the pane, if one is recognised.
+    /// The provider (agent CLI) recognised or assigned, e.g. `claude_code`, `codex`, `shell`.
+    #[schema(required = true)]
     pub provider: Option<String>,
     /// How the provider was recognised.
+    #[schema(required = true)]
     pub provider_source: Option<crate::status::pane::ProviderSource>,
     /// The agent's status (`unknown` for panes without a provider).
     #[serde(deserialize_with = "crate::status::lenient")]
     pub status: crate::status::Status,
-    /// The rule behind the status (for a signal, what it was).
+    /// The rule behind the status; for a signal, what it was (`hook Stop`,
+    /// `osc 7501 state=done`, `title "..."`).
+    #[schema(required = true)]
     pub status_rule: Option<String>,
     /// Where the status came from: `screen`, `hook`, `osc` or `title`.
     pub status_source: crate::status::signal::StatusSource,
@@ -163,8 +170,8 @@ pub struct PaneSummary {
     pub status_settled: bool,
     /// Seconds the status has lasted.
     pub status_seconds: f64,
-    /// A `completed` agent whose pane an attached client has had in view since (see
-    /// `@panectl-seen`); false for every other status.
+    /// A `completed` agent that an attached tmux client has had in view since it completed
+    /// (`@panectl-seen`); false for every other status.
     pub seen: bool,
 }
 

@@ -142,9 +142,10 @@ pub fn evaluate(provider: &Provider, view: &ScreenView) -> Detection {
 }
 
 /// One rule's outcome in an explanation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct RuleReport {
-    /// The rule.
+    /// The rule's id.
+    #[schema(value_type = String)]
     pub rule: Arc<str>,
     /// Its verdict.
     pub verdict: Verdict,
@@ -158,6 +159,7 @@ pub struct RuleReport {
     pub decisive: bool,
     /// The layer the provider inherited it from (`common`), if it is not the provider's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
     pub layer: Option<Arc<str>>,
 }
 

@@ -23,9 +23,24 @@ use serde::{Deserialize, Serialize};
 
 pub use meaning::{Meaning, Phase};
 
-/// The status of an agent, with the names orchestrators already use. What each one means
-/// (phase, notification, rank, drawing) is its row in [`meaning`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+/// An agent's status, with the names orchestrators already use. `idle`: ready, nothing
+/// answered since launch; `processing`: working; `completed`: ready after finishing a turn;
+/// `waiting_user_answer`: blocked on a question, permission or dialog; `error`: stopped on an
+/// error it shows; `unknown`: no rule matches (and every pane without a provider); `exited`:
+/// the agent's process is gone.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Ready for input; nothing answered since launch (or since the conversation was cleared).

@@ -57,8 +57,10 @@ impl Default for Timing {
     }
 }
 
-/// How a pane's provider was decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// How a pane's provider was recognised: `assigned` (`POST .../provider`,
+/// `panectl set-provider`, `POST /v1/agents`), from the pane's `process`es, or from a `banner`
+/// on its screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderSource {
     /// `panectl set-provider` (kept in the pane option `@panectl_provider_override`).

@@ -14,8 +14,13 @@ use serde::{Deserialize, Serialize};
 use super::Status;
 use super::osc::AgentReport;
 
-/// Where a status came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+/// Where a status came from: the status rules on the pane's `screen`, or the agent's own
+/// signal: a `hook` (`panectl hook`), an `osc` 7501 report in its output (Codex), its pane
+/// `title` (Gemini CLI). When they disagree the newest evidence wins (see docs/API.md, Status
+/// sources).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, utoipa::ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum StatusSource {
     /// The status rules on the pane's screen.
@@ -157,25 +162,31 @@ pub fn title_effect(provider: &str, title: &str) -> Effect {
     }
 }
 
-/// A hook event as `panectl hook` sends it to the daemon (`POST /v1/panes/{pane}/hook`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A hook event of the agent in a pane, as `panectl hook` sends it to the daemon
+/// (`POST /v1/panes/{pane}/hook`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct HookReport {
-    /// The hook's `hook_event_name` (`Stop`, `Notification`, ...).
+    /// The hook's `hook_event_name`: Claude Code's `SessionStart`, `UserPromptSubmit`,
+    /// `PreToolUse`, `PostToolUse`, `PermissionRequest`, `Notification`, `Stop`, `StopFailure`,
+    /// `SessionEnd` (others are taken and ignored), or Gemini CLI's `BeforeAgent`,
+    /// `AfterAgent`, `BeforeTool`, `AfterTool`, `Notification`.
     pub event: String,
-    /// `Notification`'s `notification_type`.
+    /// `Notification`'s `notification_type`: `permission_prompt`, `elicitation_dialog` and
+    /// `ToolPermission` mean waiting for the user; `idle_prompt` means ready.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notification_type: Option<String>,
-    /// `SessionStart`'s `source` (`startup`, `resume`, `clear`, `compact`).
+    /// `SessionStart`'s `source` (`startup`, `resume`, `clear`; `compact` says nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// The agent's process (`CLAUDE_PID`, else the hook's parent): the hook counts only while
-    /// it runs in the pane.
+    /// it runs in the pane (else it is stale).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
     /// The agent's session id, for the record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
-    /// When the hook ran, in milliseconds since the Unix epoch (default: when it arrived).
+    /// When the hook ran, in milliseconds since the Unix epoch (default: when it arrived); a
+    /// hook produced before the screen's status last changed does not apply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_ms: Option<u64>,
 }
@@ -208,15 +219,19 @@ impl HookReport {
     }
 }
 
-/// What the daemon did with a hook.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// What the daemon did with a hook, and the pane's status now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct HookAnswer {
     /// The pane.
+    #[schema(value_type = crate::ids::PaneId)]
     pub pane: String,
     /// Whether the hook decided the status (or cleared an earlier signal).
     pub applied: bool,
-    /// Why not, when not.
+    /// Why not, when not: a stale hook (its process does not run in the pane), older than the
+    /// screen's last change or than the signal in force, the agent has exited, an event that
+    /// says nothing about the status.
     #[serde(default)]
+    #[schema(required = true)]
     pub reason: Option<String>,
     /// The pane's status now.
     pub status: Status,

@@ -25,6 +25,7 @@ mod inbox_claude;
 mod lifecycle;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod openapi_check;
 mod orchestrate;
 mod pipe;
 mod pipe_transport;

@@ -89,8 +89,9 @@ pub struct RuleError {
     pub message: String,
 }
 
-/// What a rule concludes when it matches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+/// What a status rule concludes when it matches (`ready` becomes `idle` or `completed`
+/// depending on the turn).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The agent is working.
