@@ -6,8 +6,8 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
 use super::error::{ApiError, ErrorBody};
-use super::openapi::{InboxFailed, PaneNotFound, UnreadableQuery};
 use super::params::{MessagePath, PanePath};
+use super::responses::{InboxFailed, PaneNotFound, UnreadableQuery};
 use super::state::ApiState;
 use crate::ids::PaneId;
 use crate::inbox::Message;
@@ -72,7 +72,7 @@ pub fn from_hex(hex: &str) -> Option<Vec<u8>> {
             body = ErrorBody
         ),
         (status = 404, response = PaneNotFound),
-        (status = 409, response = super::openapi::PaneRefused),
+        (status = 409, response = super::responses::PaneRefused),
         (status = 500, response = InboxFailed),
         (
             status = 503,

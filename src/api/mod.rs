@@ -13,6 +13,7 @@ pub(crate) mod messages;
 pub mod openapi;
 pub(crate) mod panes;
 pub(crate) mod params;
+mod responses;
 pub mod server;
 pub mod state;
 pub mod tcp;

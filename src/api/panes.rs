@@ -8,8 +8,8 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
 use super::error::{ApiError, ErrorBody};
-use super::openapi::{PaneAmbiguous, PaneNotFound, PaneUnavailable, UnreadableBody};
 use super::params::{PanePath, SessionPath};
+use super::responses::{PaneAmbiguous, PaneNotFound, PaneUnavailable, UnreadableBody};
 use super::state::ApiState;
 use crate::ids::PaneId;
 use crate::orchestration::SYNC_WAIT;
@@ -192,7 +192,7 @@ pub(crate) struct OutputQuery {
                            128 KiB). Every byte a pane prints has a sequence number; pass \
                            `x-panectl-next` as `from` to resume exactly where the last read ended.",
             content_type = "application/octet-stream",
-            body = inline(super::openapi::Binary),
+            body = inline(super::responses::Binary),
             headers(
                 ("x-panectl-from" = u64, description = "Sequence number of the first byte of the body."),
                 ("x-panectl-next" = u64, description = "Sequence number to pass as `from` next time."),
@@ -211,7 +211,7 @@ pub(crate) struct OutputQuery {
                 ),
             )
         ),
-        (status = 400, response = super::openapi::UnreadableQuery),
+        (status = 400, response = super::responses::UnreadableQuery),
         (status = 404, response = PaneNotFound),
         (status = 409, response = PaneAmbiguous),
         (status = 503, response = PaneUnavailable),

@@ -27,7 +27,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use axum::Router;
-use axum::http::{HeaderValue, header};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tokio::net::{UnixListener, UnixStream};
@@ -116,7 +116,7 @@ pub(crate) fn routes() -> Vec<Route> {
     };
     vec![
         get_route("/v1/health", get(super::health::health)),
-        get_route("/v1/openapi.json", get(openapi)),
+        get_route("/v1/openapi.json", get(super::openapi::serve)),
         get_route("/v1/panes", get(super::panes::list_panes)),
         get_route("/v1/panes/{pane}", get(super::panes::one_pane)),
         get_route("/v1/panes/{pane}/screen", get(super::panes::screen)),
@@ -199,30 +199,6 @@ async fn json_rejections(response: Response) -> Response {
 
 use super::error::ApiError;
 use super::state::ApiState;
-
-/// This OpenAPI document
-#[utoipa::path(
-    get,
-    path = "/v1/openapi.json",
-    operation_id = "get_openapi",
-    tag = "daemon",
-    responses((
-        status = 200,
-        description = "The OpenAPI 3.1 document of the API, generated from the types the routes \
-                       take and answer.",
-        body = Object
-    ))
-)]
-pub(crate) async fn openapi() -> Response {
-    (
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        super::openapi::document(),
-    )
-        .into_response()
-}
 
 #[cfg(test)]
 mod tests {

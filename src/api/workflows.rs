@@ -8,10 +8,10 @@ use axum::response::{IntoResponse, Response};
 
 use super::body::Json;
 use super::error::{ApiError, ErrorBody};
-use super::openapi::{
+use super::params::{AssignmentPath, PanePath};
+use super::responses::{
     InboxFailed, PaneAmbiguous, PaneNotFound, PaneRefused, PaneUnavailable, UnreadableQuery,
 };
-use super::params::{AssignmentPath, PanePath};
 use super::state::ApiState;
 use crate::inbox::Assignment;
 use crate::orchestration::handoff::{self, Assigned, AssignmentQuery, HandoffAnswer, HandoffBody};
