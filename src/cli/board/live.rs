@@ -97,6 +97,7 @@ pub(super) fn run(backend: &impl LiveBackend, colour: bool) -> anyhow::Result<Op
         board: Board::new(Instant::now()),
         rows_due: None,
         preview_due: None,
+        dirty: true,
     };
     loop_.read_rows();
     loop_.read_preview();
@@ -109,6 +110,8 @@ struct Loop<'a, B> {
     board: Board,
     rows_due: Option<Instant>,
     preview_due: Option<Instant>,
+    /// Whether the board must be drawn again.
+    dirty: bool,
 }
 
 impl<B: LiveBackend> Loop<'_, B> {
@@ -120,9 +123,13 @@ impl<B: LiveBackend> Loop<'_, B> {
     ) -> anyhow::Result<Option<String>> {
         let mut next_tick = Instant::now() + TICK;
         loop {
-            screen
-                .terminal
-                .draw(|frame| view::draw(frame, &self.board, Instant::now(), colour))?;
+            // Drawn only when something changed: a board in a pane of the server it watches
+            // would otherwise redraw on the output events of its own drawing, forever.
+            if std::mem::take(&mut self.dirty) {
+                screen
+                    .terminal
+                    .draw(|frame| view::draw(frame, &self.board, Instant::now(), colour))?;
+            }
             let deadline = [Some(next_tick), self.rows_due, self.preview_due]
                 .into_iter()
                 .flatten()
@@ -145,6 +152,8 @@ impl<B: LiveBackend> Loop<'_, B> {
             let now = Instant::now();
             if now >= next_tick {
                 next_tick = now + TICK;
+                // The durations count on.
+                self.dirty = true;
             }
             if self.rows_due.is_some_and(|due| now >= due) {
                 self.read_rows();
@@ -159,6 +168,7 @@ impl<B: LiveBackend> Loop<'_, B> {
     fn wake(&mut self, wake: Wake) -> anyhow::Result<Option<Option<String>>> {
         match wake {
             Wake::Input(Event::Key(key)) if key.kind == KeyEventKind::Press => {
+                self.dirty = true;
                 let before = self.board.selected().map(str::to_string);
                 let action = self.board.key(key);
                 if let Some(action) = action
@@ -170,7 +180,11 @@ impl<B: LiveBackend> Loop<'_, B> {
                     self.preview_due = Some(Instant::now());
                 }
             }
-            Wake::Input(Event::Paste(text)) => self.board.paste(&text),
+            Wake::Input(Event::Paste(text)) => {
+                self.dirty = true;
+                self.board.paste(&text);
+            }
+            Wake::Input(Event::Resize(..)) => self.dirty = true,
             Wake::Input(_) => {}
             Wake::InputLost(error) => anyhow::bail!("cannot read the keyboard: {error}"),
             Wake::Changed { kind, target } => {
@@ -183,12 +197,14 @@ impl<B: LiveBackend> Loop<'_, B> {
                 }
             }
             Wake::StreamLost(error) => {
+                self.dirty = true;
                 self.board.notice = Some(format!(
                     "The daemon's events stopped ({error}); trying again."
                 ));
                 self.rows_soon();
             }
             Wake::StreamBack => {
+                self.dirty = true;
                 self.board.notice = Some("The daemon's events are back.".into());
                 self.rows_soon();
                 self.preview_soon();
@@ -241,6 +257,7 @@ impl<B: LiveBackend> Loop<'_, B> {
     }
 
     fn read_rows(&mut self) {
+        self.dirty = true;
         self.rows_due = None;
         let before = self.board.selected().map(str::to_string);
         self.board.set_rows(self.backend.agents(), Instant::now());
@@ -250,6 +267,7 @@ impl<B: LiveBackend> Loop<'_, B> {
     }
 
     fn read_preview(&mut self) {
+        self.dirty = true;
         self.preview_due = None;
         self.board.preview =
             self.board
@@ -400,6 +418,7 @@ mod tests {
             board: Board::new(Instant::now()),
             rows_due: None,
             preview_due: None,
+            dirty: false,
         };
         loop_.read_rows();
         loop_
@@ -416,8 +435,12 @@ mod tests {
             kind: "output".into(),
             target: Some(pane.into()),
         };
+        loop_.dirty = false;
         loop_.wake(output("%9")).expect("handled");
         assert_eq!((loop_.rows_due, loop_.preview_due), (None, None));
+        // Output of a pane not shown (the board's own, when it runs in a pane of the server
+        // it watches) does not redraw the board.
+        assert!(!loop_.dirty);
         loop_.wake(output("%4")).expect("handled");
         assert!(loop_.rows_due.is_none() && loop_.preview_due.is_some());
         loop_
