@@ -6,7 +6,11 @@
 //! attach, after `%pause`, after a restart) the screen is rebuilt from a [`Snapshot`] taken with
 //! `capture-pane` (protocol notes §4.5, §6.3).
 
+mod cell;
+
 use std::num::NonZeroU16;
+
+pub use cell::{Attrs, Colour, Style, StyledCell};
 
 /// Rows of scrollback kept by default: enough to read an agent's last answer that scrolled off.
 pub const DEFAULT_SCROLLBACK: usize = 2000;
@@ -128,6 +132,30 @@ impl PaneScreen {
             .collect()
     }
 
+    /// The visible rows cell by cell, as `capture-pane -e` shows them (the columns a wide
+    /// character covers after its first are left out).
+    pub fn styled_rows(&self) -> Vec<Vec<StyledCell>> {
+        let (width, height) = self.size();
+        let screen = self.parser.screen();
+        (0..height)
+            .map(|row| {
+                (0..width)
+                    .filter_map(|col| screen.cell(row, col))
+                    .filter(|cell| !cell.is_wide_continuation())
+                    .map(|cell| StyledCell {
+                        text: if cell.has_contents() {
+                            cell.contents().to_string()
+                        } else {
+                            " ".to_string()
+                        },
+                        width: if cell.is_wide() { 2 } else { 1 },
+                        style: vt100_style(cell),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
     /// The visible screen as text: rows joined by `\n`, trailing blank rows removed.
     pub fn text(&self) -> String {
         normalize_rows(self.rows())
@@ -189,6 +217,35 @@ impl PaneScreen {
     fn move_cursor(&mut self, x: u16, y: u16) {
         let sequence = format!("\x1b[{};{}H", u32::from(y) + 1, u32::from(x) + 1);
         self.feed(sequence.as_bytes());
+    }
+}
+
+fn vt100_colour(colour: vt100::Color) -> Colour {
+    match colour {
+        vt100::Color::Default => Colour::Default,
+        vt100::Color::Idx(n) => Colour::Palette(n),
+        vt100::Color::Rgb(r, g, b) => Colour::Rgb(r, g, b),
+    }
+}
+
+fn vt100_style(cell: &vt100::Cell) -> Style {
+    let mut attrs = Attrs::default();
+    for (on, attr) in [
+        (cell.bold(), Attrs::BOLD),
+        (cell.dim(), Attrs::DIM),
+        (cell.italic(), Attrs::ITALIC),
+        (cell.underline(), Attrs::UNDERLINE),
+        (cell.inverse(), Attrs::REVERSE),
+    ] {
+        if on {
+            attrs.insert(attr);
+        }
+    }
+    Style {
+        fg: vt100_colour(cell.fgcolor()),
+        bg: vt100_colour(cell.bgcolor()),
+        underline: Colour::Default,
+        attrs,
     }
 }
 
