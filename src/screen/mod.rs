@@ -1,18 +1,28 @@
 //! The screen of one pane, rebuilt from the bytes its program writes.
 //!
-//! [`PaneScreen`] wraps a `vt100` terminal of the pane's size. It is fed the unescaped `%output`
-//! bytes of the pane, which may cut escape sequences and UTF-8 characters anywhere; the terminal
-//! parser keeps its state between calls, so the cuts do not matter. When the stream has a gap (at
-//! attach, after `%pause`, after a restart) the screen is rebuilt from a [`Snapshot`] taken with
-//! `capture-pane` (protocol notes §4.5, §6.3).
+//! [`PaneScreen`] is a terminal of the pane's size shaped on tmux's own (`input.c`,
+//! `screen-write.c`, `grid.c` of tmux 3.3a), so it holds what tmux holds cell for cell and prints
+//! what `capture-pane` prints; the differential tests in `tests/integration/fidelity` check that
+//! against a real tmux. It is fed the unescaped `%output` bytes of the pane, which may cut
+//! escape sequences and UTF-8 characters anywhere; the parser keeps its state between calls, so
+//! the cuts do not matter. When the stream has a gap (at attach, after `%pause`, after a
+//! restart) the screen is rebuilt from a [`Snapshot`] taken with `capture-pane` (protocol notes
+//! §4.5, §6.3).
 
+mod capture;
 mod cell;
-
-use std::num::NonZeroU16;
+mod grid;
+mod input;
+mod reflow;
+#[cfg(test)]
+mod regressions;
+mod width;
+mod writer;
 
 pub use cell::{Attrs, Colour, Style, StyledCell};
 
-/// Rows of scrollback kept by default: enough to read an agent's last answer that scrolled off.
+/// Rows of scrollback kept by default: tmux's default `history-limit`, enough to read an agent's
+/// last answer that scrolled off.
 pub const DEFAULT_SCROLLBACK: usize = 2000;
 
 /// What `capture-pane` and `list-panes` say about a pane, enough to rebuild its screen.
@@ -37,13 +47,10 @@ pub struct Snapshot {
 }
 
 /// A pane's screen. See the module documentation.
+#[derive(Clone)]
 pub struct PaneScreen {
-    parser: vt100::Parser,
+    terminal: input::Terminal,
     scrollback: usize,
-    /// The start of a UTF-8 character cut off at the end of the last chunk, held back until the
-    /// rest arrives: vte 0.15 drops the character that follows a sequence completed across two
-    /// `process` calls (alacritty/vte#159), and `%output` cuts characters all the time.
-    carry: Vec<u8>,
 }
 
 impl std::fmt::Debug for PaneScreen {
@@ -57,10 +64,6 @@ impl std::fmt::Debug for PaneScreen {
     }
 }
 
-fn dimension(value: u16) -> NonZeroU16 {
-    NonZeroU16::new(value).unwrap_or(NonZeroU16::MIN)
-}
-
 impl PaneScreen {
     /// An empty screen of `width` x `height` cells (a zero size is taken as 1).
     pub fn new(width: u16, height: u16) -> PaneScreen {
@@ -70,89 +73,74 @@ impl PaneScreen {
     /// An empty screen that keeps `scrollback` rows of history.
     pub fn with_scrollback(width: u16, height: u16, scrollback: usize) -> PaneScreen {
         PaneScreen {
-            parser: vt100::Parser::new(dimension(height), dimension(width), scrollback),
+            terminal: input::Terminal::new(
+                usize::from(width.max(1)),
+                usize::from(height.max(1)),
+                scrollback,
+            ),
             scrollback,
-            carry: Vec::new(),
         }
     }
 
     /// Applies bytes the pane's program wrote. Chunks may be cut anywhere.
     pub fn feed(&mut self, bytes: &[u8]) {
-        if self.carry.is_empty() {
-            let whole = bytes.len() - incomplete_utf8_suffix(bytes);
-            self.parser.process(&bytes[..whole]);
-            self.carry.extend_from_slice(&bytes[whole..]);
-        } else {
-            let mut joined = std::mem::take(&mut self.carry);
-            joined.extend_from_slice(bytes);
-            let whole = joined.len() - incomplete_utf8_suffix(&joined);
-            self.parser.process(&joined[..whole]);
-            joined.drain(..whole);
-            self.carry = joined;
-        }
+        self.terminal.feed(bytes);
     }
 
-    /// Changes the size, as tmux does when the layout changes. Content is cut or padded; tmux
-    /// may reflow instead, so a resync after a resize is what makes the screen exact again.
+    /// Changes the size, as tmux does when the layout changes: lines rewrap to the new width on
+    /// the primary screen, rows go to or come back from history, the cursor keeps its place.
     pub fn resize(&mut self, width: u16, height: u16) {
-        if self.size() != (width.max(1), height.max(1)) {
-            self.parser.set_size(dimension(height), dimension(width));
+        let (width, height) = (width.max(1), height.max(1));
+        if self.size() != (width, height) {
+            self.terminal
+                .screen
+                .resize(usize::from(width), usize::from(height));
         }
     }
 
     /// `(width, height)` in cells.
     pub fn size(&self) -> (u16, u16) {
-        let (rows, cols) = self.parser.screen().size();
-        (cols.get(), rows.get())
+        let screen = &self.terminal.screen;
+        (
+            u16::try_from(screen.sx()).unwrap_or(u16::MAX),
+            u16::try_from(screen.sy()).unwrap_or(u16::MAX),
+        )
     }
 
     /// Whether the program switched to the alternate screen (full-screen programs do).
     pub fn alternate_screen(&self) -> bool {
-        self.parser.screen().alternate_screen()
+        self.terminal.screen.saved_grid.is_some()
     }
 
-    /// Cursor `(column, row)`, 0-based.
+    /// Cursor `(column, row)`, 0-based, as tmux's `#{cursor_x}` and `#{cursor_y}`: the column
+    /// is the width itself when a character filled the last column and the wrap is pending.
     pub fn cursor(&self) -> (u16, u16) {
-        let (row, col) = self.parser.screen().cursor_position();
-        (col, row)
+        let screen = &self.terminal.screen;
+        (
+            u16::try_from(screen.cx).unwrap_or(u16::MAX),
+            u16::try_from(screen.cy).unwrap_or(u16::MAX),
+        )
+    }
+
+    fn visible_lines(&self) -> std::ops::Range<usize> {
+        let grid = &self.terminal.screen.grid;
+        grid.hsize..grid.hsize + grid.sy
     }
 
     /// The visible rows as text, trailing spaces removed (as `capture-pane -p` prints them).
     pub fn rows(&self) -> Vec<String> {
-        let (width, _) = self.size();
-        self.parser
-            .screen()
-            .rows(0, width)
-            .map(|mut row| {
-                // Spaces written by a program (or by a seed of `capture-pane -N`) are cells
-                // too; trailing ones are dropped like unwritten cells.
-                row.truncate(row.trim_end_matches(' ').len());
-                row
-            })
+        let screen = &self.terminal.screen;
+        self.visible_lines()
+            .map(|py| capture::text(&screen.grid, &screen.clusters, py))
             .collect()
     }
 
-    /// The visible rows cell by cell, as `capture-pane -e` shows them (the columns a wide
-    /// character covers after its first are left out).
+    /// The visible rows cell by cell, as `capture-pane -e` shows them: up to the last cell
+    /// written, the columns a wide character covers after its first left out.
     pub fn styled_rows(&self) -> Vec<Vec<StyledCell>> {
-        let (width, height) = self.size();
-        let screen = self.parser.screen();
-        (0..height)
-            .map(|row| {
-                (0..width)
-                    .filter_map(|col| screen.cell(row, col))
-                    .filter(|cell| !cell.is_wide_continuation())
-                    .map(|cell| StyledCell {
-                        text: if cell.has_contents() {
-                            cell.contents().to_string()
-                        } else {
-                            " ".to_string()
-                        },
-                        width: if cell.is_wide() { 2 } else { 1 },
-                        style: vt100_style(cell),
-                    })
-                    .collect()
-            })
+        let screen = &self.terminal.screen;
+        self.visible_lines()
+            .map(|py| capture::cells(&screen.grid, &screen.clusters, py))
             .collect()
     }
 
@@ -161,16 +149,22 @@ impl PaneScreen {
         normalize_rows(self.rows())
     }
 
-    /// The visible screen with SGR attributes, rows separated by `\n`.
+    /// The visible screen with SGR attributes as `capture-pane -p -e` prints it, rows separated
+    /// by `\n`, ending with a reset.
     pub fn ansi(&self) -> Vec<u8> {
-        let (width, _) = self.size();
-        let rows: Vec<String> = self.parser.screen().rows_formatted(0, width).collect();
+        let screen = &self.terminal.screen;
+        let mut last = Style::default();
         let mut out = Vec::new();
-        for (i, row) in rows.iter().enumerate() {
+        for (i, py) in self.visible_lines().enumerate() {
             if i > 0 {
-                out.extend_from_slice(b"\x1b[m\n");
+                out.push(b'\n');
             }
-            out.extend_from_slice(row.as_bytes());
+            out.extend(capture::with_codes(
+                &screen.grid,
+                &screen.clusters,
+                py,
+                &mut last,
+            ));
         }
         out.extend_from_slice(b"\x1b[m");
         out
@@ -178,94 +172,47 @@ impl PaneScreen {
 
     /// Rebuilds the screen from a snapshot, discarding everything fed so far.
     pub fn reseed(&mut self, snapshot: &Snapshot) {
-        self.parser = vt100::Parser::new(
-            dimension(snapshot.height),
-            dimension(snapshot.width),
+        self.terminal = input::Terminal::new(
+            usize::from(snapshot.width.max(1)),
+            usize::from(snapshot.height.max(1)),
             self.scrollback,
         );
-        self.carry.clear();
-        let height = usize::from(snapshot.height.max(1));
-        self.paint(&snapshot.primary, height);
+        self.paint(&snapshot.primary);
         if let Some(alternate) = &snapshot.alternate {
             // The primary cursor is saved by the switch, so place it first.
             if let Some((x, y)) = snapshot.saved_cursor {
                 self.move_cursor(x, y);
             }
             self.feed(b"\x1b[?1049h");
+            let height = usize::from(snapshot.height.max(1));
             let visible = &alternate[alternate.len().saturating_sub(height)..];
-            self.paint(visible, height);
+            self.paint(visible);
         }
         self.move_cursor(snapshot.cursor.0, snapshot.cursor.1);
         self.feed(&snapshot.pending);
     }
 
-    /// Writes captured lines from the top of the screen: lines beyond `height` scroll the first
-    /// ones into history, leaving the last `height` lines visible, as in tmux.
-    fn paint(&mut self, lines: &[Vec<u8>], height: usize) {
-        self.feed(b"\x1b[H\x1b[2J\x1b[m");
+    /// Writes captured lines from the top of the screen: lines beyond the height scroll the
+    /// first ones into history, leaving the last lines visible, as in tmux. `capture-pane -e`
+    /// writes each line's codes relative to the style the line before ended in, so that style
+    /// is set again after the line break (made in the default style, as tmux's own wraps are).
+    fn paint(&mut self, lines: &[Vec<u8>]) {
+        self.feed(b"\x1b[H\x1b[m");
         for (i, line) in lines.iter().enumerate() {
             if i > 0 {
-                self.feed(b"\r\n");
+                let style = self.terminal.pen_style();
+                self.feed(b"\x1b[m\r\n");
+                self.feed(&capture::codes_for(&style));
             }
             self.feed(line);
-            self.feed(b"\x1b[m");
         }
-        // Fewer lines than rows happen only with an odd capture; the rest stays blank.
-        let _ = height;
+        self.feed(b"\x1b[m");
     }
 
     fn move_cursor(&mut self, x: u16, y: u16) {
         let sequence = format!("\x1b[{};{}H", u32::from(y) + 1, u32::from(x) + 1);
         self.feed(sequence.as_bytes());
     }
-}
-
-fn vt100_colour(colour: vt100::Color) -> Colour {
-    match colour {
-        vt100::Color::Default => Colour::Default,
-        vt100::Color::Idx(n) => Colour::Palette(n),
-        vt100::Color::Rgb(r, g, b) => Colour::Rgb(r, g, b),
-    }
-}
-
-fn vt100_style(cell: &vt100::Cell) -> Style {
-    let mut attrs = Attrs::default();
-    for (on, attr) in [
-        (cell.bold(), Attrs::BOLD),
-        (cell.dim(), Attrs::DIM),
-        (cell.italic(), Attrs::ITALIC),
-        (cell.underline(), Attrs::UNDERLINE),
-        (cell.inverse(), Attrs::REVERSE),
-    ] {
-        if on {
-            attrs.insert(attr);
-        }
-    }
-    Style {
-        fg: vt100_colour(cell.fgcolor()),
-        bg: vt100_colour(cell.bgcolor()),
-        underline: Colour::Default,
-        attrs,
-    }
-}
-
-/// Length of an incomplete UTF-8 sequence at the end of `bytes` (0 to 3): a lead byte in the
-/// last three bytes whose sequence needs more bytes than follow it.
-fn incomplete_utf8_suffix(bytes: &[u8]) -> usize {
-    for back in 1..=3.min(bytes.len()) {
-        let byte = bytes[bytes.len() - back];
-        if byte & 0xc0 == 0x80 {
-            continue; // a continuation byte: keep looking for the lead
-        }
-        let needed = match byte {
-            0xc0..=0xdf => 2,
-            0xe0..=0xef => 3,
-            0xf0..=0xf7 => 4,
-            _ => return 0,
-        };
-        return if needed > back { back } else { 0 };
-    }
-    0
 }
 
 /// Joins rows with `\n` after removing trailing spaces from each and trailing blank rows, the
@@ -304,18 +251,6 @@ mod tests {
             assert_eq!(split.cursor(), whole.cursor());
         }
         assert_eq!(whole.text(), "café 日本red\nnext");
-    }
-
-    #[test]
-    fn incomplete_utf8_suffixes() {
-        assert_eq!(incomplete_utf8_suffix(b"ab"), 0);
-        assert_eq!(incomplete_utf8_suffix(b"a\xc3"), 1);
-        assert_eq!(incomplete_utf8_suffix(b"a\xc3\xa9"), 0);
-        assert_eq!(incomplete_utf8_suffix(b"\xe6\x97"), 2);
-        assert_eq!(incomplete_utf8_suffix(b"\xf0\x9f\x98"), 3);
-        assert_eq!(incomplete_utf8_suffix(b"\xf0\x9f\x98\x80"), 0);
-        assert_eq!(incomplete_utf8_suffix(b"\x80\x80\x80"), 0);
-        assert_eq!(incomplete_utf8_suffix(b"\xff"), 0);
     }
 
     #[test]

@@ -3,12 +3,12 @@
 //! and attributes into the board. Only cells reach the board's terminal, never the pane's
 //! bytes: nothing a program printed can move the board's cursor or change its modes.
 
-use std::num::NonZeroU16;
-
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::Widget;
+
+use panectl::screen::{Attrs, Colour, PaneScreen, StyledCell};
 
 /// A pane's screen as the daemon mirrors it.
 #[derive(Debug, Clone)]
@@ -47,15 +47,15 @@ impl Screen {
 pub(super) struct Preview {
     /// Which agent (the board's target).
     pub target: String,
-    parser: vt100::Parser,
+    rows: Vec<Vec<StyledCell>>,
     cursor_row: u16,
 }
 
 impl Preview {
-    /// The screen of `target`, read into cells.
+    /// The screen of `target`, read into cells (by panectl's own screen model, the one the
+    /// daemon mirrors panes with).
     pub fn new(target: String, screen: &Screen) -> Preview {
-        let cells = |n: u16| NonZeroU16::new(n).unwrap_or(NonZeroU16::MIN);
-        let mut parser = vt100::Parser::new(cells(screen.height), cells(screen.width), 0);
+        let mut cells = PaneScreen::with_scrollback(screen.width, screen.height, 0);
         // The dump separates rows by a bare `\n`: each starts back at the left margin.
         let mut bytes = Vec::with_capacity(screen.ansi.len() + usize::from(screen.height));
         for &byte in &screen.ansi {
@@ -64,10 +64,10 @@ impl Preview {
             }
             bytes.push(byte);
         }
-        parser.process(&bytes);
+        cells.feed(&bytes);
         Preview {
             target,
-            parser,
+            rows: cells.styled_rows(),
             cursor_row: screen.cursor_row,
         }
     }
@@ -75,7 +75,7 @@ impl Preview {
     /// The screen as a widget, in colour or not.
     pub fn widget(&self, colour: bool) -> PreviewWidget<'_> {
         PreviewWidget {
-            screen: self.parser.screen(),
+            rows: &self.rows,
             cursor_row: self.cursor_row,
             colour,
         }
@@ -86,44 +86,42 @@ impl Preview {
 /// at the cursor or the last row with text, whichever is lower (where an agent's prompt and
 /// dialogs are).
 pub(super) struct PreviewWidget<'a> {
-    screen: &'a vt100::Screen,
+    rows: &'a [Vec<StyledCell>],
     cursor_row: u16,
     colour: bool,
 }
 
 impl PreviewWidget<'_> {
     /// The first row drawn, for an area this high.
-    fn first_row(&self, area_height: u16) -> u16 {
-        let (rows, cols) = self.screen.size();
-        let (rows, cols) = (rows.get(), cols.get());
-        let last_text = (0..rows)
-            .rev()
-            .find(|&row| {
-                (0..cols).any(|col| {
-                    self.screen
-                        .cell(row, col)
-                        .is_some_and(|cell| !cell.contents().trim().is_empty())
-                })
-            })
+    fn first_row(&self, area_height: u16) -> usize {
+        let rows = self.rows.len();
+        let last_text = self
+            .rows
+            .iter()
+            .rposition(|row| row.iter().any(|cell| !cell.text.trim().is_empty()))
             .unwrap_or(0);
-        let end = last_text.max(self.cursor_row.min(rows - 1)) + 1;
-        end.saturating_sub(area_height)
+        let end = last_text.max(usize::from(self.cursor_row).min(rows.saturating_sub(1))) + 1;
+        end.saturating_sub(usize::from(area_height))
     }
 
-    fn style(&self, cell: &vt100::Cell) -> Style {
+    fn style(&self, cell: &StyledCell) -> Style {
         let mut style = Style::default();
         if self.colour {
-            style = style.fg(colour(cell.fgcolor())).bg(colour(cell.bgcolor()));
+            style = style.fg(colour(cell.style.fg)).bg(colour(cell.style.bg));
         }
+        let attrs = cell.style.attrs;
         let mut modifier = Modifier::empty();
-        for (on, flag) in [
-            (cell.bold(), Modifier::BOLD),
-            (cell.dim(), Modifier::DIM),
-            (cell.italic(), Modifier::ITALIC),
-            (cell.underline(), Modifier::UNDERLINED),
-            (cell.inverse(), Modifier::REVERSED),
+        for (attr, flag) in [
+            (Attrs::BOLD, Modifier::BOLD),
+            (Attrs::DIM, Modifier::DIM),
+            (Attrs::ITALIC, Modifier::ITALIC),
+            (Attrs::ALL_UNDERLINES, Modifier::UNDERLINED),
+            (Attrs::BLINK, Modifier::SLOW_BLINK),
+            (Attrs::REVERSE, Modifier::REVERSED),
+            (Attrs::HIDDEN, Modifier::HIDDEN),
+            (Attrs::STRIKETHROUGH, Modifier::CROSSED_OUT),
         ] {
-            if on {
+            if attrs.0 & attr.0 != 0 {
                 modifier |= flag;
             }
         }
@@ -131,41 +129,68 @@ impl PreviewWidget<'_> {
     }
 }
 
-fn colour(colour: vt100::Color) -> Color {
+fn colour(colour: Colour) -> Color {
     match colour {
-        vt100::Color::Default => Color::Reset,
-        vt100::Color::Idx(index) => Color::Indexed(index),
-        vt100::Color::Rgb(r, g, b) => Color::Rgb(r, g, b),
+        Colour::Default => Color::Reset,
+        Colour::Ansi(n) | Colour::Palette(n) => Color::Indexed(n),
+        Colour::Bright(n) => Color::Indexed(8 + n),
+        Colour::Rgb(r, g, b) => Color::Rgb(r, g, b),
+    }
+}
+
+/// A character of the DEC line-drawing set (`ESC ( 0`) as the Unicode character a terminal
+/// draws for it.
+fn line_drawing(text: &str) -> &str {
+    match text {
+        "j" => "┘",
+        "k" => "┐",
+        "l" => "┌",
+        "m" => "└",
+        "n" => "┼",
+        "q" => "─",
+        "t" => "├",
+        "u" => "┤",
+        "v" => "┴",
+        "w" => "┬",
+        "x" => "│",
+        "`" => "◆",
+        "a" => "▒",
+        "f" => "°",
+        "g" => "±",
+        "~" => "·",
+        "y" => "≤",
+        "z" => "≥",
+        "{" => "π",
+        "|" => "≠",
+        "}" => "£",
+        other => other,
     }
 }
 
 impl Widget for PreviewWidget<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let (rows, cols) = self.screen.size();
         let first = self.first_row(area.height);
-        for (y, row) in (area.top()..area.bottom()).zip(first..rows.get()) {
+        for (y, row) in (area.top()..area.bottom()).zip(self.rows.iter().skip(first)) {
             let mut x = area.left();
-            for col in 0..cols.get() {
+            for cell in row {
                 if x >= area.right() {
                     break;
                 }
-                let Some(cell) = self.screen.cell(row, col) else {
-                    break;
+                let width = u16::from(cell.width.max(1));
+                let text = if cell.style.attrs.contains(Attrs::CHARSET) {
+                    line_drawing(&cell.text)
+                } else {
+                    &cell.text
                 };
-                if cell.is_wide_continuation() {
-                    continue;
-                }
-                let width: u16 = if cell.is_wide() { 2 } else { 1 };
-                let contents = cell.contents();
                 // A wide character that would be cut at the right edge is left out, as
                 // tmux does.
                 let symbol = if x + width > area.right()
-                    || contents.is_empty()
-                    || contents.chars().any(char::is_control)
+                    || text.is_empty()
+                    || text.chars().any(char::is_control)
                 {
                     " "
                 } else {
-                    contents
+                    text
                 };
                 buf.set_stringn(
                     x,
@@ -251,6 +276,15 @@ mod tests {
         assert_eq!(text(&drawn(&preview, 8, 1, true)), ["ab漢字"]);
         // 5 columns: the second wide character would be cut.
         assert_eq!(text(&drawn(&preview, 5, 1, true)), ["ab漢"]);
+    }
+
+    #[test]
+    fn line_drawing_and_bright_colours_are_drawn_as_a_terminal_would() {
+        let dump = b"\x1b(0lqk\x1b(B \x1b[91mhot\x1b[m";
+        let preview = Preview::new("%1".into(), &screen(dump, 10, 1, 0));
+        let buf = drawn(&preview, 10, 1, true);
+        assert_eq!(text(&buf), ["┌─┐ hot"]);
+        assert_eq!(buf[(4, 0)].fg, Color::Indexed(9));
     }
 
     #[test]

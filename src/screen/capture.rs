@@ -1,0 +1,155 @@
+//! Lines of a grid as `capture-pane -p` and `capture-pane -p -e` print them (tmux's
+//! `grid_string_cells`): cells up to the last one written, wide characters once, and with `-e`
+//! the SGR codes tmux writes when the style changes from one cell to the next (carried from one
+//! line to the next).
+
+use std::fmt::Write as _;
+
+use super::cell::{Attrs, Colour, Style, StyledCell};
+use super::grid::{Clusters, Grid};
+
+/// The printed cells of absolute line `py`, wide characters once.
+pub(crate) fn cells(grid: &Grid, clusters: &Clusters, py: usize) -> Vec<StyledCell> {
+    let Some(line) = grid.line(py) else {
+        return Vec::new();
+    };
+    let end = line.used.min(grid.sx);
+    let mut out = Vec::with_capacity(end);
+    for x in 0..end {
+        let cell = line.cell(x);
+        if cell.is_padding() {
+            continue;
+        }
+        let mut text = String::new();
+        clusters.push_text(cell.ch, &mut text);
+        out.push(StyledCell {
+            text,
+            width: cell.width,
+            style: cell.style,
+        });
+    }
+    out
+}
+
+/// Line `py` as `capture-pane -p` prints it: trailing spaces removed.
+pub(crate) fn text(grid: &Grid, clusters: &Clusters, py: usize) -> String {
+    let mut out = String::new();
+    for cell in cells(grid, clusters, py) {
+        out.push_str(&cell.text);
+    }
+    out.truncate(out.trim_end_matches(' ').len());
+    out
+}
+
+/// Line `py` as `capture-pane -p -e` prints it, given the style the previous line ended in
+/// (updated to the style this one ends in).
+pub(crate) fn with_codes(grid: &Grid, clusters: &Clusters, py: usize, last: &mut Style) -> Vec<u8> {
+    let mut out = Vec::new();
+    for cell in cells(grid, clusters, py) {
+        codes(last, &cell.style, &mut out);
+        *last = cell.style;
+        out.extend_from_slice(cell.text.as_bytes());
+    }
+    while out.last() == Some(&b' ') {
+        out.pop();
+    }
+    out
+}
+
+/// SGR numbers for a foreground (`base` 30), background (40) or underline colour (58).
+fn colour_values(colour: Colour, base: u16, out: &mut Vec<u16>) {
+    let extended = match base {
+        30 => 38,
+        40 => 48,
+        _ => 58,
+    };
+    match colour {
+        Colour::Palette(n) => out.extend([extended, 5, u16::from(n)]),
+        Colour::Rgb(r, g, b) => out.extend([extended, 2, u16::from(r), u16::from(g), u16::from(b)]),
+        _ if base == 58 => {}
+        Colour::Default => out.push(base + 9),
+        Colour::Ansi(n) => out.push(base + u16::from(n)),
+        Colour::Bright(n) => out.push(base + 60 + u16::from(n)),
+    }
+}
+
+const ATTR_CODES: [(Attrs, u16); 13] = [
+    (Attrs::BOLD, 1),
+    (Attrs::DIM, 2),
+    (Attrs::ITALIC, 3),
+    (Attrs::UNDERLINE, 4),
+    (Attrs::BLINK, 5),
+    (Attrs::REVERSE, 7),
+    (Attrs::HIDDEN, 8),
+    (Attrs::STRIKETHROUGH, 9),
+    (Attrs::DOUBLE_UNDERLINE, 42),
+    (Attrs::CURLY_UNDERLINE, 43),
+    (Attrs::DOTTED_UNDERLINE, 44),
+    (Attrs::DASHED_UNDERLINE, 45),
+    (Attrs::OVERLINE, 53),
+];
+
+/// The codes that set `style` from the default one.
+pub(crate) fn codes_for(style: &Style) -> Vec<u8> {
+    let mut out = Vec::new();
+    codes(&Style::default(), style, &mut out);
+    out
+}
+
+/// The codes tmux writes to go from style `last` to `now` (`grid_string_cells_code`).
+fn codes(last: &Style, now: &Style, out: &mut Vec<u8>) {
+    let attr = now.attrs;
+    let mut last_attr = last.attrs;
+    let mut s: Vec<u16> = Vec::new();
+    for (mask, _) in ATTR_CODES {
+        let removed = !attr.contains(mask) && last_attr.contains(mask);
+        if removed || (last.underline != Colour::Default && now.underline == Colour::Default) {
+            s.push(0);
+            last_attr = Attrs(last_attr.0 & Attrs::CHARSET.0);
+            break;
+        }
+    }
+    for (mask, code) in ATTR_CODES {
+        if attr.contains(mask) && !last_attr.contains(mask) {
+            s.push(code);
+        }
+    }
+    let mut text = String::new();
+    if !s.is_empty() {
+        text.push_str("\x1b[");
+        for (i, code) in s.iter().enumerate() {
+            if *code < 10 {
+                let _ = write!(text, "{code}");
+            } else {
+                let _ = write!(text, "{}:{}", code / 10, code % 10);
+            }
+            if i + 1 < s.len() {
+                text.push(';');
+            }
+        }
+        text.push('m');
+    }
+    let reset = !s.is_empty() && s[0] == 0;
+    for (base, new, old) in [
+        (30, now.fg, last.fg),
+        (40, now.bg, last.bg),
+        (58, now.underline, last.underline),
+    ] {
+        let (mut newc, mut oldc) = (Vec::new(), Vec::new());
+        colour_values(new, base, &mut newc);
+        colour_values(old, base, &mut oldc);
+        if !newc.is_empty() && (newc != oldc || reset) {
+            text.push_str("\x1b[");
+            let joined: Vec<String> = newc.iter().map(u16::to_string).collect();
+            text.push_str(&joined.join(";"));
+            text.push('m');
+        }
+    }
+    if attr.contains(Attrs::CHARSET) && !last_attr.contains(Attrs::CHARSET) {
+        text.push('\x0e');
+    }
+    if !attr.contains(Attrs::CHARSET) && last_attr.contains(Attrs::CHARSET) {
+        text.push('\x0f');
+    }
+    out.extend_from_slice(text.as_bytes());
+}

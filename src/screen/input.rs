@@ -1,0 +1,974 @@
+//! The terminal parser: bytes a program writes, in, operations on a [`Screen`] out. A port of
+//! tmux 3.3a's `input.c` state machine, so odd input does what it does in tmux: a C0 control
+//! inside a sequence acts at once, CAN and SUB abort, a UTF-8 character may be interrupted by an
+//! escape sequence and completed after it, invalid UTF-8 is dropped, unknown sequences are
+//! ignored whole. (tmux also drops a string left unterminated for five seconds; a mirror fed the
+//! same bytes cannot see time, so that case is left to the resync.)
+
+use super::cell::{Attrs, Colour, Style};
+use super::width::{Width, width};
+use super::writer::{self, Glyph, Screen};
+
+/// Parser states, as tmux names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Ground,
+    EscEnter,
+    EscIntermediate,
+    CsiEnter,
+    CsiParameter,
+    CsiIntermediate,
+    CsiIgnore,
+    DcsEnter,
+    DcsParameter,
+    DcsIntermediate,
+    DcsHandler,
+    DcsEscape,
+    DcsIgnore,
+    OscString,
+    ApcString,
+    RenameString,
+    ConsumeSt,
+}
+
+/// What a byte does in a state (tmux's transition handlers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    None,
+    Print,
+    Intermediate,
+    Parameter,
+    Input,
+    C0,
+    Esc,
+    Csi,
+    DcsDispatch,
+    TopBitSet,
+    EndBel,
+}
+
+/// The pen: the style characters are written in, and the character sets.
+#[derive(Debug, Clone, Copy, Default)]
+struct Pen {
+    style: Style,
+    /// 0 for G0, 1 for G1 (SO/SI).
+    set: u8,
+    g0_line_drawing: bool,
+    g1_line_drawing: bool,
+}
+
+/// A parameter of a control sequence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Param {
+    Missing,
+    Number(i32),
+    /// A parameter with colons (`4:3`, `38:2::1:2:3`).
+    Sub(Vec<u8>),
+}
+
+/// Longest parameter string kept (tmux's `param_buf`); a longer sequence is discarded.
+const PARAM_BYTES: usize = 63;
+/// Most intermediate bytes kept.
+const INTERMEDIATE_BYTES: usize = 3;
+/// Most parameters; a sequence with more is ignored.
+const MAX_PARAMS: usize = 24;
+/// Largest string (OSC, DCS, APC) kept before the rest is discarded.
+const STRING_LIMIT: usize = 1 << 20;
+
+/// The parser and the screen it writes to.
+#[derive(Debug, Clone)]
+pub(crate) struct Terminal {
+    pub(crate) screen: Screen,
+    state: State,
+    pen: Pen,
+    saved_pen: Pen,
+    saved_cursor: (usize, usize),
+    saved_origin: bool,
+    intermediates: Vec<u8>,
+    params: Vec<u8>,
+    string: Vec<u8>,
+    discard: bool,
+    utf8: Vec<u8>,
+    utf8_size: usize,
+    utf8_invalid: bool,
+    /// The last printed ASCII character, for REP.
+    last: Option<u8>,
+    /// The title set by OSC 0 or 2.
+    pub(crate) title: Vec<u8>,
+}
+
+impl Terminal {
+    /// A terminal of `sx` x `sy` keeping `hlimit` lines of history.
+    pub(crate) fn new(sx: usize, sy: usize, hlimit: usize) -> Terminal {
+        Terminal {
+            screen: Screen::new(sx, sy, hlimit),
+            state: State::Ground,
+            pen: Pen::default(),
+            saved_pen: Pen::default(),
+            saved_cursor: (0, 0),
+            saved_origin: false,
+            intermediates: Vec::new(),
+            params: Vec::new(),
+            string: Vec::new(),
+            discard: false,
+            utf8: Vec::new(),
+            utf8_size: 0,
+            utf8_invalid: false,
+            last: None,
+            title: Vec::new(),
+        }
+    }
+
+    /// The style characters are written in now.
+    pub(crate) fn pen_style(&self) -> Style {
+        self.pen.style
+    }
+
+    /// Feeds bytes; sequences may be cut anywhere.
+    pub(crate) fn feed(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.byte(byte);
+        }
+        self.screen.collect_end();
+    }
+
+    fn byte(&mut self, ch: u8) {
+        let (action, next) = transition(self.state, ch);
+        if action != Action::Print {
+            self.screen.collect_end();
+        }
+        self.run(action, ch);
+        if let Some(next) = next {
+            self.set_state(next);
+        }
+    }
+
+    fn set_state(&mut self, next: State) {
+        if matches!(self.state, State::OscString) {
+            self.exit_osc();
+        }
+        self.state = next;
+        match next {
+            State::EscEnter | State::CsiEnter => self.clear(),
+            State::DcsEnter
+            | State::OscString
+            | State::ApcString
+            | State::RenameString
+            | State::ConsumeSt => {
+                self.clear();
+                self.last = None;
+            }
+            _ => {}
+        }
+    }
+
+    fn clear(&mut self) {
+        self.intermediates.clear();
+        self.params.clear();
+        self.string.clear();
+        self.discard = false;
+    }
+
+    fn run(&mut self, action: Action, ch: u8) {
+        match action {
+            Action::None | Action::EndBel | Action::DcsDispatch => {}
+            Action::Print => self.print(ch),
+            Action::Intermediate => {
+                if self.intermediates.len() == INTERMEDIATE_BYTES {
+                    self.discard = true;
+                } else {
+                    self.intermediates.push(ch);
+                }
+            }
+            Action::Parameter => {
+                if self.params.len() == PARAM_BYTES {
+                    self.discard = true;
+                } else {
+                    self.params.push(ch);
+                }
+            }
+            Action::Input => {
+                if self.string.len() + 1 >= STRING_LIMIT {
+                    self.discard = true;
+                } else {
+                    self.string.push(ch);
+                }
+            }
+            Action::C0 => self.c0(ch),
+            Action::Esc => self.esc(ch),
+            Action::Csi => self.csi(ch),
+            Action::TopBitSet => self.top_bit_set(ch),
+        }
+    }
+
+    fn print(&mut self, ch: u8) {
+        self.utf8_size = 0;
+        let line_drawing = if self.pen.set == 0 {
+            self.pen.g0_line_drawing
+        } else {
+            self.pen.g1_line_drawing
+        };
+        let mut style = self.pen.style;
+        if line_drawing {
+            style.attrs.insert(Attrs::CHARSET);
+        } else {
+            style.attrs.remove(Attrs::CHARSET);
+        }
+        self.screen.collect_add(ch, style);
+        self.last = Some(ch);
+    }
+
+    fn c0(&mut self, ch: u8) {
+        self.utf8_size = 0;
+        let screen = &mut self.screen;
+        match ch {
+            0x08 => screen.backspace(),
+            0x09 => {
+                let sx = screen.sx();
+                if screen.cx < sx - 1 {
+                    loop {
+                        screen.cx += 1;
+                        if screen.is_tab(screen.cx) || screen.cx >= sx - 1 {
+                            break;
+                        }
+                    }
+                }
+            }
+            0x0a..=0x0c => screen.linefeed(false, self.pen.style.bg),
+            0x0d => screen.carriage_return(),
+            0x0e => self.pen.set = 1,
+            0x0f => self.pen.set = 0,
+            _ => {}
+        }
+        self.last = None;
+    }
+
+    fn save_state(&mut self) {
+        self.saved_pen = self.pen;
+        self.saved_cursor = (self.screen.cx, self.screen.cy);
+        self.saved_origin = self.screen.mode & writer::MODE_ORIGIN != 0;
+    }
+
+    fn restore_state(&mut self) {
+        self.pen = self.saved_pen;
+        if self.saved_origin {
+            self.screen.mode_set(writer::MODE_ORIGIN);
+        } else {
+            self.screen.mode_clear(writer::MODE_ORIGIN);
+        }
+        let (cx, cy) = self.saved_cursor;
+        self.screen.cursor_move(Some(cx), Some(cy), false);
+    }
+
+    fn esc(&mut self, ch: u8) {
+        if self.discard || !known_esc(ch, &self.intermediates) {
+            return;
+        }
+        let bg = self.pen.style.bg;
+        match (ch, self.intermediates.as_slice()) {
+            (b'c', []) => {
+                self.pen = Pen::default();
+                self.saved_pen = Pen::default();
+                self.saved_cursor = (0, 0);
+                self.screen.reset();
+            }
+            (b'D', []) => self.screen.linefeed(false, bg),
+            (b'E', []) => {
+                self.screen.carriage_return();
+                self.screen.linefeed(false, bg);
+            }
+            (b'H', []) => {
+                let cx = self.screen.cx;
+                if cx < self.screen.sx() {
+                    self.screen.set_tab(cx, true);
+                }
+            }
+            (b'M', []) => self.screen.reverse_index(bg),
+            (b'=', []) => self.screen.mode_set(writer::MODE_KKEYPAD),
+            (b'>', []) => self.screen.mode_clear(writer::MODE_KKEYPAD),
+            (b'7', []) => self.save_state(),
+            (b'8', []) => self.restore_state(),
+            (b'8', b"#") => self.screen.alignment_test(),
+            (b'0', b"(") => self.pen.g0_line_drawing = true,
+            (b'B', b"(") => self.pen.g0_line_drawing = false,
+            (b'0', b")") => self.pen.g1_line_drawing = true,
+            (b'B', b")") => self.pen.g1_line_drawing = false,
+            _ => {}
+        }
+        self.last = None;
+    }
+
+    /// The parameters, or `None` when tmux would ignore the sequence (a number too large, too
+    /// many parameters).
+    fn split_params(&self) -> Option<Vec<Param>> {
+        if self.params.is_empty() {
+            return Some(Vec::new());
+        }
+        let mut list = Vec::new();
+        for part in self.params.split(|&b| b == b';') {
+            let param = if part.is_empty() {
+                Param::Missing
+            } else if part.contains(&b':') {
+                Param::Sub(part.to_vec())
+            } else {
+                Param::Number(number(part)?)
+            };
+            list.push(param);
+            if list.len() == MAX_PARAMS {
+                return None;
+            }
+        }
+        Some(list)
+    }
+
+    fn csi(&mut self, ch: u8) {
+        if self.discard {
+            return;
+        }
+        let Some(params) = self.split_params() else {
+            return;
+        };
+        // An unknown sequence is ignored whole (it does not even end a REP's memory).
+        if !known_csi(ch, &self.intermediates) {
+            return;
+        }
+        let get = |i: usize, min: i32, default: i32| -> Option<usize> {
+            match params.get(i) {
+                None | Some(Param::Missing) => usize::try_from(default).ok(),
+                Some(Param::Sub(_)) => None,
+                Some(Param::Number(n)) => usize::try_from((*n).max(min)).ok(),
+            }
+        };
+        let bg = self.pen.style.bg;
+        let interm = std::mem::take(&mut self.intermediates);
+        match (ch, interm.as_slice()) {
+            (b'b', []) => {
+                if let Some(n) = get(0, 1, 1) {
+                    let n = n.min(self.screen.sx().saturating_sub(self.screen.cx));
+                    if let Some(last) = self.last {
+                        for _ in 0..n {
+                            self.print(last);
+                        }
+                    }
+                }
+            }
+            (b'u', []) => self.restore_state(),
+            (b's', []) => self.save_state(),
+            (b'l', []) => self.reset_modes(&params),
+            (b'l', b"?") => self.reset_private_modes(&params),
+            (b'h', []) => self.set_modes(&params),
+            (b'h', b"?") => self.set_private_modes(&params),
+            (b'm', []) => self.sgr(&params),
+            _ => self.csi_screen(ch, &interm, &params, bg),
+        }
+        self.intermediates = interm;
+        self.last = None;
+    }
+
+    /// The control sequences that act on the screen alone.
+    fn csi_screen(&mut self, ch: u8, interm: &[u8], params: &[Param], bg: Colour) {
+        let get = |i: usize, min: i32, default: i32| -> Option<usize> {
+            match params.get(i) {
+                None | Some(Param::Missing) => usize::try_from(default).ok(),
+                Some(Param::Sub(_)) => None,
+                Some(Param::Number(n)) => usize::try_from((*n).max(min)).ok(),
+            }
+        };
+        let screen = &mut self.screen;
+        match (ch, interm) {
+            (b'Z', []) => {
+                let mut cx = screen.cx.min(screen.sx() - 1);
+                if let Some(mut n) = get(0, 1, 1) {
+                    while cx > 0 && n > 0 {
+                        n -= 1;
+                        loop {
+                            cx -= 1;
+                            if cx == 0 || screen.is_tab(cx) {
+                                break;
+                            }
+                        }
+                    }
+                    screen.cx = cx;
+                }
+            }
+            (b'D', []) => get(0, 1, 1).into_iter().for_each(|n| screen.cursor_left(n)),
+            (b'B', []) => get(0, 1, 1).into_iter().for_each(|n| screen.cursor_down(n)),
+            (b'C', []) => get(0, 1, 1)
+                .into_iter()
+                .for_each(|n| screen.cursor_right(n)),
+            (b'H' | b'f', []) => {
+                if let (Some(n), Some(m)) = (get(0, 1, 1), get(1, 1, 1)) {
+                    screen.cursor_move(Some(m - 1), Some(n - 1), true);
+                }
+            }
+            (b'A', []) => get(0, 1, 1).into_iter().for_each(|n| screen.cursor_up(n)),
+            (b'E', []) => {
+                if let Some(n) = get(0, 1, 1) {
+                    screen.carriage_return();
+                    screen.cursor_down(n);
+                }
+            }
+            (b'F', []) => {
+                if let Some(n) = get(0, 1, 1) {
+                    screen.carriage_return();
+                    screen.cursor_up(n);
+                }
+            }
+            (b'X', []) => get(0, 1, 1)
+                .into_iter()
+                .for_each(|n| screen.erase_characters(n, bg)),
+            (b'P', []) => get(0, 1, 1)
+                .into_iter()
+                .for_each(|n| screen.delete_characters(n, bg)),
+            (b'r', []) => {
+                let sy = i32::try_from(screen.sy()).unwrap_or(i32::MAX);
+                if let (Some(n), Some(m)) = (get(0, 1, 1), get(1, 1, sy)) {
+                    screen.scroll_region(n - 1, m - 1);
+                }
+            }
+            (b'M', []) => get(0, 1, 1)
+                .into_iter()
+                .for_each(|n| screen.delete_lines(n, bg)),
+            (b'J', []) => match get(0, 0, 0) {
+                Some(0) => screen.clear_end_of_screen(bg),
+                Some(1) => screen.clear_start_of_screen(bg),
+                Some(2) => screen.clear_screen(bg),
+                Some(3) if get(1, 0, 0) == Some(0) => screen.clear_history(),
+                _ => {}
+            },
+            (b'K', []) => match get(0, 0, 0) {
+                Some(0) => screen.clear_end_of_line(bg),
+                Some(1) => screen.clear_start_of_line(bg),
+                Some(2) => screen.clear_line(bg),
+                _ => {}
+            },
+            (b'G' | b'`', []) => {
+                if let Some(n) = get(0, 1, 1) {
+                    screen.cursor_move(Some(n - 1), None, true);
+                }
+            }
+            (b'@', []) => get(0, 1, 1)
+                .into_iter()
+                .for_each(|n| screen.insert_characters(n, bg)),
+            (b'L', []) => get(0, 1, 1)
+                .into_iter()
+                .for_each(|n| screen.insert_lines(n, bg)),
+            (b'S', []) => get(0, 1, 1)
+                .into_iter()
+                .for_each(|n| screen.scroll_up(n, bg)),
+            (b'T', []) => get(0, 1, 1)
+                .into_iter()
+                .for_each(|n| screen.scroll_down(n, bg)),
+            (b'g', []) => match get(0, 0, 0) {
+                Some(0) => {
+                    let cx = screen.cx;
+                    if cx < screen.sx() {
+                        screen.set_tab(cx, false);
+                    }
+                }
+                Some(3) => screen.clear_tabs(),
+                _ => {}
+            },
+            (b'd', []) => {
+                if let Some(n) = get(0, 1, 1) {
+                    screen.cursor_move(None, Some(n - 1), true);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn mode_numbers(params: &[Param]) -> impl Iterator<Item = i32> + '_ {
+        params.iter().filter_map(|param| match param {
+            Param::Number(n) => Some(*n),
+            // A missing mode reads as 0, which no mode has.
+            Param::Missing => Some(0),
+            Param::Sub(_) => None,
+        })
+    }
+
+    fn reset_modes(&mut self, params: &[Param]) {
+        for n in Self::mode_numbers(params) {
+            match n {
+                4 => self.screen.mode_clear(writer::MODE_INSERT),
+                34 => self.screen.mode_set(writer::MODE_CURSOR_VERY_VISIBLE),
+                _ => {}
+            }
+        }
+    }
+
+    fn set_modes(&mut self, params: &[Param]) {
+        for n in Self::mode_numbers(params) {
+            match n {
+                4 => self.screen.mode_set(writer::MODE_INSERT),
+                34 => self.screen.mode_clear(writer::MODE_CURSOR_VERY_VISIBLE),
+                _ => {}
+            }
+        }
+    }
+
+    fn reset_private_modes(&mut self, params: &[Param]) {
+        for n in Self::mode_numbers(params) {
+            let screen = &mut self.screen;
+            match n {
+                1 => screen.mode_clear(writer::MODE_KCURSOR),
+                3 => {
+                    screen.cursor_move(Some(0), Some(0), true);
+                    screen.clear_screen(self.pen.style.bg);
+                }
+                6 => {
+                    screen.mode_clear(writer::MODE_ORIGIN);
+                    screen.cursor_move(Some(0), Some(0), true);
+                }
+                7 => screen.mode_clear(writer::MODE_WRAP),
+                12 => {
+                    screen.mode_clear(writer::MODE_CURSOR_BLINKING);
+                    screen.mode_set(writer::MODE_CURSOR_BLINKING_SET);
+                }
+                25 => screen.mode_clear(writer::MODE_CURSOR),
+                1000..=1003 => screen.mode_clear(writer::ALL_MOUSE_MODES),
+                1004 => screen.mode_clear(writer::MODE_FOCUSON),
+                1005 => screen.mode_clear(writer::MODE_MOUSE_UTF8),
+                1006 => screen.mode_clear(writer::MODE_MOUSE_SGR),
+                47 | 1047 => {
+                    screen.alternate_off(false);
+                }
+                1049 => {
+                    if let Some(style) = screen.alternate_off(true) {
+                        self.pen.style = style;
+                    }
+                }
+                2004 => screen.mode_clear(writer::MODE_BRACKETPASTE),
+                _ => {}
+            }
+        }
+    }
+
+    fn set_private_modes(&mut self, params: &[Param]) {
+        for n in Self::mode_numbers(params) {
+            let screen = &mut self.screen;
+            match n {
+                1 => screen.mode_set(writer::MODE_KCURSOR),
+                3 => {
+                    screen.cursor_move(Some(0), Some(0), true);
+                    screen.clear_screen(self.pen.style.bg);
+                }
+                6 => {
+                    screen.mode_set(writer::MODE_ORIGIN);
+                    screen.cursor_move(Some(0), Some(0), true);
+                }
+                7 => screen.mode_set(writer::MODE_WRAP),
+                12 => {
+                    screen.mode_set(writer::MODE_CURSOR_BLINKING);
+                    screen.mode_set(writer::MODE_CURSOR_BLINKING_SET);
+                }
+                25 => screen.mode_set(writer::MODE_CURSOR),
+                1000 => {
+                    screen.mode_clear(writer::ALL_MOUSE_MODES);
+                    screen.mode_set(writer::MODE_MOUSE_STANDARD);
+                }
+                1002 => {
+                    screen.mode_clear(writer::ALL_MOUSE_MODES);
+                    screen.mode_set(writer::MODE_MOUSE_BUTTON);
+                }
+                1003 => {
+                    screen.mode_clear(writer::ALL_MOUSE_MODES);
+                    screen.mode_set(writer::MODE_MOUSE_ALL);
+                }
+                1004 => screen.mode_set(writer::MODE_FOCUSON),
+                1005 => screen.mode_set(writer::MODE_MOUSE_UTF8),
+                1006 => screen.mode_set(writer::MODE_MOUSE_SGR),
+                47 | 1047 => screen.alternate_on(self.pen.style, false),
+                1049 => screen.alternate_on(self.pen.style, true),
+                2004 => screen.mode_set(writer::MODE_BRACKETPASTE),
+                _ => {}
+            }
+        }
+    }
+
+    fn sgr(&mut self, params: &[Param]) {
+        let style = &mut self.pen.style;
+        if params.is_empty() {
+            *style = Style::default();
+            return;
+        }
+        let get = |i: usize| -> Option<i32> {
+            match params.get(i) {
+                None | Some(Param::Missing) => None,
+                Some(Param::Sub(_)) => None,
+                Some(Param::Number(n)) => Some(*n),
+            }
+        };
+        let mut i = 0;
+        while i < params.len() {
+            let n = match &params[i] {
+                Param::Sub(text) => {
+                    sgr_colon(style, text);
+                    i += 1;
+                    continue;
+                }
+                Param::Missing => 0,
+                Param::Number(n) => *n,
+            };
+            if matches!(n, 38 | 48 | 58) {
+                i += 1;
+                match get(i) {
+                    Some(2) => {
+                        let (r, g, b) = (get(i + 1), get(i + 2), get(i + 3));
+                        if set_rgb(style, n, r, g, b) {
+                            i += 3;
+                        }
+                    }
+                    Some(5) => {
+                        set_256(style, n, get(i + 1));
+                        i += 1;
+                    }
+                    _ => {}
+                }
+                i += 1;
+                continue;
+            }
+            let attrs = &mut style.attrs;
+            match n {
+                0 => *style = Style::default(),
+                1 => attrs.insert(Attrs::BOLD),
+                2 => attrs.insert(Attrs::DIM),
+                3 => attrs.insert(Attrs::ITALIC),
+                4 => set_underline(attrs, Attrs::UNDERLINE),
+                5 | 6 => attrs.insert(Attrs::BLINK),
+                7 => attrs.insert(Attrs::REVERSE),
+                8 => attrs.insert(Attrs::HIDDEN),
+                9 => attrs.insert(Attrs::STRIKETHROUGH),
+                21 => set_underline(attrs, Attrs::DOUBLE_UNDERLINE),
+                22 => attrs.remove(Attrs(Attrs::BOLD.0 | Attrs::DIM.0)),
+                23 => attrs.remove(Attrs::ITALIC),
+                24 => attrs.remove(Attrs::ALL_UNDERLINES),
+                25 => attrs.remove(Attrs::BLINK),
+                27 => attrs.remove(Attrs::REVERSE),
+                28 => attrs.remove(Attrs::HIDDEN),
+                29 => attrs.remove(Attrs::STRIKETHROUGH),
+                30..=37 => style.fg = Colour::Ansi((n - 30) as u8),
+                39 => style.fg = Colour::Default,
+                40..=47 => style.bg = Colour::Ansi((n - 40) as u8),
+                49 => style.bg = Colour::Default,
+                53 => attrs.insert(Attrs::OVERLINE),
+                55 => attrs.remove(Attrs::OVERLINE),
+                59 => style.underline = Colour::Default,
+                90..=97 => style.fg = Colour::Bright((n - 90) as u8),
+                100..=107 => style.bg = Colour::Bright((n - 100) as u8),
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+
+    fn top_bit_set(&mut self, ch: u8) {
+        self.last = None;
+        if self.utf8_size == 0 {
+            let size = match ch {
+                0xc2..=0xdf => 2,
+                0xe0..=0xef => 3,
+                0xf0..=0xf4 => 4,
+                _ => return,
+            };
+            self.utf8.clear();
+            self.utf8.push(ch);
+            self.utf8_size = size;
+            self.utf8_invalid = false;
+            return;
+        }
+        if ch & 0xc0 != 0x80 {
+            self.utf8_invalid = true;
+        }
+        self.utf8.push(ch);
+        if self.utf8.len() != self.utf8_size {
+            return;
+        }
+        self.utf8_size = 0;
+        if self.utf8_invalid {
+            return;
+        }
+        let Some(cp) = decode(&self.utf8) else {
+            return;
+        };
+        let width = width(cp);
+        if width == Width::Dropped {
+            return;
+        }
+        self.screen.cell(Glyph {
+            ch: cp,
+            width,
+            style: self.pen.style,
+        });
+    }
+
+    fn exit_osc(&mut self) {
+        if self.discard {
+            return;
+        }
+        let text = &self.string;
+        let (number, rest) = match text.iter().position(|&b| b == b';') {
+            Some(i) => (&text[..i], &text[i + 1..]),
+            None => (&text[..], &[][..]),
+        };
+        if number == b"0" || number == b"2" {
+            self.title = rest.to_vec();
+        }
+    }
+}
+
+/// Whether tmux's escape table has `ESC interm ch`.
+fn known_esc(ch: u8, interm: &[u8]) -> bool {
+    match interm {
+        b"" => b"78=>DEHMc\\".contains(&ch),
+        b"(" | b")" => ch == b'0' || ch == b'B',
+        b"#" => ch == b'8',
+        _ => false,
+    }
+}
+
+/// Whether tmux's control sequence table has `CSI interm ... ch`.
+fn known_csi(ch: u8, interm: &[u8]) -> bool {
+    match interm {
+        b"" => b"@ABCDEFGHJKLMPSTXZ`bcdfghlmnrstu".contains(&ch),
+        b"?" => ch == b'h' || ch == b'l',
+        b">" => b"cmnq".contains(&ch),
+        b" " => ch == b'q',
+        _ => false,
+    }
+}
+
+/// A parameter as tmux's `strtonum(0, INT_MAX)` reads it.
+fn number(digits: &[u8]) -> Option<i32> {
+    let mut value: i64 = 0;
+    for &digit in digits {
+        if !digit.is_ascii_digit() {
+            return None;
+        }
+        value = value * 10 + i64::from(digit - b'0');
+        if value > i64::from(i32::MAX) {
+            return None;
+        }
+    }
+    i32::try_from(value).ok()
+}
+
+fn set_underline(attrs: &mut Attrs, kind: Attrs) {
+    attrs.remove(Attrs::ALL_UNDERLINES);
+    attrs.insert(kind);
+}
+
+/// SGR 38/48/58 `;5;n`.
+fn set_256(style: &mut Style, which: i32, c: Option<i32>) {
+    match c {
+        Some(c) if (0..=255).contains(&c) => {
+            let colour = Colour::Palette(c as u8);
+            match which {
+                38 => style.fg = colour,
+                48 => style.bg = colour,
+                _ => style.underline = colour,
+            }
+        }
+        _ => match which {
+            38 => style.fg = Colour::Default,
+            48 => style.bg = Colour::Default,
+            _ => {}
+        },
+    }
+}
+
+/// SGR 38/48/58 `;2;r;g;b`; false (and nothing set) when a component is missing or too large.
+fn set_rgb(style: &mut Style, which: i32, r: Option<i32>, g: Option<i32>, b: Option<i32>) -> bool {
+    let component = |c: Option<i32>| c.filter(|c| (0..=255).contains(c)).map(|c| c as u8);
+    let (Some(r), Some(g), Some(b)) = (component(r), component(g), component(b)) else {
+        return false;
+    };
+    let colour = Colour::Rgb(r, g, b);
+    match which {
+        38 => style.fg = colour,
+        48 => style.bg = colour,
+        _ => style.underline = colour,
+    }
+    true
+}
+
+/// An SGR parameter with colons (tmux's `input_csi_dispatch_sgr_colon`).
+fn sgr_colon(style: &mut Style, text: &[u8]) {
+    let mut p = [-1i32; 8];
+    let mut n = 0;
+    for part in text.split(|&b| b == b':') {
+        if !part.is_empty() {
+            let Some(value) = number(part) else {
+                return;
+            };
+            p[n] = value;
+        }
+        n += 1;
+        if n == p.len() {
+            return;
+        }
+    }
+    if n == 0 {
+        return;
+    }
+    if p[0] == 4 {
+        if n != 2 {
+            return;
+        }
+        let attrs = &mut style.attrs;
+        match p[1] {
+            0 => attrs.remove(Attrs::ALL_UNDERLINES),
+            1 => set_underline(attrs, Attrs::UNDERLINE),
+            2 => set_underline(attrs, Attrs::DOUBLE_UNDERLINE),
+            3 => set_underline(attrs, Attrs::CURLY_UNDERLINE),
+            4 => set_underline(attrs, Attrs::DOTTED_UNDERLINE),
+            5 => set_underline(attrs, Attrs::DASHED_UNDERLINE),
+            _ => {}
+        }
+        return;
+    }
+    if n < 2 || !matches!(p[0], 38 | 48 | 58) {
+        return;
+    }
+    let value = |v: i32| (v != -1).then_some(v);
+    match p[1] {
+        2 => {
+            if n < 3 {
+                return;
+            }
+            let i = if n == 5 { 2 } else { 3 };
+            if n < i + 3 {
+                return;
+            }
+            set_rgb(style, p[0], value(p[i]), value(p[i + 1]), value(p[i + 2]));
+        }
+        5 => {
+            if n < 3 {
+                return;
+            }
+            set_256(style, p[0], value(p[2]));
+        }
+        _ => {}
+    }
+}
+
+/// Decodes a complete UTF-8 sequence the way glibc's `mbtowc` accepts it (no overlong forms,
+/// no surrogates, nothing past U+10FFFF).
+fn decode(bytes: &[u8]) -> Option<u32> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut chars = text.chars();
+    let c = chars.next()?;
+    chars.next().is_none().then_some(c as u32)
+}
+
+/// tmux's transition tables: what `ch` does in `state`, and the state it leads to.
+fn transition(state: State, ch: u8) -> (Action, Option<State>) {
+    use Action as A;
+    use State as S;
+    // Anywhere except in a DCS string: CAN and SUB abort, ESC starts over.
+    let anywhere = !matches!(state, S::DcsHandler | S::DcsEscape);
+    if anywhere {
+        match ch {
+            0x18 | 0x1a => return (A::C0, Some(S::Ground)),
+            0x1b => return (A::None, Some(S::EscEnter)),
+            _ => {}
+        }
+    }
+    let c0 = matches!(ch, 0x00..=0x17 | 0x19 | 0x1c..=0x1f);
+    match state {
+        S::Ground => match ch {
+            _ if c0 => (A::C0, None),
+            0x20..=0x7e => (A::Print, None),
+            0x7f => (A::None, None),
+            _ => (A::TopBitSet, None),
+        },
+        S::EscEnter => match ch {
+            _ if c0 => (A::C0, None),
+            0x20..=0x2f => (A::Intermediate, Some(S::EscIntermediate)),
+            0x50 => (A::None, Some(S::DcsEnter)),
+            0x58 | 0x5e => (A::None, Some(S::ConsumeSt)),
+            0x5b => (A::None, Some(S::CsiEnter)),
+            0x5d => (A::None, Some(S::OscString)),
+            0x5f => (A::None, Some(S::ApcString)),
+            0x6b => (A::None, Some(S::RenameString)),
+            0x30..=0x7e => (A::Esc, Some(S::Ground)),
+            _ => (A::None, None),
+        },
+        S::EscIntermediate => match ch {
+            _ if c0 => (A::C0, None),
+            0x20..=0x2f => (A::Intermediate, None),
+            0x30..=0x7e => (A::Esc, Some(S::Ground)),
+            _ => (A::None, None),
+        },
+        S::CsiEnter => match ch {
+            _ if c0 => (A::C0, None),
+            0x20..=0x2f => (A::Intermediate, Some(S::CsiIntermediate)),
+            0x30..=0x3b => (A::Parameter, Some(S::CsiParameter)),
+            0x3c..=0x3f => (A::Intermediate, Some(S::CsiParameter)),
+            0x40..=0x7e => (A::Csi, Some(S::Ground)),
+            _ => (A::None, None),
+        },
+        S::CsiParameter => match ch {
+            _ if c0 => (A::C0, None),
+            0x20..=0x2f => (A::Intermediate, Some(S::CsiIntermediate)),
+            0x30..=0x3b => (A::Parameter, None),
+            0x3c..=0x3f => (A::None, Some(S::CsiIgnore)),
+            0x40..=0x7e => (A::Csi, Some(S::Ground)),
+            _ => (A::None, None),
+        },
+        S::CsiIntermediate => match ch {
+            _ if c0 => (A::C0, None),
+            0x20..=0x2f => (A::Intermediate, None),
+            0x30..=0x3f => (A::None, Some(S::CsiIgnore)),
+            0x40..=0x7e => (A::Csi, Some(S::Ground)),
+            _ => (A::None, None),
+        },
+        S::CsiIgnore => match ch {
+            _ if c0 => (A::C0, None),
+            0x40..=0x7e => (A::None, Some(S::Ground)),
+            _ => (A::None, None),
+        },
+        S::DcsEnter => match ch {
+            _ if c0 => (A::None, None),
+            0x20..=0x2f => (A::Intermediate, Some(S::DcsIntermediate)),
+            0x30..=0x39 | 0x3b => (A::Parameter, Some(S::DcsParameter)),
+            0x3a => (A::None, Some(S::DcsIgnore)),
+            0x3c..=0x3f => (A::Intermediate, Some(S::DcsParameter)),
+            0x40..=0x7e => (A::Input, Some(S::DcsHandler)),
+            _ => (A::None, None),
+        },
+        S::DcsParameter => match ch {
+            _ if c0 => (A::None, None),
+            0x20..=0x2f => (A::Intermediate, Some(S::DcsIntermediate)),
+            0x30..=0x39 | 0x3b => (A::Parameter, None),
+            0x3a | 0x3c..=0x3f => (A::None, Some(S::DcsIgnore)),
+            0x40..=0x7e => (A::Input, Some(S::DcsHandler)),
+            _ => (A::None, None),
+        },
+        S::DcsIntermediate => match ch {
+            _ if c0 => (A::None, None),
+            0x20..=0x2f => (A::Intermediate, None),
+            0x30..=0x3f => (A::None, Some(S::DcsIgnore)),
+            0x40..=0x7e => (A::Input, Some(S::DcsHandler)),
+            _ => (A::None, None),
+        },
+        S::DcsHandler => match ch {
+            0x1b => (A::None, Some(S::DcsEscape)),
+            _ => (A::Input, None),
+        },
+        S::DcsEscape => match ch {
+            0x5c => (A::DcsDispatch, Some(S::Ground)),
+            _ => (A::Input, Some(S::DcsHandler)),
+        },
+        S::DcsIgnore | S::ConsumeSt => (A::None, None),
+        S::OscString => match ch {
+            0x07 => (A::EndBel, Some(S::Ground)),
+            0x20..=0xff => (A::Input, None),
+            _ => (A::None, None),
+        },
+        S::ApcString | S::RenameString => match ch {
+            0x20..=0xff => (A::Input, None),
+            _ => (A::None, None),
+        },
+    }
+}
