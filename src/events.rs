@@ -204,7 +204,9 @@ pub enum ResyncReason {
     Reconnect,
     /// tmux paused the pane.
     Pause,
-    /// The pane changed size (tmux reflows, the model cannot).
+    /// The pane changed size and the mirror's reflow did not give tmux's screen (output tmux
+    /// parsed at the new size came before the layout change, or lines came back from history
+    /// the mirror never saw).
     Resize,
     /// The watchdog found the screen different from tmux's.
     Divergence,

@@ -479,12 +479,14 @@ pub fn parse_seed(replies: &[Option<Reply>]) -> Result<Snapshot, QueryError> {
     })
 }
 
-/// `capture-pane -p` of the visible screen, for the divergence watchdog.
+/// `capture-pane -p -e` of the visible screen, for the divergence watchdog: colours and
+/// attributes count as much as the text.
 pub fn check_line(pane: PaneId) -> Line {
     Line::new(
         Command::new("capture-pane")
             .flag("-p")
             .flag("-q")
+            .flag("-e")
             .target("-t", pane),
     )
     .then(commands::display_print(
@@ -493,10 +495,12 @@ pub fn check_line(pane: PaneId) -> Line {
     ))
 }
 
-/// What tmux shows for a pane: text rows, cursor and alternate-screen flag.
+/// What tmux shows for a pane: rows, cursor and alternate-screen flag.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShownScreen {
-    /// The rows, lossily decoded.
+    /// The rows as `capture-pane -p -e` prints them (SGR codes included).
+    pub styled: Vec<Vec<u8>>,
+    /// The rows' text (codes removed), lossily decoded.
     pub rows: Vec<String>,
     /// Cursor column and row.
     pub cursor: (u16, u16),
@@ -530,12 +534,52 @@ pub fn parse_check(replies: &[Option<Reply>]) -> Result<ShownScreen, QueryError>
             format!("bad cursor state {:?}", state.body),
         ));
     };
-    Ok(ShownScreen {
-        rows: capture.body.iter().map(|l| l.to_string_lossy()).collect(),
-        cursor: (*x, *y),
-        alternate: *alternate == 1,
-        dead: *dead == 1,
-    })
+    Ok(ShownScreen::new(
+        capture.body.iter().map(|l| l.0.clone()).collect(),
+        (*x, *y),
+        *alternate == 1,
+        *dead == 1,
+    ))
+}
+
+impl ShownScreen {
+    /// From `capture-pane -p -e` rows and the pane's state.
+    pub fn new(styled: Vec<Vec<u8>>, cursor: (u16, u16), alternate: bool, dead: bool) -> Self {
+        let rows = styled
+            .iter()
+            .map(|line| String::from_utf8_lossy(&strip_codes(line)).into_owned())
+            .collect();
+        ShownScreen {
+            styled,
+            rows,
+            cursor,
+            alternate,
+            dead,
+        }
+    }
+}
+
+/// A `capture-pane -e` line without its SGR codes and charset shifts: the text.
+pub fn strip_codes(line: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(line.len());
+    let mut i = 0;
+    while i < line.len() {
+        match line[i] {
+            0x1b if line.get(i + 1) == Some(&b'[') => {
+                i += 2;
+                while i < line.len() && !(0x40..=0x7e).contains(&line[i]) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            0x0e | 0x0f => i += 1,
+            byte => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 /// `display-message -p '#{version}'`.

@@ -9,7 +9,12 @@ use super::ring::{GapReason, OutputRing, RingRead};
 use crate::ids::{PaneId, WindowId};
 use crate::query::{PaneRow, PaneUpdate, ShownScreen};
 use crate::raw::RawBytes;
-use crate::screen::{PaneScreen, Snapshot, normalize_rows};
+use crate::screen::{PaneScreen, Snapshot};
+
+/// Lines of history a mirror keeps: what a taller pane takes back from tmux's history after a
+/// resize must be there (tmux keeps `history-limit`, 2000 by default; a pane grows by far less
+/// at once), and no more, for memory.
+pub const MIRROR_HISTORY: usize = 500;
 
 /// How far the mirrored screen can be trusted. `unseeded`: not seeded yet; `live`: equal to
 /// tmux's; `stale`: a resync is due.
@@ -63,7 +68,7 @@ impl PaneMirror {
     /// Starts mirroring a pane described by `list-panes`.
     pub fn new(row: PaneRow, ring_capacity: usize) -> PaneMirror {
         PaneMirror {
-            screen: PaneScreen::with_scrollback(row.width, row.height, 0),
+            screen: PaneScreen::with_scrollback(row.width, row.height, MIRROR_HISTORY),
             row,
             ring: OutputRing::new(ring_capacity),
             state: SyncState::Unseeded,
@@ -159,8 +164,9 @@ impl PaneMirror {
         }
     }
 
-    /// New size from a layout change. Returns `true` if it changed, in which case the screen is
-    /// stale: tmux reflows content on resize and the terminal model does not.
+    /// New size from a layout change: the screen reflows as tmux's does. Returns `true` if the
+    /// size changed; the caller then checks the screen against tmux's (see the session's
+    /// `resize_checked`).
     pub fn resize(&mut self, width: u16, height: u16) -> bool {
         if (self.row.width, self.row.height) == (width, height) {
             return false;
@@ -168,7 +174,7 @@ impl PaneMirror {
         self.row.width = width;
         self.row.height = height;
         self.screen.resize(width, height);
-        self.mark_stale();
+        self.changed_since_check = true;
         true
     }
 
@@ -230,7 +236,7 @@ impl PaneMirror {
     /// Whether the mirrored screen, cursor and alternate-screen flag are tmux's (no side
     /// effect: the pipe watchdog decides itself what a difference means).
     pub fn shows(&self, shown: &ShownScreen) -> bool {
-        self.screen.text() == normalize_rows(&shown.rows)
+        self.screen.ansi_rows() == shown.styled
             && self.screen.cursor() == shown.cursor
             && self.screen.alternate_screen() == shown.alternate
     }
@@ -238,16 +244,18 @@ impl PaneMirror {
     /// Where the mirrored screen first differs from tmux's, for the log: the row and both
     /// texts of it, or the cursors and alternate-screen flags when every row agrees.
     pub fn difference(&self, shown: &ShownScreen) -> String {
-        let ours = self.screen.rows();
-        let row =
-            |rows: &[String], at: usize| rows.get(at).map_or("", |r| r.trim_end()).to_string();
-        let first = (0..ours.len().max(shown.rows.len()))
-            .find(|&at| row(&ours, at) != row(&shown.rows, at));
+        let ours = self.screen.ansi_rows();
+        let row = |rows: &[Vec<u8>], at: usize| {
+            rows.get(at)
+                .map_or(String::new(), |r| String::from_utf8_lossy(r).into_owned())
+        };
+        let first = (0..ours.len().max(shown.styled.len()))
+            .find(|&at| row(&ours, at) != row(&shown.styled, at));
         match first {
             Some(at) => format!(
                 "row {at}: ours {:?}, tmux {:?}",
                 row(&ours, at),
-                row(&shown.rows, at)
+                row(&shown.styled, at)
             ),
             None => format!(
                 "cursor ours {:?}, tmux {:?}; alternate screen ours {}, tmux {}",
@@ -345,12 +353,12 @@ mod tests {
     fn watchdog_compares_text_cursor_and_alternate_screen() {
         let mut pane = PaneMirror::new(row(), 1024);
         pane.seeded(&snapshot(&["hello", "", ""], (5, 0)), GapReason::Seeded);
-        let shown = ShownScreen {
-            rows: vec!["hello".into(), "".into(), "".into()],
-            cursor: (5, 0),
-            alternate: false,
-            dead: false,
-        };
+        let shown = ShownScreen::new(
+            vec![b"hello".to_vec(), b"".to_vec(), b"".to_vec()],
+            (5, 0),
+            false,
+            false,
+        );
         assert!(!pane.diverges_from(&shown));
         let moved = ShownScreen {
             cursor: (0, 1),
@@ -373,12 +381,12 @@ mod tests {
     fn a_difference_the_pipe_watchdog_suspects_is_counted_by_the_resync() {
         let mut pane = PaneMirror::new(row(), 1024);
         pane.seeded(&snapshot(&["hello", "", ""], (5, 0)), GapReason::Seeded);
-        let other = ShownScreen {
-            rows: vec!["EEEEE".into(), "".into(), "".into()],
-            cursor: (5, 0),
-            alternate: false,
-            dead: false,
-        };
+        let other = ShownScreen::new(
+            vec![b"EEEEE".to_vec(), b"".to_vec(), b"".to_vec()],
+            (5, 0),
+            false,
+            false,
+        );
         pane.suspect(&other);
         assert_eq!(pane.counters.divergences, 0);
         let difference = pane.confirm_divergence().expect("a divergence");
@@ -390,12 +398,12 @@ mod tests {
     fn a_pause_explains_a_difference_found_just_before_it() {
         let mut pane = PaneMirror::new(row(), 1024);
         pane.seeded(&snapshot(&["hello", "", ""], (5, 0)), GapReason::Seeded);
-        let ahead = ShownScreen {
-            rows: vec!["hello world".into(), "".into(), "".into()],
-            cursor: (11, 0),
-            alternate: false,
-            dead: false,
-        };
+        let ahead = ShownScreen::new(
+            vec![b"hello world".to_vec(), b"".to_vec(), b"".to_vec()],
+            (11, 0),
+            false,
+            false,
+        );
         assert!(pane.diverges_from(&ahead));
         pane.paused();
         assert_eq!(pane.confirm_divergence(), None);
@@ -404,12 +412,17 @@ mod tests {
     }
 
     #[test]
-    fn resizes_make_the_screen_stale() {
+    fn resizes_reflow_the_screen_and_ask_for_a_check() {
         let mut pane = PaneMirror::new(row(), 1024);
         pane.seeded(&snapshot(&[""], (0, 0)), GapReason::Seeded);
+        pane.output(b"0123456789abcdef");
+        pane.take_changed();
         assert!(!pane.resize(20, 3));
-        assert!(pane.resize(30, 3));
-        assert_eq!(pane.state(), SyncState::Stale);
-        assert_eq!(pane.screen().size(), (30, 3));
+        assert!(pane.resize(10, 3));
+        assert_eq!(pane.state(), SyncState::Live);
+        assert_eq!(pane.screen().size(), (10, 3));
+        // As in tmux: the empty rows below keep their place, the first half goes to history.
+        assert_eq!(pane.screen().text(), "abcdef");
+        assert!(pane.take_changed());
     }
 }

@@ -149,23 +149,20 @@ impl PaneScreen {
         normalize_rows(self.rows())
     }
 
+    /// The visible rows exactly as `capture-pane -p -e` prints them: SGR codes where the style
+    /// changes, carried from one row to the next, trailing spaces removed.
+    pub fn ansi_rows(&self) -> Vec<Vec<u8>> {
+        let screen = &self.terminal.screen;
+        let mut last = Style::default();
+        self.visible_lines()
+            .map(|py| capture::with_codes(&screen.grid, &screen.clusters, py, &mut last))
+            .collect()
+    }
+
     /// The visible screen with SGR attributes as `capture-pane -p -e` prints it, rows separated
     /// by `\n`, ending with a reset.
     pub fn ansi(&self) -> Vec<u8> {
-        let screen = &self.terminal.screen;
-        let mut last = Style::default();
-        let mut out = Vec::new();
-        for (i, py) in self.visible_lines().enumerate() {
-            if i > 0 {
-                out.push(b'\n');
-            }
-            out.extend(capture::with_codes(
-                &screen.grid,
-                &screen.clusters,
-                py,
-                &mut last,
-            ));
-        }
+        let mut out = self.ansi_rows().join(&b'\n');
         out.extend_from_slice(b"\x1b[m");
         out
     }

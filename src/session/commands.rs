@@ -46,6 +46,8 @@ pub enum Purpose {
     Seed(PaneId, ResyncReason),
     /// A watchdog check of a pane.
     Check(PaneId),
+    /// A check of a pane the mirror resized (and reflowed) on a layout change.
+    ResizeCheck(PaneId),
     /// The scrollback of a pane, for its last answer.
     LastResponse(PaneId, ReplyId),
     /// Starting (or re-arming) a pane's pipe, of the given generation.
@@ -223,6 +225,7 @@ impl SessionCore {
             }
             Purpose::Seed(pane, reason) => self.seeded(pane, reason, &replies),
             Purpose::Check(pane) => self.checked(pane, &replies),
+            Purpose::ResizeCheck(pane) => self.resize_checked(pane, &replies),
             Purpose::LastResponse(pane, id) => self.last_response_read(pane, &replies, id),
             Purpose::PipeStart(pane, generation) => self.pipe_started(pane, generation, &replies),
             Purpose::PipeCheck(pane) => self.pipe_checked(pane, &replies),
@@ -266,6 +269,11 @@ impl SessionCore {
                 Purpose::Panes(_) => self.mark_synced(),
                 // The next watchdog round checks again.
                 Purpose::PipeCheck(pane) => self.pipe_checked(pane, &[]),
+                Purpose::ResizeCheck(pane) => {
+                    if let Some(mirror) = self.panes.get_mut(&pane) {
+                        mirror.mark_stale();
+                    }
+                }
                 Purpose::ProgramCheck(pane) => self.program_checked(pane, &[]),
                 // The caller is let go unanswered.
                 Purpose::LastResponse(_, id) => self.actions.push(Action::Forget(id)),

@@ -184,7 +184,13 @@ impl SessionCore {
                 width,
                 height,
             });
-            self.seed(pane, ResyncReason::Resize);
+            // The mirror reflowed as tmux does; a check says whether that gave tmux's screen
+            // (a pipe's bytes are not in step with the layout change: its panes are reseeded).
+            if self.transport_of(pane) == Transport::Pipe {
+                self.seed(pane, ResyncReason::Resize);
+            } else {
+                self.send(query::check_line(pane), Purpose::ResizeCheck(pane));
+            }
         }
         if new.iter().any(|pane| !self.panes.contains_key(pane)) {
             self.send(

@@ -216,6 +216,34 @@ impl SessionCore {
         }
     }
 
+    /// The check after a resize: the mirror reflowed its screen as tmux does, and stays as it
+    /// is when that gave tmux's screen. Otherwise it is reseeded (no divergence: the reflow
+    /// could not know better), and the log says where it differed. It differs when tmux parsed
+    /// output at the new size before `%layout-change` reached the client (the notification is
+    /// queued, the resize is not), or when lines come back from history the mirror never saw
+    /// (a taller pane after a reseed).
+    pub(super) fn resize_checked(&mut self, pane: PaneId, replies: &[Option<Reply>]) {
+        let Ok(shown) = query::parse_check(replies) else {
+            return;
+        };
+        if self.seeding.contains_key(&pane) || self.died_unnoticed(pane, &shown) {
+            return;
+        }
+        let Some(mirror) = self.panes.get_mut(&pane) else {
+            return;
+        };
+        if mirror.state() == SyncState::Live && !mirror.shows(&shown) {
+            debug!(
+                session = %self.session,
+                %pane,
+                difference = %mirror.difference(&shown),
+                "reflow differs from tmux's after a resize"
+            );
+            mirror.mark_stale();
+            self.seed(pane, ResyncReason::Resize);
+        }
+    }
+
     /// Whether a check found the pane dead before the pane poll said so. With
     /// `remain-on-exit` tmux then draws its own message into the pane, which no `%output`
     /// carries: that is no divergence. The pane's process is asked for at once, and its death

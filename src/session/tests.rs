@@ -365,7 +365,7 @@ fn windows_and_layouts_change_pane_sizes_and_membership() {
     h.seed(PaneId(0), (120, 40), &["$"], (2, 0));
     let (split, rest) = split_at(&rest, "%window-pane-changed @0 %2");
     h.feed(&split);
-    // The split halved %0 (a reseed follows) and showed a pane nobody listed yet.
+    // The split halved %0 (its reflow is checked) and showed a pane nobody listed yet.
     assert!(h.events.iter().any(|e| matches!(
         e,
         EventKind::PaneResized {
@@ -375,7 +375,7 @@ fn windows_and_layouts_change_pane_sizes_and_membership() {
         }
     )));
     assert!(
-        !h.sent_for(|p| matches!(p, Purpose::Seed(PaneId(0), ResyncReason::Resize)))
+        !h.sent_for(|p| *p == Purpose::ResizeCheck(PaneId(0)))
             .is_empty()
     );
     assert!(
@@ -541,6 +541,42 @@ fn an_observer_takes_panes_from_the_stream_and_sends_nothing() {
             (PaneId(5), (80, 24))
         ]
     );
+}
+
+#[test]
+fn a_resized_pane_is_reseeded_only_when_its_reflow_is_not_tmuxs_screen() {
+    let mut h = Harness::new(ConnectionConfig::default());
+    let (start, _) = split_at(&transcript("shell-utf8"), "%output");
+    h.feed(&start);
+    h.attach(&[&row("%0", "@0", (10, 3), "")]);
+    h.seed(PaneId(0), (10, 3), &["$"], (2, 0));
+    h.output("%0", "0123456789abcdef");
+    let resized = |h: &mut Harness, width: u16| {
+        let cell = format!("{width}x3,0,0,0");
+        let layout = format!(
+            "{:04x},{cell}",
+            crate::control::layout::checksum(cell.as_bytes())
+        );
+        h.feed(format!("%layout-change @0 {layout} {layout} *\n").as_bytes());
+        h.skip_until(|p| *p == Purpose::ResizeCheck(PaneId(0)));
+    };
+    let reseeds = |h: &Harness| {
+        h.sent_for(|p| *p == Purpose::Seed(PaneId(0), ResyncReason::Resize))
+            .len()
+    };
+    // tmux shows what the reflow gave: nothing more to do.
+    resized(&mut h, 20);
+    assert_eq!(h.text(PaneId(0)), "$ 0123456789abcdef");
+    h.answer(vec![ok(&["$ 0123456789abcdef", "", ""]), ok(&["18 0 0 0"])]);
+    assert_eq!(reseeds(&h), 0);
+    // tmux shows something else (output it parsed at the new size came first): reseeded,
+    // and no divergence is counted.
+    resized(&mut h, 12);
+    h.answer(vec![ok(&["$ 0123456789", "abcdef!", ""]), ok(&["7 1 0 0"])]);
+    assert_eq!(reseeds(&h), 1);
+    h.seed(PaneId(0), (12, 3), &["$ 0123456789", "abcdef!", ""], (7, 1));
+    assert_eq!(h.text(PaneId(0)), "$ 0123456789\nabcdef!");
+    assert_eq!(h.core.stats().totals.divergences, 0);
 }
 
 #[test]
