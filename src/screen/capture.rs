@@ -34,8 +34,13 @@ pub(crate) fn cells(grid: &Grid, clusters: &Clusters, py: usize) -> Vec<StyledCe
 /// Line `py` as `capture-pane -p` prints it: trailing spaces removed.
 pub(crate) fn text(grid: &Grid, clusters: &Clusters, py: usize) -> String {
     let mut out = String::new();
-    for cell in cells(grid, clusters, py) {
-        out.push_str(&cell.text);
+    if let Some(line) = grid.line(py) {
+        let end = line.used.min(grid.sx).min(line.cells.len());
+        for cell in &line.cells[..end] {
+            if !cell.is_padding() {
+                clusters.push_text(cell.ch, &mut out);
+            }
+        }
     }
     out.truncate(out.trim_end_matches(' ').len());
     out
@@ -45,10 +50,22 @@ pub(crate) fn text(grid: &Grid, clusters: &Clusters, py: usize) -> String {
 /// (updated to the style this one ends in).
 pub(crate) fn with_codes(grid: &Grid, clusters: &Clusters, py: usize, last: &mut Style) -> Vec<u8> {
     let mut out = Vec::new();
-    for cell in cells(grid, clusters, py) {
-        codes(last, &cell.style, &mut out);
-        *last = cell.style;
-        out.extend_from_slice(cell.text.as_bytes());
+    let mut text = String::new();
+    let Some(line) = grid.line(py) else {
+        return out;
+    };
+    let end = line.used.min(grid.sx).min(line.cells.len());
+    for cell in &line.cells[..end] {
+        if cell.is_padding() {
+            continue;
+        }
+        if cell.style != *last {
+            codes(last, &cell.style, &mut out);
+            *last = cell.style;
+        }
+        text.clear();
+        clusters.push_text(cell.ch, &mut text);
+        out.extend_from_slice(text.as_bytes());
     }
     while out.last() == Some(&b' ') {
         out.pop();

@@ -126,10 +126,41 @@ impl Terminal {
 
     /// Feeds bytes; sequences may be cut anywhere.
     pub(crate) fn feed(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.byte(byte);
+        let mut i = 0;
+        while i < bytes.len() {
+            // Runs of printable ASCII in the ground state, the bulk of most output, at once.
+            if self.state == State::Ground && is_printable(bytes[i]) {
+                let start = i;
+                while i < bytes.len() && is_printable(bytes[i]) {
+                    i += 1;
+                }
+                self.print_run(&bytes[start..i]);
+                continue;
+            }
+            self.byte(bytes[i]);
+            i += 1;
         }
         self.screen.collect_end();
+    }
+
+    /// What [`Terminal::print`] does for each byte of `run`.
+    fn print_run(&mut self, run: &[u8]) {
+        self.utf8_size = 0;
+        let line_drawing = if self.pen.set == 0 {
+            self.pen.g0_line_drawing
+        } else {
+            self.pen.g1_line_drawing
+        };
+        if line_drawing {
+            for &ch in run {
+                self.print(ch);
+            }
+            return;
+        }
+        let mut style = self.pen.style;
+        style.attrs.remove(Attrs::CHARSET);
+        self.screen.collect_run(run, style);
+        self.last = run.last().copied();
     }
 
     fn byte(&mut self, ch: u8) {
@@ -717,6 +748,10 @@ impl Terminal {
     }
 }
 
+fn is_printable(byte: u8) -> bool {
+    (0x20..0x7f).contains(&byte)
+}
+
 /// Whether tmux's escape table has `ESC interm ch`.
 fn known_esc(ch: u8, interm: &[u8]) -> bool {
     match interm {
@@ -855,10 +890,21 @@ fn sgr_colon(style: &mut Style, text: &[u8]) {
 /// Decodes a complete UTF-8 sequence the way glibc's `mbtowc` accepts it (no overlong forms,
 /// no surrogates, nothing past U+10FFFF).
 fn decode(bytes: &[u8]) -> Option<u32> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    let mut chars = text.chars();
-    let c = chars.next()?;
-    chars.next().is_none().then_some(c as u32)
+    let cont = |i: usize| u32::from(bytes[i] & 0x3f);
+    let (cp, min) = match *bytes {
+        [a, _] => ((u32::from(a & 0x1f) << 6) | cont(1), 0x80),
+        [a, _, _] => (
+            (u32::from(a & 0x0f) << 12) | (cont(1) << 6) | cont(2),
+            0x800,
+        ),
+        [a, _, _, _] => (
+            (u32::from(a & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3),
+            0x10000,
+        ),
+        _ => return None,
+    };
+    // The lead and continuation bytes were checked as they came.
+    (cp >= min && cp <= 0x10ffff && !(0xd800..=0xdfff).contains(&cp)).then_some(cp)
 }
 
 /// tmux's transition tables: what `ch` does in `state`, and the state it leads to.
@@ -970,5 +1016,39 @@ fn transition(state: State, ch: u8) -> (Action, Option<State>) {
             0x20..=0xff => (A::Input, None),
             _ => (A::None, None),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf8_is_decoded_as_glibc_accepts_it() {
+        assert_eq!(decode("é".as_bytes()), Some(0xe9));
+        assert_eq!(decode("日".as_bytes()), Some(0x65e5));
+        assert_eq!(decode("👍".as_bytes()), Some(0x1f44d));
+        assert_eq!(decode(b"\xe0\x80\xaf"), None); // overlong
+        assert_eq!(decode(b"\xed\xa0\x80"), None); // surrogate
+        assert_eq!(decode(b"\xf4\x90\x80\x80"), None); // past U+10FFFF
+        assert_eq!(decode(b"\xf0\x80\x80\xaf"), None); // overlong
+    }
+
+    #[test]
+    fn params_that_tmux_refuses_are_refused() {
+        let mut terminal = Terminal::new(10, 2, 0);
+        terminal.params = b"1;99999999999".to_vec();
+        assert_eq!(terminal.split_params(), None);
+        terminal.params = "1;".repeat(24).into_bytes();
+        assert_eq!(terminal.split_params(), None);
+        terminal.params = b"4:3;;7".to_vec();
+        assert_eq!(
+            terminal.split_params(),
+            Some(vec![
+                Param::Sub(b"4:3".to_vec()),
+                Param::Missing,
+                Param::Number(7)
+            ])
+        );
     }
 }

@@ -609,6 +609,37 @@ impl Screen {
         self.run.text.push(byte);
     }
 
+    /// [`Screen::collect_add`] for each byte of `bytes`, a line's room at a time.
+    pub(crate) fn collect_run(&mut self, bytes: &[u8], style: Style) {
+        if self.mode & MODE_WRAP == 0
+            || self.mode & MODE_INSERT != 0
+            || style.attrs.contains(super::cell::Attrs::CHARSET)
+        {
+            for &byte in bytes {
+                self.collect_add(byte, style);
+            }
+            return;
+        }
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let sx = self.sx();
+            if self.cx > sx - 1 || self.run.text.len() > sx - 1 - self.cx {
+                self.collect_end();
+            }
+            if self.cx > sx - 1 {
+                self.linefeed(true, Colour::Default);
+                self.set_cursor(Some(0), None);
+            }
+            if self.run.text.is_empty() {
+                self.run.style = style;
+            }
+            let room = (sx - self.cx - self.run.text.len()).max(1);
+            let take = room.min(rest.len());
+            self.run.text.extend_from_slice(&rest[..take]);
+            rest = &rest[take..];
+        }
+    }
+
     /// Writes the collected ASCII run (tmux's `screen_write_collect_end`).
     pub(crate) fn collect_end(&mut self) {
         if self.run.text.is_empty() {
