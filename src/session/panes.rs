@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 
 use super::{Action, Purpose, SessionCore, WindowState};
 use crate::control::Reply;
@@ -232,8 +232,10 @@ impl SessionCore {
         let Some(mirror) = self.panes.get_mut(&pane) else {
             return;
         };
-        if mirror.state() == SyncState::Live && !mirror.shows(&shown) {
-            debug!(
+        let same = mirror.shows(&shown);
+        debug!(session = %self.session, %pane, state = ?mirror.state(), same, "resize check");
+        if mirror.state() == SyncState::Live && !same {
+            info!(
                 session = %self.session,
                 %pane,
                 difference = %mirror.difference(&shown),

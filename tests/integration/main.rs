@@ -32,6 +32,7 @@ mod pipe_transport;
 mod plugin;
 mod plugin_keys;
 mod remote;
+mod resize_reflow;
 mod screen_fixtures;
 mod screen_watch;
 mod seen;
