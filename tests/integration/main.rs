@@ -17,6 +17,7 @@ mod doctor;
 mod event_resume;
 mod exit_codes;
 mod fake_model;
+mod fidelity;
 mod handoff;
 mod handoff_claude;
 mod hostile_paths;
