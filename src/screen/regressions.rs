@@ -125,3 +125,30 @@ fn a_resize_rewraps_lines_and_keeps_the_cursor_in_its_text() {
     assert_eq!(screen.rows(), ["f", "$", "", ""]);
     assert_eq!(screen.cursor(), (2, 1));
 }
+
+#[test]
+fn moving_right_from_a_pending_wrap_lands_on_the_last_column() {
+    // Found by the differential tests (seed 16172 at 40x12).
+    let mut screen = fed(5, 2, b"abcde");
+    assert_eq!(screen.cursor(), (5, 0));
+    screen.feed(b"\x1b[C");
+    assert_eq!(screen.cursor(), (4, 0));
+    screen.feed(b"\x1b[K");
+    assert_eq!(screen.rows(), ["abcd", ""]);
+}
+
+#[test]
+fn zwj_then_ascii_joins_only_when_ascii_is_not_collected() {
+    // Autowrap on: ASCII is collected in runs and never joins (tmux's collect path); the
+    // pending joiner is lost (tmux prints `G‍👨‍👩f`, cursor at 2).
+    let screen = fed(10, 2, "G\u{200d}👨\u{200d}👩\u{200d}f".as_bytes());
+    let row = &screen.styled_rows()[0];
+    assert_eq!(row[0].text, "G\u{200d}👨\u{200d}👩");
+    assert_eq!(row[1].text, "f");
+    assert_eq!(screen.cursor(), (2, 0));
+    // Autowrap off: every character goes through screen_write_cell, which joins.
+    let screen = fed(10, 2, "\x1b[?7lG\u{200d}👨\u{200d}👩\u{200d}f".as_bytes());
+    let row = &screen.styled_rows()[0];
+    assert_eq!(row[0].text, "G\u{200d}👨\u{200d}👩\u{200d}f");
+    assert_eq!(screen.cursor(), (1, 0));
+}

@@ -190,12 +190,14 @@ impl Screen {
         self.set_cursor(Some(cx), Some(cy + ny));
     }
 
+    /// CUF. From the column past the last (a wrap pending) tmux's unsigned limit wraps
+    /// around, so the cursor moves and is put back on the last column.
     pub(crate) fn cursor_right(&mut self, nx: usize) {
-        let nx = nx.max(1).min((self.sx() - 1).saturating_sub(self.cx));
+        let nx = nx.max(1).min((self.sx() - 1).wrapping_sub(self.cx));
         if nx == 0 {
             return;
         }
-        self.set_cursor(Some(self.cx + nx), None);
+        self.set_cursor(Some(self.cx.saturating_add(nx)), None);
     }
 
     pub(crate) fn cursor_left(&mut self, nx: usize) {

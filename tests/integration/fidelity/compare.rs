@@ -204,6 +204,9 @@ impl Pen {
     }
 }
 
+/// Longest cell tmux keeps, in bytes (`UTF8_SIZE`).
+const CLUSTER_BYTES: usize = 21;
+
 /// Whether `c` starts a new cell in tmux's grid (rather than joining the cell before it).
 fn starts_cell(c: char) -> bool {
     c.is_ascii() || wcwidth(c) != 0
@@ -260,7 +263,14 @@ pub fn parse_capture(bytes: &[u8]) -> Result<Vec<Vec<StyledCell>>, String> {
                 };
                 i += len;
                 match row.last_mut() {
-                    Some(cell) if joined || !starts_cell(c) => cell.text.push(c),
+                    // tmux drops a character that would make a cell longer than 21 bytes
+                    // (UTF8_SIZE), so one that would is the start of the next cell.
+                    Some(cell)
+                        if (joined || !starts_cell(c))
+                            && cell.text.len() + c.len_utf8() <= CLUSTER_BYTES =>
+                    {
+                        cell.text.push(c)
+                    }
                     _ => row.push(StyledCell {
                         text: c.to_string(),
                         width: wcwidth(c).clamp(1, 2) as u8,
