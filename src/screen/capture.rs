@@ -46,9 +46,16 @@ pub(crate) fn text(grid: &Grid, clusters: &Clusters, py: usize) -> String {
     out
 }
 
-/// Line `py` as `capture-pane -p -e` prints it, given the style the previous line ended in
+/// Line `py` as `capture-pane -p -e` prints it (with `-N` when `trim` is false: trailing
+/// spaces kept, up to the last cell written), given the style the previous line ended in
 /// (updated to the style this one ends in).
-pub(crate) fn with_codes(grid: &Grid, clusters: &Clusters, py: usize, last: &mut Style) -> Vec<u8> {
+pub(crate) fn with_codes(
+    grid: &Grid,
+    clusters: &Clusters,
+    py: usize,
+    last: &mut Style,
+    trim: bool,
+) -> Vec<u8> {
     let mut out = Vec::new();
     let mut text = String::new();
     let Some(line) = grid.line(py) else {
@@ -67,7 +74,7 @@ pub(crate) fn with_codes(grid: &Grid, clusters: &Clusters, py: usize, last: &mut
         clusters.push_text(cell.ch, &mut text);
         out.extend_from_slice(text.as_bytes());
     }
-    while out.last() == Some(&b' ') {
+    while trim && out.last() == Some(&b' ') {
         out.pop();
     }
     out

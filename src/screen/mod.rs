@@ -152,10 +152,17 @@ impl PaneScreen {
     /// The visible rows exactly as `capture-pane -p -e` prints them: SGR codes where the style
     /// changes, carried from one row to the next, trailing spaces removed.
     pub fn ansi_rows(&self) -> Vec<Vec<u8>> {
+        self.capture_rows(true)
+    }
+
+    /// The visible rows as `capture-pane -p -e` prints them with `trim`, and as
+    /// `capture-pane -p -e -N` prints them without: trailing spaces kept up to the last cell
+    /// written (what a resize rewraps by).
+    pub fn capture_rows(&self, trim: bool) -> Vec<Vec<u8>> {
         let screen = &self.terminal.screen;
         let mut last = Style::default();
         self.visible_lines()
-            .map(|py| capture::with_codes(&screen.grid, &screen.clusters, py, &mut last))
+            .map(|py| capture::with_codes(&screen.grid, &screen.clusters, py, &mut last, trim))
             .collect()
     }
 

@@ -22,20 +22,17 @@ pub struct Outcome {
     pub difference: Option<Difference>,
 }
 
-/// The mirror's rows as `capture-pane -p -e` prints them, and whether they are tmux's
-/// (`capture-pane -e -N` with the trailing spaces `-N` keeps taken off), byte for byte.
+/// The mirror's rows as `capture-pane -p -e -N` prints them, and whether they are tmux's, byte
+/// for byte: trailing spaces included, so the cells each line counts as written (what a resize
+/// rewraps by) must agree too.
 fn same_bytes(size: Size, bytes: &[u8], capture: &Capture) -> Result<(), String> {
     let mut screen = panectl::screen::PaneScreen::new(size.0, size.1);
     screen.feed(bytes);
-    let ours = screen.ansi_rows();
+    let ours = screen.capture_rows(false);
     let theirs: Vec<&[u8]> = capture
         .capture
         .split(|&b| b == b'\n')
         .take(usize::from(size.1))
-        .map(|line| {
-            let end = line.iter().rposition(|&b| b != b' ').map_or(0, |i| i + 1);
-            &line[..end]
-        })
         .collect();
     for (row, (ours, theirs)) in ours.iter().zip(&theirs).enumerate() {
         if ours.as_slice() != *theirs {
