@@ -2,8 +2,10 @@
 //! tmux 3.3a's `input.c` state machine, so odd input does what it does in tmux: a C0 control
 //! inside a sequence acts at once, CAN and SUB abort, a UTF-8 character may be interrupted by an
 //! escape sequence and completed after it, invalid UTF-8 is dropped, unknown sequences are
-//! ignored whole. (tmux also drops a string left unterminated for five seconds; a mirror fed the
-//! same bytes cannot see time, so that case is left to the resync.)
+//! ignored whole. Two things tmux does depend on time, which a mirror fed the same bytes cannot
+//! see: it drops a string left unterminated for five seconds, and it forgets a zero-width joiner
+//! that ends one read from the pane (each read starts a new `screen_write_ctx`). The mirror
+//! acts as if neither happened; the watchdog's resync repairs the rare screen where one did.
 
 use super::cell::{Attrs, Colour, Style};
 use super::width::{Width, width};

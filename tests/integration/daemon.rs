@@ -222,16 +222,19 @@ fn the_watchdog_repairs_a_screen_the_model_cannot_follow() {
     let server = TmuxServer::start(40, 8);
     let _daemon = server.start_daemon(&["--watchdog", "200ms"]);
     server.wait_for_panes(1);
-    // DECALN (ESC # 8) fills the screen with E in tmux; the terminal model ignores it.
+    // A zero-width joiner at the end of one write and the emoji it joins in the next: tmux
+    // forgets the joiner between two reads from the pane (each starts a new screen_write_ctx)
+    // and draws the emoji in a cell of its own; the mirror cannot see where tmux's reads end
+    // and joins them, as tmux does within one read.
     server.tmux(&[
         "send-keys",
         "-t",
         "%0",
-        "clear; printf '\\033#8'; sleep 30",
+        "clear; printf 'a\\342\\200\\215'; sleep 1; printf '\\360\\237\\221\\215'; sleep 30",
         "Enter",
     ]);
-    server.wait_for("tmux to show the pattern", Duration::from_secs(5), || {
-        server.tmux_screen("%0").starts_with("EEEE")
+    server.wait_for("tmux to show the emoji", Duration::from_secs(5), || {
+        server.tmux_screen("%0").starts_with("a👍")
     });
     server.wait_for_same_screen("%0", Duration::from_secs(5));
     let health = server.health();
