@@ -490,7 +490,9 @@ pub fn check_line(pane: PaneId) -> Line {
             .target("-t", pane),
     )
     .then(commands::display_print(
-        Format::new("#{cursor_x} #{cursor_y} #{alternate_on} #{pane_dead}"),
+        Format::new(
+            "#{cursor_x} #{cursor_y} #{alternate_on} #{pane_dead} #{pane_width} #{pane_height}",
+        ),
         Some(Target::Pane(pane)),
     ))
 }
@@ -502,6 +504,9 @@ pub struct ShownScreen {
     pub styled: Vec<Vec<u8>>,
     /// The rows' text (codes removed), lossily decoded.
     pub rows: Vec<String>,
+    /// The pane's size when the check ran, if tmux said: a screen of another size than the
+    /// mirror's is a layout change whose notification has not arrived yet, not a divergence.
+    pub size: Option<(u16, u16)>,
     /// Cursor column and row.
     pub cursor: (u16, u16),
     /// Alternate screen on.
@@ -528,18 +533,24 @@ pub fn parse_check(replies: &[Option<Reply>]) -> Result<ShownScreen, QueryError>
                 .collect()
         })
         .unwrap_or_default();
-    let [x, y, alternate, dead] = numbers.as_slice() else {
-        return Err(error(
-            "display-message",
-            format!("bad cursor state {:?}", state.body),
-        ));
+    let (x, y, alternate, dead, size) = match numbers.as_slice() {
+        [x, y, alternate, dead] => (x, y, alternate, dead, None),
+        [x, y, alternate, dead, width, height] => (x, y, alternate, dead, Some((*width, *height))),
+        _ => {
+            return Err(error(
+                "display-message",
+                format!("bad cursor state {:?}", state.body),
+            ));
+        }
     };
-    Ok(ShownScreen::new(
+    let mut shown = ShownScreen::new(
         capture.body.iter().map(|l| l.0.clone()).collect(),
         (*x, *y),
         *alternate == 1,
         *dead == 1,
-    ))
+    );
+    shown.size = size;
+    Ok(shown)
 }
 
 impl ShownScreen {
@@ -552,6 +563,7 @@ impl ShownScreen {
         ShownScreen {
             styled,
             rows,
+            size: None,
             cursor,
             alternate,
             dead,

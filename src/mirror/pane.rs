@@ -272,6 +272,14 @@ impl PaneMirror {
         self.ring.read(from, limit)
     }
 
+    /// Whether tmux's screen in a check has another size than the mirror's (a layout change
+    /// tmux made and has not told yet): the check compares nothing then.
+    pub fn other_size(&self, shown: &ShownScreen) -> bool {
+        shown
+            .size
+            .is_some_and(|size| size != (self.row.width, self.row.height))
+    }
+
     /// Sequence number the next output byte will get.
     pub fn output_end(&self) -> u64 {
         self.ring.end()

@@ -210,6 +210,17 @@ impl SessionCore {
         let Some(mirror) = self.panes.get_mut(&pane) else {
             return;
         };
+        // Another size: tmux resized the pane and its `%layout-change` is still on its way
+        // (tmux queues the notification, it does not queue the resize), so the screens
+        // cannot be compared. A resync makes the mirror right whatever comes, and is no
+        // divergence.
+        if mirror.other_size(&shown) {
+            if mirror.state() == SyncState::Live {
+                mirror.mark_stale();
+                self.seed(pane, ResyncReason::Resize);
+            }
+            return;
+        }
         // The resync confirms the divergence, unless tmux pauses the pane first.
         if mirror.diverges_from(&shown) {
             self.seed(pane, ResyncReason::Divergence);
@@ -232,6 +243,10 @@ impl SessionCore {
         let Some(mirror) = self.panes.get_mut(&pane) else {
             return;
         };
+        // A further resize is on its way; its own check follows.
+        if mirror.other_size(&shown) {
+            return;
+        }
         let same = mirror.shows(&shown);
         debug!(session = %self.session, %pane, state = ?mirror.state(), same, "resize check");
         if mirror.state() == SyncState::Live && !same {

@@ -544,6 +544,29 @@ fn an_observer_takes_panes_from_the_stream_and_sends_nothing() {
 }
 
 #[test]
+fn a_check_that_sees_another_size_resyncs_without_a_divergence() {
+    let mut h = Harness::new(ConnectionConfig::default());
+    let t0 = h.now;
+    let (start, _) = split_at(&transcript("shell-utf8"), "%output");
+    h.feed(&start);
+    h.attach(&[&row("%0", "@0", (100, 30), "")]);
+    h.seed(PaneId(0), (100, 30), &["$"], (2, 0));
+    h.output("%0", "x");
+    h.core.tick(t0 + Duration::from_secs(2));
+    h.collect();
+    h.skip_until(|p| *p == Purpose::Check(PaneId(0)));
+    // tmux already resized the pane; its `%layout-change` has not come yet.
+    h.answer(vec![ok(&["$ x"]), ok(&["3 0 0 0 90 30"])]);
+    assert_eq!(
+        h.sent_for(|p| *p == Purpose::Seed(PaneId(0), ResyncReason::Resize))
+            .len(),
+        1
+    );
+    h.seed(PaneId(0), (90, 30), &["$ x"], (3, 0));
+    assert_eq!(h.core.stats().totals.divergences, 0);
+}
+
+#[test]
 fn a_resized_pane_is_reseeded_only_when_its_reflow_is_not_tmuxs_screen() {
     let mut h = Harness::new(ConnectionConfig::default());
     let (start, _) = split_at(&transcript("shell-utf8"), "%output");
