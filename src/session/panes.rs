@@ -200,13 +200,24 @@ impl SessionCore {
         self.pipe_watchdog();
     }
 
+    /// What a check's replies show, when there is something to compare: not while the pane
+    /// is being seeded, nor when it died unnoticed.
+    fn shown_for_check(
+        &mut self,
+        pane: PaneId,
+        replies: &[Option<Reply>],
+    ) -> Option<query::ShownScreen> {
+        let shown = query::parse_check(replies).ok()?;
+        if self.seeding.contains_key(&pane) || self.died_unnoticed(pane, &shown) {
+            return None;
+        }
+        Some(shown)
+    }
+
     pub(super) fn checked(&mut self, pane: PaneId, replies: &[Option<Reply>]) {
-        let Ok(shown) = query::parse_check(replies) else {
+        let Some(shown) = self.shown_for_check(pane, replies) else {
             return;
         };
-        if self.seeding.contains_key(&pane) || self.died_unnoticed(pane, &shown) {
-            return;
-        }
         let Some(mirror) = self.panes.get_mut(&pane) else {
             return;
         };
@@ -234,12 +245,9 @@ impl SessionCore {
     /// queued, the resize is not), or when lines come back from history the mirror never saw
     /// (a taller pane after a reseed).
     pub(super) fn resize_checked(&mut self, pane: PaneId, replies: &[Option<Reply>]) {
-        let Ok(shown) = query::parse_check(replies) else {
+        let Some(shown) = self.shown_for_check(pane, replies) else {
             return;
         };
-        if self.seeding.contains_key(&pane) || self.died_unnoticed(pane, &shown) {
-            return;
-        }
         let Some(mirror) = self.panes.get_mut(&pane) else {
             return;
         };
