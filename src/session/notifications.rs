@@ -9,6 +9,7 @@ use crate::control::Notification;
 use crate::control::command::{Line, Target};
 use crate::events::{EventKind, ResyncReason};
 use crate::ids::{PaneId, WindowId};
+use crate::mirror::SyncState;
 use crate::pipe::Transport;
 use crate::query::{self, WindowRow};
 use crate::raw::RawBytes;
@@ -171,11 +172,14 @@ impl SessionCore {
             );
         }
         let mut resized = Vec::new();
+        let mut unchanged = Vec::new();
         for (pane, (width, height)) in sizes {
-            if let Some(mirror) = self.panes.get_mut(&pane)
-                && mirror.resize(width, height)
-            {
-                resized.push((pane, width, height));
+            if let Some(mirror) = self.panes.get_mut(&pane) {
+                if mirror.resize(width, height) {
+                    resized.push((pane, width, height));
+                } else if mirror.state() == SyncState::Live {
+                    unchanged.push(pane);
+                }
             }
         }
         for (pane, width, height) in resized {
@@ -189,6 +193,15 @@ impl SessionCore {
             if self.transport_of(pane) == Transport::Pipe {
                 self.seed(pane, ResyncReason::Resize);
             } else {
+                self.send(query::check_line(pane), Purpose::ResizeCheck(pane));
+            }
+        }
+        // A pane of the same size may still have been resized and back: `%layout-change` says
+        // the layout when tmux gets to send it, so two quick changes show as the last one
+        // twice, and the size in between (which tmux reflowed through) is never seen. Checked
+        // too, and resynced as a resize if its screen is not tmux's.
+        for pane in unchanged {
+            if self.transport_of(pane) != Transport::Pipe {
                 self.send(query::check_line(pane), Purpose::ResizeCheck(pane));
             }
         }

@@ -587,6 +587,10 @@ fn a_resized_pane_is_reseeded_only_when_its_reflow_is_not_tmuxs_screen() {
         h.sent_for(|p| *p == Purpose::Seed(PaneId(0), ResyncReason::Resize))
             .len()
     };
+    // A layout that leaves the size as it is may hide a resize and back: checked as well.
+    resized(&mut h, 10);
+    h.answer(vec![ok(&["$ 01234567", "89abcdef", ""]), ok(&["8 1 0 0"])]);
+    assert_eq!(reseeds(&h), 0);
     // tmux shows what the reflow gave: nothing more to do.
     resized(&mut h, 20);
     assert_eq!(h.text(PaneId(0)), "$ 0123456789abcdef");
