@@ -126,6 +126,15 @@ impl PaneMirror {
         self.ring.mark_gap(GapReason::Paused);
     }
 
+    /// A layout change of the pane's window arrived. A difference a check found just before is
+    /// no divergence: tmux resizes a pane at once but says so in a notification it sends
+    /// later, with the layout of that moment, so a check may have seen a reflow (through a
+    /// size shown to nobody) that the mirror could not do yet. The resync that follows the
+    /// check still repairs the screen; the resize check this change brings looks again.
+    pub fn layout_changed(&mut self) {
+        self.suspected = None;
+    }
+
     /// Marks the screen as needing a resync (after a resize, say).
     pub fn mark_stale(&mut self) {
         if self.state == SyncState::Live {
@@ -417,6 +426,22 @@ mod tests {
         assert_eq!(pane.confirm_divergence(), None);
         assert_eq!(pane.counters.divergences, 0);
         assert_eq!(pane.counters.pauses, 1);
+    }
+
+    #[test]
+    fn a_difference_seen_before_a_layout_change_is_no_divergence() {
+        let mut pane = PaneMirror::new(row(), 1024);
+        pane.seeded(&snapshot(&["hello"], (5, 0)), GapReason::Seeded);
+        let other = ShownScreen::new(
+            vec![b"hell".to_vec(), b"o".to_vec(), b"".to_vec()],
+            (1, 1),
+            false,
+            false,
+        );
+        assert!(pane.diverges_from(&other));
+        pane.layout_changed();
+        assert_eq!(pane.confirm_divergence(), None);
+        assert_eq!(pane.counters.divergences, 0);
     }
 
     #[test]

@@ -121,6 +121,14 @@ impl Terminal {
         }
     }
 
+    /// Puts the cursor at `(x, y)`, `x` up to one past the last column (a pending wrap).
+    pub(crate) fn place_cursor(&mut self, x: usize, y: usize) {
+        self.screen.collect_end();
+        let screen = &mut self.screen;
+        screen.cx = x.min(screen.sx());
+        screen.cy = y.min(screen.sy() - 1);
+    }
+
     /// The style characters are written in now.
     pub(crate) fn pen_style(&self) -> Style {
         self.pen.style

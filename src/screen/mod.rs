@@ -213,9 +213,10 @@ impl PaneScreen {
         self.feed(b"\x1b[m");
     }
 
+    /// Puts the cursor where tmux says it is. Not with a CUP: that stops at the last column,
+    /// and tmux's cursor can be one past it (a wrap pending after the last column was written).
     fn move_cursor(&mut self, x: u16, y: u16) {
-        let sequence = format!("\x1b[{};{}H", u32::from(y) + 1, u32::from(x) + 1);
-        self.feed(sequence.as_bytes());
+        self.terminal.place_cursor(usize::from(x), usize::from(y));
     }
 }
 
@@ -303,6 +304,22 @@ mod tests {
         screen.feed(b"\x1b[?1049l");
         assert_eq!(screen.text(), "$ vi");
         assert_eq!(screen.cursor(), (4, 0));
+    }
+
+    #[test]
+    fn a_reseed_keeps_a_cursor_past_the_last_column() {
+        let mut screen = PaneScreen::new(4, 2);
+        screen.reseed(&Snapshot {
+            width: 4,
+            height: 2,
+            primary: vec![b"abcd".to_vec(), b"".to_vec()],
+            cursor: (4, 0),
+            ..Snapshot::default()
+        });
+        assert_eq!(screen.cursor(), (4, 0));
+        // The next character wraps, as in tmux.
+        screen.feed(b"e");
+        assert_eq!(screen.rows(), ["abcd", "e"]);
     }
 
     #[test]

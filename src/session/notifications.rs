@@ -175,6 +175,7 @@ impl SessionCore {
         let mut unchanged = Vec::new();
         for (pane, (width, height)) in sizes {
             if let Some(mirror) = self.panes.get_mut(&pane) {
+                mirror.layout_changed();
                 if mirror.resize(width, height) {
                     resized.push((pane, width, height));
                 } else if mirror.state() == SyncState::Live {
