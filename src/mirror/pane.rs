@@ -429,6 +429,28 @@ mod tests {
     }
 
     #[test]
+    fn a_screen_differing_only_in_colour_diverges() {
+        let mut pane = PaneMirror::new(row(), 1024);
+        pane.seeded(&snapshot(&[""], (0, 0)), GapReason::Seeded);
+        pane.output(b"\x1b[31mred\x1b[m");
+        let same = ShownScreen::new(
+            vec![b"\x1b[31mred".to_vec(), b"".to_vec(), b"".to_vec()],
+            (3, 0),
+            false,
+            false,
+        );
+        assert!(pane.shows(&same));
+        let plain = ShownScreen::new(
+            vec![b"red".to_vec(), b"".to_vec(), b"".to_vec()],
+            (3, 0),
+            false,
+            false,
+        );
+        assert!(!pane.shows(&plain));
+        assert!(pane.difference(&plain).starts_with("row 0"));
+    }
+
+    #[test]
     fn a_difference_seen_before_a_layout_change_is_no_divergence() {
         let mut pane = PaneMirror::new(row(), 1024);
         pane.seeded(&snapshot(&["hello"], (5, 0)), GapReason::Seeded);

@@ -74,8 +74,6 @@ const PARAM_BYTES: usize = 63;
 const INTERMEDIATE_BYTES: usize = 3;
 /// Most parameters; a sequence with more is ignored.
 const MAX_PARAMS: usize = 24;
-/// Largest string (OSC, DCS, APC) kept before the rest is discarded.
-const STRING_LIMIT: usize = 1 << 20;
 
 /// The parser and the screen it writes to.
 #[derive(Debug, Clone)]
@@ -88,15 +86,12 @@ pub(crate) struct Terminal {
     saved_origin: bool,
     intermediates: Vec<u8>,
     params: Vec<u8>,
-    string: Vec<u8>,
     discard: bool,
     utf8: Vec<u8>,
     utf8_size: usize,
     utf8_invalid: bool,
     /// The last printed ASCII character, for REP.
     last: Option<u8>,
-    /// The title set by OSC 0 or 2.
-    pub(crate) title: Vec<u8>,
 }
 
 impl Terminal {
@@ -111,13 +106,11 @@ impl Terminal {
             saved_origin: false,
             intermediates: Vec::new(),
             params: Vec::new(),
-            string: Vec::new(),
             discard: false,
             utf8: Vec::new(),
             utf8_size: 0,
             utf8_invalid: false,
             last: None,
-            title: Vec::new(),
         }
     }
 
@@ -185,9 +178,6 @@ impl Terminal {
     }
 
     fn set_state(&mut self, next: State) {
-        if matches!(self.state, State::OscString) {
-            self.exit_osc();
-        }
         self.state = next;
         match next {
             State::EscEnter | State::CsiEnter => self.clear(),
@@ -206,13 +196,14 @@ impl Terminal {
     fn clear(&mut self) {
         self.intermediates.clear();
         self.params.clear();
-        self.string.clear();
         self.discard = false;
     }
 
     fn run(&mut self, action: Action, ch: u8) {
         match action {
-            Action::None | Action::EndBel | Action::DcsDispatch => {}
+            // The strings of OSC, DCS and APC change nothing on the screen (titles, colours and
+            // the clipboard are read from tmux itself): they are parsed past, not kept.
+            Action::None | Action::EndBel | Action::DcsDispatch | Action::Input => {}
             Action::Print => self.print(ch),
             Action::Intermediate => {
                 if self.intermediates.len() == INTERMEDIATE_BYTES {
@@ -226,13 +217,6 @@ impl Terminal {
                     self.discard = true;
                 } else {
                     self.params.push(ch);
-                }
-            }
-            Action::Input => {
-                if self.string.len() + 1 >= STRING_LIMIT {
-                    self.discard = true;
-                } else {
-                    self.string.push(ch);
                 }
             }
             Action::C0 => self.c0(ch),
@@ -741,20 +725,6 @@ impl Terminal {
             width,
             style: self.pen.style,
         });
-    }
-
-    fn exit_osc(&mut self) {
-        if self.discard {
-            return;
-        }
-        let text = &self.string;
-        let (number, rest) = match text.iter().position(|&b| b == b';') {
-            Some(i) => (&text[..i], &text[i + 1..]),
-            None => (&text[..], &[][..]),
-        };
-        if number == b"0" || number == b"2" {
-            self.title = rest.to_vec();
-        }
     }
 }
 

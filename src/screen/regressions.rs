@@ -152,3 +152,62 @@ fn zwj_then_ascii_joins_only_when_ascii_is_not_collected() {
     assert_eq!(row[0].text, "G\u{200d}👨\u{200d}👩\u{200d}f");
     assert_eq!(screen.cursor(), (1, 0));
 }
+
+#[test]
+fn random_bytes_and_resizes_never_panic() {
+    // The daemon's mirror takes any bytes and any layout: a panic would end every pane's
+    // stream. Bytes biased to escape sequences, UTF-8 and controls, with resizes between.
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let pieces: [&[u8]; 16] = [
+        b"\x1b[",
+        b"\x1b[?1049h",
+        b"\x1b[?47l",
+        b"\x1b[?7l",
+        b"\x1b[?6h",
+        b"\x1b[4h",
+        b"\x1b#8",
+        b"\x1b7",
+        b"\x1b8",
+        "日".as_bytes(),
+        "\u{200d}".as_bytes(),
+        "\u{301}".as_bytes(),
+        b"\r\n",
+        b"\t",
+        b"\x1bM",
+        b"\x1b[3;5r",
+    ];
+    for _ in 0..3000 {
+        let mut screen = PaneScreen::with_scrollback(
+            (next() % 30 + 1) as u16,
+            (next() % 12 + 1) as u16,
+            (next() % 3 * 20) as usize,
+        );
+        for _ in 0..60 {
+            let mut bytes = Vec::new();
+            for _ in 0..(next() % 40) {
+                match next() % 4 {
+                    0 => bytes.extend_from_slice(pieces[(next() % 16) as usize]),
+                    1 => bytes.extend(format!("{}", next() % 300).bytes()),
+                    2 => bytes.push(b";ABCDHJKLMPSTXZ@`bdfghlmnrsu"[(next() % 28) as usize]),
+                    _ => bytes.push((next() % 256) as u8),
+                }
+            }
+            screen.feed(&bytes);
+            if next() % 5 == 0 {
+                screen.resize((next() % 40 + 1) as u16, (next() % 15 + 1) as u16);
+            }
+            let _ = (
+                screen.rows(),
+                screen.ansi(),
+                screen.styled_rows(),
+                screen.cursor(),
+            );
+        }
+    }
+}

@@ -265,35 +265,37 @@ impl Screen {
         }
     }
 
-    pub(crate) fn insert_lines(&mut self, ny: usize, bg: Colour) {
+    /// How many lines an IL or DL at the cursor acts on, and whether within the scroll region
+    /// (the lines below it otherwise); `None` when none.
+    fn lines_from_cursor(&self, ny: usize) -> Option<(usize, bool)> {
         let ny = ny.max(1);
-        if self.cy < self.rupper || self.cy > self.rlower {
-            let ny = ny.min(self.sy() - self.cy);
-            if ny != 0 {
-                self.grid.view_insert_lines(self.cy, ny, bg);
-            }
-            return;
-        }
-        let ny = ny.min(self.rlower + 1 - self.cy);
-        if ny != 0 {
-            self.grid
-                .view_insert_lines_region(self.rlower, self.cy, ny, bg);
+        let (ny, in_region) = if self.cy < self.rupper || self.cy > self.rlower {
+            (ny.min(self.sy() - self.cy), false)
+        } else {
+            (ny.min(self.rlower + 1 - self.cy), true)
+        };
+        (ny != 0).then_some((ny, in_region))
+    }
+
+    /// IL.
+    pub(crate) fn insert_lines(&mut self, ny: usize, bg: Colour) {
+        match self.lines_from_cursor(ny) {
+            Some((ny, true)) => self
+                .grid
+                .view_insert_lines_region(self.rlower, self.cy, ny, bg),
+            Some((ny, false)) => self.grid.view_insert_lines(self.cy, ny, bg),
+            None => {}
         }
     }
 
+    /// DL.
     pub(crate) fn delete_lines(&mut self, ny: usize, bg: Colour) {
-        let ny = ny.max(1);
-        if self.cy < self.rupper || self.cy > self.rlower {
-            let ny = ny.min(self.sy() - self.cy);
-            if ny != 0 {
-                self.grid.view_delete_lines(self.cy, ny, bg);
-            }
-            return;
-        }
-        let ny = ny.min(self.rlower + 1 - self.cy);
-        if ny != 0 {
-            self.grid
-                .view_delete_lines_region(self.rlower, self.cy, ny, bg);
+        match self.lines_from_cursor(ny) {
+            Some((ny, true)) => self
+                .grid
+                .view_delete_lines_region(self.rlower, self.cy, ny, bg),
+            Some((ny, false)) => self.grid.view_delete_lines(self.cy, ny, bg),
+            None => {}
         }
     }
 
