@@ -93,6 +93,12 @@ impl RuntimePaths {
         ))
     }
 
+    /// The directory of the records of divergences the watchdog found (made 0700 when the
+    /// first is saved; `panectl replay --divergence` replays one).
+    pub fn divergences(&self) -> PathBuf {
+        self.dir.join(format!("{}.divergences", self.stem))
+    }
+
     /// The pids of the daemon's tmux control clients, for cleanup after a crash.
     pub fn clients(&self) -> PathBuf {
         self.dir.join(format!("{}.clients", self.stem))

@@ -134,6 +134,96 @@ pub fn escape(bytes: &[u8]) -> String {
     out
 }
 
+/// Why escaped text cannot be read back into bytes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bad escape at byte {at} of {text:?}")]
+pub struct UnescapeError {
+    /// Where the bad escape starts.
+    pub at: usize,
+    /// The text (cut to 40 characters around the problem).
+    pub text: String,
+}
+
+/// Reads back what [`escape`] writes: the exact bytes, for files that keep pane output as
+/// readable text (a divergence record, say).
+pub fn unescape(text: &str) -> Result<Vec<u8>, UnescapeError> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    let bad = |at: usize| UnescapeError {
+        at,
+        text: text
+            .get(at.saturating_sub(20)..(at + 20).min(text.len()))
+            .unwrap_or_default()
+            .to_string(),
+    };
+    while at < bytes.len() {
+        let b = bytes[at];
+        if b != b'\\' {
+            out.push(b);
+            at += 1;
+            continue;
+        }
+        let (byte, used) = match bytes.get(at + 1) {
+            Some(b'n') => (b'\n', 2),
+            Some(b'r') => (b'\r', 2),
+            Some(b't') => (b'\t', 2),
+            Some(b'\\') => (b'\\', 2),
+            Some(b'"') => (b'"', 2),
+            Some(b'x') => {
+                let hex = bytes.get(at + 2..at + 4).ok_or_else(|| bad(at))?;
+                let hex = std::str::from_utf8(hex).map_err(|_| bad(at))?;
+                (u8::from_str_radix(hex, 16).map_err(|_| bad(at))?, 4)
+            }
+            _ => return Err(bad(at)),
+        };
+        out.push(byte);
+        at += used;
+    }
+    Ok(out)
+}
+
+/// Serde for exact bytes as [`escape`]d text (`#[serde(with = "crate::raw::escaped")]`):
+/// readable in a file and read back byte for byte, unlike [`RawBytes`]' lossy text.
+pub mod escaped {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    /// Writes the bytes escaped.
+    pub fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&super::escape(bytes))
+    }
+
+    /// Reads escaped bytes back.
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        super::unescape(&text).map_err(D::Error::custom)
+    }
+}
+
+/// Serde for lines of exact bytes, each as [`escape`]d text (see [`escaped`]).
+pub mod escaped_lines {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error, ser::SerializeSeq};
+
+    /// Writes each line escaped.
+    pub fn serialize<S: Serializer>(lines: &[Vec<u8>], serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(lines.len()))?;
+        for line in lines {
+            seq.serialize_element(&super::escape(line))?;
+        }
+        seq.end()
+    }
+
+    /// Reads escaped lines back.
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<Vec<u8>>, D::Error> {
+        Vec::<String>::deserialize(deserializer)?
+            .iter()
+            .map(|line| super::unescape(line).map_err(D::Error::custom))
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +248,22 @@ mod tests {
         let back: RawBytes = serde_json::from_str(&json).unwrap();
         assert_eq!(back, "café \u{fffd}");
         assert_eq!(serde_json::to_string(&back).unwrap(), json);
+    }
+
+    #[test]
+    fn unescape_reads_back_every_byte_string() {
+        let all: Vec<u8> = (0..=255u8).chain(*b"\\x\\\"").collect();
+        assert_eq!(unescape(&escape(&all)).unwrap(), all);
+        assert!(unescape("a\\q").is_err());
+        assert!(unescape("a\\x4").is_err());
+        assert!(unescape("trailing\\").is_err());
+        assert!(unescape("\\xzz").is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn escape_and_unescape_round_trip(bytes: Vec<u8>) {
+            proptest::prop_assert_eq!(unescape(&escape(&bytes)).unwrap(), bytes);
+        }
     }
 }

@@ -308,6 +308,7 @@ fn run(server: &ServerArgs, args: DaemonArgs, forward: &[OsString]) -> anyhow::R
     let paths = RuntimePaths::for_server(&address);
     let pipe_dir = paths.pipes();
     let attach_dir = paths.attach();
+    let divergence_dir = paths.divergences();
     let inbox = match args.inbox.clone() {
         Some(inbox) => inbox,
         None => panectl::inbox::default_path(paths.stem())?,
@@ -353,6 +354,7 @@ fn run(server: &ServerArgs, args: DaemonArgs, forward: &[OsString]) -> anyhow::R
             failover: None,
             pipe_dir,
             attach_dir,
+            divergence_dir: Some(divergence_dir),
             pipe_watchdog: panectl::pipe::WatchdogConfig {
                 interval: args.watchdog.max(Duration::from_millis(100)),
                 ..panectl::pipe::WatchdogConfig::default()

@@ -433,10 +433,17 @@ enum Command {
         #[command(flatten)]
         filter: client::EventFilter,
     },
-    /// Replay a recorded control-mode transcript and print each pane's final screen.
+    /// Replay a recorded control-mode transcript and print each pane's final screen; with
+    /// `--divergence`, replay a divergence record the daemon saved.
     Replay {
-        /// Raw stdout of a `tmux -C` client.
+        /// Raw stdout of a `tmux -C` client (with `--divergence`: a record).
         transcript: PathBuf,
+        /// The file is a divergence record (the daemon saves one in its runtime directory,
+        /// `<server>.divergences/`, each time its watchdog finds the mirror different from
+        /// tmux): replay it through the screen model and say whether that gives the mirror's
+        /// screen, tmux's, or neither. Exit code 1 when the replay differs from tmux's.
+        #[arg(long)]
+        divergence: bool,
         /// Print a JSON report instead of text.
         #[arg(long)]
         json: bool,
@@ -510,9 +517,16 @@ pub fn run(mut cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode>
         }
         Command::Replay {
             transcript,
+            divergence: true,
+            json,
+            ..
+        } => replay::divergence(&transcript, json),
+        Command::Replay {
+            transcript,
             json,
             pane,
             size,
+            ..
         } => replay::run(&transcript, json, pane, size),
         Command::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();

@@ -71,3 +71,100 @@ pub fn run(
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// What `panectl replay --divergence --json` prints.
+#[derive(serde::Serialize)]
+struct DivergenceReport<'a> {
+    pane: &'a str,
+    tmux: &'a str,
+    start: panectl::mirror::journal::JournalStart,
+    steps: usize,
+    output_bytes: usize,
+    resizes: usize,
+    /// What the daemon logged.
+    difference: &'a str,
+    explained: Option<&'a str>,
+    /// The replay gives the screen the mirror had.
+    reproduces_mirror: bool,
+    /// The replay gives the screen tmux had.
+    equals_tmux: bool,
+    /// Where the replay differs from tmux's screen.
+    replay_vs_tmux: Option<String>,
+}
+
+/// `panectl replay --divergence`: replays a divergence record through the screen model.
+pub fn divergence(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    use panectl::mirror::journal::{ScreenRecord, Step};
+    let text = std::fs::read(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let record: panectl::mirror::DivergenceRecord = match serde_json::from_slice(&text) {
+        Ok(record) => record,
+        Err(error) => {
+            eprintln!(
+                "panectl: {} is not a divergence record: {error}",
+                path.display()
+            );
+            return Ok(ExitCode::from(super::exit::REFUSED));
+        }
+    };
+    let replayed = ScreenRecord::of(&record.replay());
+    let replay_vs_tmux = replayed.difference(&record.tmux_screen, "tmux");
+    let report = DivergenceReport {
+        pane: &record.pane,
+        tmux: &record.tmux,
+        start: record.start,
+        steps: record.steps.len(),
+        output_bytes: record
+            .steps
+            .iter()
+            .map(|step| match step {
+                Step::Output(data) => data.len(),
+                Step::Resize(_) => 0,
+            })
+            .sum(),
+        resizes: record
+            .steps
+            .iter()
+            .filter(|step| matches!(step, Step::Resize(_)))
+            .count(),
+        difference: &record.difference,
+        explained: record.explained.as_deref(),
+        reproduces_mirror: replayed == record.mirror_screen,
+        equals_tmux: replay_vs_tmux.is_none(),
+        replay_vs_tmux,
+    };
+    let mut stdout = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer(&mut stdout, &report)?;
+        stdout.write_all(b"\n")?;
+    } else {
+        let yes = |b: bool| if b { "yes" } else { "no" };
+        writeln!(
+            stdout,
+            "pane {} (tmux {}): from a {:?} start, {} steps ({} bytes of output, {} resizes)",
+            report.pane,
+            report.tmux,
+            report.start,
+            report.steps,
+            report.output_bytes,
+            report.resizes
+        )?;
+        writeln!(stdout, "the daemon saw: {}", report.difference)?;
+        if let Some(explained) = report.explained {
+            writeln!(stdout, "explained: {explained}")?;
+        }
+        writeln!(
+            stdout,
+            "replay gives the mirror's screen: {}",
+            yes(report.reproduces_mirror)
+        )?;
+        match &report.replay_vs_tmux {
+            None => writeln!(stdout, "replay gives tmux's screen: yes")?,
+            Some(difference) => writeln!(stdout, "replay gives tmux's screen: no ({difference})")?,
+        }
+    }
+    Ok(if report.equals_tmux {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(super::exit::NOT_REACHED)
+    })
+}

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::journal::{DivergenceRecord, Journal, JournalStart, ScreenRecord};
 use super::ring::{GapReason, OutputRing, RingRead};
 use crate::ids::{PaneId, WindowId};
 use crate::query::{PaneRow, PaneUpdate, ShownScreen};
@@ -59,7 +60,11 @@ pub struct PaneMirror {
     changed_since_check: bool,
     /// Where a watchdog check found the screen different from tmux's, until the resync that
     /// followed confirms it (see [`PaneMirror::confirm_divergence`]).
-    suspected: Option<String>,
+    suspected: Option<Box<DivergenceRecord>>,
+    /// What led the screen to where it is, for a divergence to be replayed.
+    journal: Journal,
+    /// Layout changes of its window seen so far (see [`PaneMirror::layouts_seen`]).
+    layouts: u64,
     /// The counters.
     pub counters: PaneCounters,
 }
@@ -68,6 +73,7 @@ impl PaneMirror {
     /// Starts mirroring a pane described by `list-panes`.
     pub fn new(row: PaneRow, ring_capacity: usize) -> PaneMirror {
         PaneMirror {
+            journal: Journal::blank(row.width, row.height),
             screen: PaneScreen::with_scrollback(row.width, row.height, MIRROR_HISTORY),
             row,
             ring: OutputRing::new(ring_capacity),
@@ -75,6 +81,7 @@ impl PaneMirror {
             held: None,
             changed_since_check: true,
             suspected: None,
+            layouts: 0,
             counters: PaneCounters::default(),
         }
     }
@@ -111,7 +118,10 @@ impl PaneMirror {
         self.changed_since_check = true;
         match &mut self.held {
             Some(held) => held.extend_from_slice(data),
-            None => self.screen.feed(data),
+            None => {
+                self.screen.feed(data);
+                self.journal.output(data, &self.screen);
+            }
         }
         self.ring.push(data)
     }
@@ -133,6 +143,14 @@ impl PaneMirror {
     /// check still repairs the screen; the resize check this change brings looks again.
     pub fn layout_changed(&mut self) {
         self.suspected = None;
+        self.layouts += 1;
+    }
+
+    /// How many layout changes of its window the mirror has seen: a check remembers it, and
+    /// a change between the check and its reply means tmux may have reflowed the screen in
+    /// ways the mirror could not (output parsed at the new size before the notification).
+    pub fn layouts_seen(&self) -> u64 {
+        self.layouts
     }
 
     /// Marks the screen as needing a resync (after a resize, say).
@@ -155,10 +173,12 @@ impl PaneMirror {
             self.ring.mark_gap(reason);
         }
         self.screen.reseed(snapshot);
+        self.journal = Journal::from(JournalStart::Seed, snapshot.clone());
         self.row.width = snapshot.width;
         self.row.height = snapshot.height;
         if let Some(held) = self.held.take() {
             self.screen.feed(&held);
+            self.journal.output(&held, &self.screen);
         }
         self.state = SyncState::Live;
         self.counters.resyncs += 1;
@@ -170,6 +190,7 @@ impl PaneMirror {
         self.suspected = None;
         if let Some(held) = self.held.take() {
             self.screen.feed(&held);
+            self.journal.output(&held, &self.screen);
         }
     }
 
@@ -183,6 +204,7 @@ impl PaneMirror {
         self.row.width = width;
         self.row.height = height;
         self.screen.resize(width, height);
+        self.journal.resize(width, height);
         self.changed_since_check = true;
         true
     }
@@ -231,15 +253,29 @@ impl PaneMirror {
     /// ([`PaneMirror::confirm_divergence`]). The pipe watchdog calls it when it judges the
     /// mirror wrong.
     pub fn suspect(&mut self, shown: &ShownScreen) {
-        self.suspected = Some(self.difference(shown));
+        let (start, snapshot, steps) = self.journal.parts();
+        self.suspected = Some(Box::new(DivergenceRecord {
+            panectl: env!("CARGO_PKG_VERSION").to_string(),
+            tmux: String::new(),
+            pane: self.row.id.to_string(),
+            difference: self.difference(shown),
+            explained: None,
+            scrollback: MIRROR_HISTORY,
+            start,
+            snapshot: snapshot.into(),
+            steps: steps.to_vec(),
+            tmux_screen: shown_record(shown),
+            mirror_screen: ScreenRecord::of(&self.screen),
+        }));
     }
 
-    /// The resync after a difference is in: counts the divergence and says where the screens
-    /// differed, or `None` if a pause explained it (see [`PaneMirror::paused`]).
-    pub fn confirm_divergence(&mut self) -> Option<String> {
-        let difference = self.suspected.take()?;
+    /// The resync after a difference is in: counts the divergence and gives where the screens
+    /// differed with what led to it, or `None` if a pause or a layout change explained it (see
+    /// [`PaneMirror::paused`]).
+    pub fn confirm_divergence(&mut self) -> Option<Box<DivergenceRecord>> {
+        let divergence = self.suspected.take()?;
         self.counters.divergences += 1;
-        Some(difference)
+        Some(divergence)
     }
 
     /// Whether the mirrored screen, cursor and alternate-screen flag are tmux's (no side
@@ -253,27 +289,9 @@ impl PaneMirror {
     /// Where the mirrored screen first differs from tmux's, for the log: the row and both
     /// texts of it, or the cursors and alternate-screen flags when every row agrees.
     pub fn difference(&self, shown: &ShownScreen) -> String {
-        let ours = self.screen.ansi_rows();
-        let row = |rows: &[Vec<u8>], at: usize| {
-            rows.get(at)
-                .map_or(String::new(), |r| String::from_utf8_lossy(r).into_owned())
-        };
-        let first = (0..ours.len().max(shown.styled.len()))
-            .find(|&at| row(&ours, at) != row(&shown.styled, at));
-        match first {
-            Some(at) => format!(
-                "row {at}: ours {:?}, tmux {:?}",
-                row(&ours, at),
-                row(&shown.styled, at)
-            ),
-            None => format!(
-                "cursor ours {:?}, tmux {:?}; alternate screen ours {}, tmux {}",
-                self.screen.cursor(),
-                shown.cursor,
-                self.screen.alternate_screen(),
-                shown.alternate
-            ),
-        }
+        ScreenRecord::of(&self.screen)
+            .difference(&shown_record(shown), "tmux")
+            .unwrap_or_else(|| "none".to_string())
     }
 
     /// Reads recent output.
@@ -297,6 +315,15 @@ impl PaneMirror {
     /// The title, as text.
     pub fn title(&self) -> RawBytes {
         self.row.title.clone()
+    }
+}
+
+/// What tmux shows, as a record keeps it.
+fn shown_record(shown: &ShownScreen) -> ScreenRecord {
+    ScreenRecord {
+        rows: shown.styled.clone(),
+        cursor: [shown.cursor.0, shown.cursor.1],
+        alternate: shown.alternate,
     }
 }
 
@@ -385,11 +412,16 @@ mod tests {
         assert_eq!(pane.state(), SyncState::Stale);
         // Counted once the resync confirms it.
         assert_eq!(pane.counters.divergences, 0);
-        let difference = pane.confirm_divergence().expect("a divergence");
+        let record = pane.confirm_divergence().expect("a divergence");
+        let difference = &record.difference;
         assert!(
             difference.contains("cursor ours (5, 0), tmux (0, 1)"),
             "{difference}"
         );
+        // The record replays to the mirror's screen from tmux's seed.
+        assert_eq!(record.start, JournalStart::Seed);
+        assert_eq!(ScreenRecord::of(&record.replay()), record.mirror_screen);
+        assert_eq!(record.tmux_screen.cursor, [0, 1]);
         assert_eq!(pane.counters.divergences, 1);
         assert_eq!(pane.confirm_divergence(), None);
     }
@@ -406,7 +438,7 @@ mod tests {
         );
         pane.suspect(&other);
         assert_eq!(pane.counters.divergences, 0);
-        let difference = pane.confirm_divergence().expect("a divergence");
+        let difference = pane.confirm_divergence().expect("a divergence").difference;
         assert!(difference.contains("EEEEE"), "{difference}");
         assert_eq!(pane.counters.divergences, 1);
     }

@@ -122,6 +122,54 @@ impl Terminal {
         screen.cy = y.min(screen.sy() - 1);
     }
 
+    /// Whether nothing is half-read: no escape sequence or UTF-8 character begun, no joiner
+    /// waiting for the character it joins. A snapshot taken then and reseeded from gives the
+    /// same screen for what follows (up to the modes a reseed resets).
+    pub(crate) fn at_rest(&self) -> bool {
+        self.state == State::Ground && self.utf8_size == 0 && !self.screen.joiner_pending()
+    }
+
+    /// Bytes that set again what a reseed resets and the screen's cells do not show: the
+    /// pen, the character sets, insert and wrap modes, the scroll region and origin mode (the
+    /// last two only where the cursor can be placed again with CUP, not one past the last
+    /// column). Fed after a reseed from a snapshot of this terminal, they make what follows
+    /// land as it would have here.
+    pub(crate) fn restore_bytes(&self) -> Vec<u8> {
+        let screen = &self.screen;
+        let mut out = b"\x1b[m".to_vec();
+        out.extend_from_slice(&super::capture::codes_for(&self.pen.style));
+        if self.pen.g0_line_drawing {
+            out.extend_from_slice(b"\x1b(0");
+        }
+        if self.pen.g1_line_drawing {
+            out.extend_from_slice(b"\x1b)0");
+        }
+        if self.pen.set == 1 {
+            out.push(0x0e);
+        }
+        if screen.mode & super::writer::MODE_INSERT != 0 {
+            out.extend_from_slice(b"\x1b[4h");
+        }
+        if screen.mode & super::writer::MODE_WRAP == 0 {
+            out.extend_from_slice(b"\x1b[?7l");
+        }
+        let origin = screen.mode & super::writer::MODE_ORIGIN != 0;
+        let full = screen.rupper == 0 && screen.rlower + 1 == screen.sy();
+        if (!full || origin) && screen.cx < screen.sx() {
+            out.extend_from_slice(
+                format!("\x1b[{};{}r", screen.rupper + 1, screen.rlower + 1).as_bytes(),
+            );
+            let row = if origin {
+                out.extend_from_slice(b"\x1b[?6h");
+                screen.cy.saturating_sub(screen.rupper)
+            } else {
+                screen.cy
+            };
+            out.extend_from_slice(format!("\x1b[{};{}H", row + 1, screen.cx + 1).as_bytes());
+        }
+        out
+    }
+
     /// The style characters are written in now.
     pub(crate) fn pen_style(&self) -> Style {
         self.pen.style

@@ -174,6 +174,48 @@ impl PaneScreen {
         out
     }
 
+    /// The screen as a seed would capture it from tmux (history, visible rows, the primary
+    /// screen under the alternate one, cursors), so that [`PaneScreen::reseed`] from it gives
+    /// these cells again. `None` while a sequence or character is half-read: a snapshot then
+    /// would lose it. What the cells do not show (the pen, modes, the scroll region) goes in
+    /// `pending`, as bytes that set it again after the reseed.
+    pub fn snapshot(&self) -> Option<Snapshot> {
+        if !self.terminal.at_rest() {
+            return None;
+        }
+        let screen = &self.terminal.screen;
+        let lines = |grid: &grid::Grid, range: std::ops::Range<usize>| {
+            let mut last = Style::default();
+            range
+                .map(|py| capture::with_codes(grid, &screen.clusters, py, &mut last, false))
+                .collect::<Vec<_>>()
+        };
+        let grid = &screen.grid;
+        let (width, height) = self.size();
+        let (primary, alternate, saved_cursor) = match &screen.saved_grid {
+            Some(saved) => (
+                lines(saved, 0..saved.hsize + saved.sy),
+                Some(lines(grid, self.visible_lines())),
+                screen.saved_cursor.map(|(x, y)| {
+                    (
+                        u16::try_from(x).unwrap_or(u16::MAX),
+                        u16::try_from(y).unwrap_or(u16::MAX),
+                    )
+                }),
+            ),
+            None => (lines(grid, 0..grid.hsize + grid.sy), None, None),
+        };
+        Some(Snapshot {
+            width,
+            height,
+            primary,
+            alternate,
+            cursor: self.cursor(),
+            saved_cursor,
+            pending: self.terminal.restore_bytes(),
+        })
+    }
+
     /// Rebuilds the screen from a snapshot, discarding everything fed so far.
     pub fn reseed(&mut self, snapshot: &Snapshot) {
         self.terminal = input::Terminal::new(
@@ -201,7 +243,9 @@ impl PaneScreen {
     /// writes each line's codes relative to the style the line before ended in, so that style
     /// is set again after the line break (made in the default style, as tmux's own wraps are).
     fn paint(&mut self, lines: &[Vec<u8>]) {
-        self.feed(b"\x1b[H\x1b[m");
+        // `capture-pane -e` marks line-drawing cells with SO and SI: G1 is made line drawing
+        // for them, and ASCII again after.
+        self.feed(b"\x1b[H\x1b[m\x1b)0");
         for (i, line) in lines.iter().enumerate() {
             if i > 0 {
                 let style = self.terminal.pen_style();
@@ -210,7 +254,7 @@ impl PaneScreen {
             }
             self.feed(line);
         }
-        self.feed(b"\x1b[m");
+        self.feed(b"\x1b[m\x0f\x1b)B");
     }
 
     /// Puts the cursor where tmux says it is. Not with a CUP: that stops at the last column,
@@ -346,5 +390,75 @@ mod tests {
         assert_eq!(normalize_capture("a  \nb\n\n\n"), "a\nb");
         let ansi = String::from_utf8(screen.ansi()).unwrap();
         assert!(ansi.starts_with('x'), "{ansi:?}");
+    }
+
+    #[test]
+    fn a_snapshot_of_the_model_reseeds_the_same_screen() {
+        let streams: [&[u8]; 6] = [
+            b"\x1b[31mred\x1b[44m on blue\x1b[m plain\r\nline two \xe4\xb8\xad\xe6\x96\x87 wide\r\n",
+            b"0123456789012345678901234567890 wraps over the edge\r\nmore\r\nand more\r\nscrolled\r\n",
+            b"$ vim\r\n\x1b[?1049h\x1b[H\x1b[2J\x1b[1;33m~\x1b[m\r\n\x1b[7mstatus\x1b[m\x1b[2;3H",
+            b"last column filled 0123456789!",
+            b"\x1b[1;41mpen left red\x1b(0qqq\x1b[4h\x1b[?7l",
+            b"a\r\nb\r\nc\x1b[2;3r\x1b[?6h\x1b[2;4H\x1b[32m",
+        ];
+        for stream in streams {
+            let mut screen = PaneScreen::with_scrollback(20, 4, 50);
+            screen.feed(stream);
+            let snapshot = screen.snapshot().expect("at rest");
+            let mut again = PaneScreen::with_scrollback(20, 4, 50);
+            again.reseed(&snapshot);
+            assert_eq!(again.capture_rows(false), screen.capture_rows(false));
+            assert_eq!(again.cursor(), screen.cursor());
+            assert_eq!(again.alternate_screen(), screen.alternate_screen());
+            assert_eq!(again.snapshot(), Some(snapshot));
+            // What follows lands the same in both.
+            for s in [&mut screen, &mut again] {
+                s.feed(
+                    b"\x1b[?1049lafter\r\nqx more that is long enough to wrap\x1b[5;1Hend\n\n\n",
+                );
+            }
+            assert_eq!(again.capture_rows(false), screen.capture_rows(false));
+            assert_eq!(again.cursor(), screen.cursor());
+        }
+    }
+
+    #[test]
+    fn no_snapshot_while_a_sequence_is_half_read() {
+        let mut screen = PaneScreen::new(20, 4);
+        for (bytes, at_rest) in [
+            (&b"ok"[..], true),
+            (b"\x1b[3", false),
+            (b"1m", true),
+            (b"\xe4\xb8", false),
+            (b"\xad", true),
+            (b"a\xe2\x80\x8d", false),
+            // (ASCII after a joiner is collected without clearing it, as in tmux.)
+            (b"b", false),
+            (b"\xe4\xb8\xad", true),
+        ] {
+            screen.feed(bytes);
+            assert_eq!(screen.snapshot().is_some(), at_rest, "after {bytes:?}");
+        }
+    }
+
+    #[test]
+    fn a_reseed_keeps_line_drawing_cells() {
+        // tmux 3.3a, `printf '\033(0lqqk\r\nx\033(B a \033[31m\033(0qq\r\nqq\033(B end'` in
+        // a 20x4 pane, then `capture-pane -p -e -N`: SO and SI mark the line-drawing cells,
+        // and carry over to the next line as colours do.
+        let capture: [&[u8]; 4] = [b"\x0elqqk", b"x\x0f a \x1b[31m\x0eqq", b"qq\x0f end", b""];
+        let mut screen = PaneScreen::new(20, 4);
+        screen.reseed(&Snapshot {
+            width: 20,
+            height: 4,
+            primary: capture.iter().map(|l| l.to_vec()).collect(),
+            cursor: (6, 2),
+            ..Snapshot::default()
+        });
+        assert_eq!(screen.capture_rows(false), capture);
+        // What follows is plain ASCII again.
+        screen.feed(b"\x1b[31mq");
+        assert_eq!(screen.capture_rows(false)[2], b"qq\x0f endq");
     }
 }

@@ -109,6 +109,11 @@ impl Screen {
         screen
     }
 
+    /// A zero-width joiner came last and waits for the character it joins.
+    pub(crate) fn joiner_pending(&self) -> bool {
+        self.zwj
+    }
+
     /// Columns.
     pub(crate) fn sx(&self) -> usize {
         self.grid.sx

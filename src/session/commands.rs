@@ -44,8 +44,9 @@ pub enum Purpose {
     Panes(ResyncReason),
     /// A seed line for a pane.
     Seed(PaneId, ResyncReason),
-    /// A watchdog check of a pane.
-    Check(PaneId),
+    /// A watchdog check of a pane, with how many layout changes its mirror had seen when it
+    /// was sent (one coming between the check and its reply makes it a resize check).
+    Check(PaneId, u64),
     /// A check of a pane the mirror resized (and reflowed) on a layout change.
     ResizeCheck(PaneId),
     /// The scrollback of a pane, for its last answer.
@@ -224,7 +225,7 @@ impl SessionCore {
                 self.mark_synced();
             }
             Purpose::Seed(pane, reason) => self.seeded(pane, reason, &replies),
-            Purpose::Check(pane) => self.checked(pane, &replies),
+            Purpose::Check(pane, layouts) => self.checked(pane, layouts, &replies),
             Purpose::ResizeCheck(pane) => self.resize_checked(pane, &replies),
             Purpose::LastResponse(pane, id) => self.last_response_read(pane, &replies, id),
             Purpose::PipeStart(pane, generation) => self.pipe_started(pane, generation, &replies),

@@ -114,6 +114,9 @@ pub enum Action {
     Forget(ReplyId),
     /// The session's panes are known (its first `list-panes` answered, failed or timed out).
     Synced,
+    /// Keep what led to a divergence, for it to be replayed (see
+    /// [`crate::mirror::DivergenceRecord`]).
+    SaveDivergence(Box<crate::mirror::DivergenceRecord>),
 }
 
 /// What the core knows of a window.

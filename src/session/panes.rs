@@ -137,8 +137,11 @@ impl SessionCore {
             Ok(snapshot) => {
                 let reason = match reason {
                     ResyncReason::Divergence => match mirror.confirm_divergence() {
-                        Some(difference) => {
+                        Some(mut record) => {
+                            let difference = &record.difference;
                             warn!(session = %self.session, %pane, %difference, "mirrored screen differed from tmux's; resynced");
+                            record.tmux = self.stats.tmux_version.clone();
+                            self.actions.push(Action::SaveDivergence(record));
                             reason
                         }
                         None => ResyncReason::Pause,
@@ -180,7 +183,7 @@ impl SessionCore {
             match mirror.state() {
                 SyncState::Live => {
                     if mirror.take_changed() {
-                        checks.push(*id);
+                        checks.push((*id, mirror.layouts_seen()));
                     }
                 }
                 // A seed that failed (or never ran) is tried again.
@@ -190,11 +193,11 @@ impl SessionCore {
         for pane in reseeds {
             self.seed(pane, ResyncReason::Retry);
         }
-        for pane in checks {
+        for (pane, layouts) in checks {
             // Pipe panes have checks of their own, below (cross-checked ones are fed by
             // `%output` and checked here).
             if self.transport_of(pane) != Transport::Pipe {
-                self.send(query::check_line(pane), Purpose::Check(pane));
+                self.send(query::check_line(pane), Purpose::Check(pane, layouts));
             }
         }
         self.pipe_watchdog();
@@ -214,7 +217,17 @@ impl SessionCore {
         Some(shown)
     }
 
-    pub(super) fn checked(&mut self, pane: PaneId, replies: &[Option<Reply>]) {
+    pub(super) fn checked(&mut self, pane: PaneId, layouts: u64, replies: &[Option<Reply>]) {
+        // A layout change came between the check and its reply: the mirror reflowed after
+        // tmux may have parsed output at the new size, so the check is one after a resize.
+        if self
+            .panes
+            .get(&pane)
+            .is_some_and(|mirror| mirror.layouts_seen() != layouts)
+        {
+            self.resize_checked(pane, replies);
+            return;
+        }
         let Some(shown) = self.shown_for_check(pane, replies) else {
             return;
         };

@@ -90,6 +90,8 @@ struct Harness {
     replies: Vec<(ReplyId, Answer)>,
     synced: bool,
     number: u64,
+    /// Divergence records the core asked to save.
+    divergences: Vec<crate::mirror::DivergenceRecord>,
 }
 
 impl Harness {
@@ -117,6 +119,7 @@ impl Harness {
             replies: Vec::new(),
             synced: false,
             number: 1000,
+            divergences: Vec::new(),
         };
         harness.collect();
         harness
@@ -138,6 +141,7 @@ impl Harness {
                 Action::Reply(id, answer) => self.replies.push((id, answer)),
                 Action::Forget(_) => {}
                 Action::Synced => self.synced = true,
+                Action::SaveDivergence(record) => self.divergences.push(*record),
             }
         }
     }
@@ -554,7 +558,7 @@ fn a_check_that_sees_another_size_resyncs_without_a_divergence() {
     h.output("%0", "x");
     h.core.tick(t0 + Duration::from_secs(2));
     h.collect();
-    h.skip_until(|p| *p == Purpose::Check(PaneId(0)));
+    h.skip_until(|p| matches!(p, Purpose::Check(PaneId(0), _)));
     // tmux already resized the pane; its `%layout-change` has not come yet.
     h.answer(vec![ok(&["$ x"]), ok(&["3 0 0 0 90 30"])]);
     assert_eq!(
@@ -563,6 +567,46 @@ fn a_check_that_sees_another_size_resyncs_without_a_divergence() {
         1
     );
     h.seed(PaneId(0), (90, 30), &["$ x"], (3, 0));
+    assert_eq!(h.core.stats().totals.divergences, 0);
+}
+
+#[test]
+fn a_check_whose_reply_comes_after_a_layout_change_is_a_resize_check() {
+    let mut h = Harness::new(ConnectionConfig::default());
+    let t0 = h.now;
+    let (start, _) = split_at(&transcript("shell-utf8"), "%output");
+    h.feed(&start);
+    h.attach(&[&row("%0", "@0", (10, 3), "")]);
+    h.seed(PaneId(0), (10, 3), &["$"], (2, 0));
+    h.output("%0", "0123456789abcdef");
+    h.core.tick(t0 + Duration::from_secs(2));
+    h.collect();
+    h.skip_until(|p| matches!(p, Purpose::Check(PaneId(0), _)));
+    // tmux resized the pane to 12 and back to 10 before the check, parsing output at 12
+    // between; both notifications, sent later, carry the last layout.
+    let cell = "10x3,0,0,0";
+    let layout = format!(
+        "{:04x},{cell}",
+        crate::control::layout::checksum(cell.as_bytes())
+    );
+    h.feed(format!("%layout-change @0 {layout} {layout} *\n").as_bytes());
+    // The check's reply shows what the mirror could not know: no divergence, a resync as
+    // a resize.
+    assert!(matches!(
+        h.answer(vec![ok(&["$ 01234567", "89abcdef!", ""]), ok(&["9 1 0 0"])]),
+        Purpose::Check(PaneId(0), 0)
+    ));
+    assert_eq!(
+        h.sent_for(|p| *p == Purpose::Seed(PaneId(0), ResyncReason::Resize))
+            .len(),
+        1
+    );
+    assert_eq!(
+        h.sent_for(|p| *p == Purpose::Seed(PaneId(0), ResyncReason::Divergence))
+            .len(),
+        0
+    );
+    h.seed(PaneId(0), (10, 3), &["$ 01234567", "89abcdef!", ""], (9, 1));
     assert_eq!(h.core.stats().totals.divergences, 0);
 }
 
@@ -616,7 +660,10 @@ fn the_watchdog_checks_a_pane_that_printed_and_resyncs_it_when_tmux_shows_otherw
     h.seed(PaneId(0), (100, 30), &["$"], (2, 0));
     h.output("%0", "x");
     assert_eq!(h.text(PaneId(0)), "$ x");
-    let checks = |h: &Harness| h.sent_for(|p| *p == Purpose::Check(PaneId(0))).len();
+    let checks = |h: &Harness| {
+        h.sent_for(|p| matches!(p, Purpose::Check(PaneId(0), _)))
+            .len()
+    };
     h.core.tick(t0 + Duration::from_millis(1999));
     h.collect();
     assert_eq!(checks(&h), 0);
@@ -624,10 +671,10 @@ fn the_watchdog_checks_a_pane_that_printed_and_resyncs_it_when_tmux_shows_otherw
     h.collect();
     assert_eq!(checks(&h), 1);
     // (A question about the pane's program went first: the shell printed.)
-    h.skip_until(|p| *p == Purpose::Check(PaneId(0)));
+    h.skip_until(|p| matches!(p, Purpose::Check(PaneId(0), _)));
     assert_eq!(
         h.answer(vec![ok(&["$ y"]), ok(&["3 0 0 0"])]),
-        Purpose::Check(PaneId(0))
+        Purpose::Check(PaneId(0), 0)
     );
     assert_eq!(
         h.sent_for(|p| *p == Purpose::Seed(PaneId(0), ResyncReason::Divergence))
@@ -637,6 +684,21 @@ fn the_watchdog_checks_a_pane_that_printed_and_resyncs_it_when_tmux_shows_otherw
     h.seed(PaneId(0), (100, 30), &["$ y"], (3, 0));
     assert_eq!(h.text(PaneId(0)), "$ y");
     assert_eq!(h.core.stats().totals.divergences, 1);
+    // What led to it is kept: the seed, the output since, both screens.
+    let [record] = &h.divergences[..] else {
+        panic!("one record: {:?}", h.divergences);
+    };
+    assert_eq!(record.pane, "%0");
+    assert_eq!(record.tmux_screen.rows, [b"$ y".to_vec()]);
+    assert_eq!(record.mirror_screen.rows[0], b"$ x");
+    assert_eq!(
+        record.steps,
+        [crate::mirror::journal::Step::Output(b"x".to_vec())]
+    );
+    assert_eq!(
+        crate::mirror::journal::ScreenRecord::of(&record.replay()),
+        record.mirror_screen
+    );
     assert!(h.events.iter().any(|e| matches!(
         e,
         EventKind::Resync {

@@ -37,6 +37,9 @@ pub struct ConnectionConfig {
     /// `--transport auto`: when a session's control client keeps failing, its panes move to
     /// the pipe transport, and back once it holds (used by the supervisor).
     pub auto: Option<AutoFailover>,
+    /// Where the records of divergences the watchdog confirms are saved (the daemon's
+    /// `<stem>.divergences` directory; none: they are only logged).
+    pub divergence_dir: Option<PathBuf>,
     /// Set by the supervisor on a connection started on pipes because its control client kept
     /// failing: after this long without failing, its panes go back to the control transport.
     pub failover: Option<Duration>,
@@ -67,6 +70,7 @@ impl Default for ConnectionConfig {
             pipe_watchdog: WatchdogConfig::default(),
             auto: None,
             failover: None,
+            divergence_dir: None,
         }
     }
 }

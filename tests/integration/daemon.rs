@@ -239,6 +239,41 @@ fn the_watchdog_repairs_a_screen_the_model_cannot_follow() {
     server.wait_for_same_screen("%0", Duration::from_secs(5));
     let health = server.health();
     assert!(health["divergences"].as_u64().unwrap() >= 1, "{health:#}");
+    // The divergence is saved, and its replay gives the mirror's screen, not tmux's: the
+    // bytes alone cannot tell where tmux's reads ended.
+    server.wait_for("a divergence record", Duration::from_secs(5), || {
+        !server.divergence_records().is_empty()
+    });
+    let records = server.divergence_records();
+    let output = server
+        .panectl()
+        .args(["replay", "--divergence", "--json"])
+        .arg(&records[0])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["pane"], "%0", "{report:#}");
+    assert_eq!(report["reproduces_mirror"], true, "{report:#}");
+    assert_eq!(report["equals_tmux"], false, "{report:#}");
+    assert!(
+        report["replay_vs_tmux"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("row 0")),
+        "{report:#}"
+    );
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&records[0]).unwrap()).unwrap();
+    let output: String = saved["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|step| step["output"].as_str())
+        .collect();
+    assert!(
+        output.contains("a\\xe2\\x80\\x8d") && output.contains("\\xf0\\x9f\\x91\\x8d"),
+        "{saved:#}"
+    );
 }
 
 #[test]

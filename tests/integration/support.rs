@@ -397,6 +397,36 @@ impl TmuxServer {
             .join(&self.socket)
     }
 
+    /// The divergence records this server's daemon saved, oldest first.
+    #[allow(dead_code)] // for the daemon tests
+    pub fn divergence_records(&self) -> Vec<std::path::PathBuf> {
+        let run = self
+            .runtime
+            .clone()
+            .unwrap_or_else(|| self.dir.path().join("run"))
+            .join("panectl");
+        let mut records: Vec<_> = std::fs::read_dir(&run)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|entry| {
+                entry
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".divergences")
+            })
+            .flat_map(|entry| {
+                std::fs::read_dir(entry.path())
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+            })
+            .map(|entry| entry.path())
+            .collect();
+        records.sort();
+        records
+    }
+
     /// A `panectl` command aimed at this server, with the same private environment.
     pub fn panectl(&self) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_panectl"));

@@ -34,6 +34,8 @@ pub(super) struct Driver {
     next_reply: u64,
     /// The actions being carried out (kept for its memory).
     actions: Vec<Action>,
+    /// Where divergence records go (none: they are only logged).
+    divergence_dir: Option<std::path::PathBuf>,
 }
 
 impl Driver {
@@ -55,7 +57,13 @@ impl Driver {
             waiters: HashMap::new(),
             next_reply: 0,
             actions: Vec::new(),
+            divergence_dir: None,
         }
+    }
+
+    /// Saves divergence records in `dir` (see [`super::divergences`]).
+    pub(super) fn save_divergences_in(&mut self, dir: Option<std::path::PathBuf>) {
+        self.divergence_dir = dir;
     }
 
     /// Starts the core and runs until the client ends or `cancel` fires.
@@ -219,6 +227,23 @@ impl Driver {
                 },
                 Action::Forget(id) => {
                     self.waiters.remove(&id);
+                }
+                Action::SaveDivergence(record) => {
+                    let Some(dir) = self.divergence_dir.clone() else {
+                        continue;
+                    };
+                    let session = self.core.session();
+                    // A rare, small write: off the connection's task, so it never waits on a disk.
+                    tokio::task::spawn_blocking(move || {
+                        match super::divergences::save(&dir, session, &record) {
+                            Ok(path) => {
+                                tracing::info!(path = %path.display(), "divergence record saved")
+                            }
+                            Err(error) => {
+                                tracing::warn!(%error, "divergence record not saved")
+                            }
+                        }
+                    });
                 }
                 Action::Synced => {
                     self.synced

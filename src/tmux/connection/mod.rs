@@ -8,6 +8,7 @@
 //! Everything the connection decides is in the core. Other tasks talk to it through a
 //! [`ConnectionHandle`].
 
+mod divergences;
 mod driver;
 mod host;
 
@@ -437,6 +438,7 @@ async fn run(
         pipes_cancel.clone(),
         tasks,
     );
+    let divergence_dir = config.divergence_dir.clone();
     let core = SessionCore::new(
         session,
         config,
@@ -446,6 +448,7 @@ async fn run(
         Instant::now(),
     );
     let mut driver = driver::Driver::new(core, lines, bus, upcalls, providers, synced);
+    driver.save_divergences_in(divergence_dir);
     let reason = driver.run(&mut stdout, requests, &cancel).await;
     if reason == EndReason::Cancelled {
         driver.shutdown();

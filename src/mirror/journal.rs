@@ -1,0 +1,329 @@
+//! What led a mirrored screen to where it is: the snapshot it started from and every output
+//! and resize since, kept so that a divergence can be replayed and turned into a fixture.
+//!
+//! Sans-IO and bounded: past [`JOURNAL_BYTES`] of output the journal starts again from a
+//! snapshot of the mirror's own screen (taken where nothing is half-read), so it holds at
+//! most about twice that.
+
+use serde::{Deserialize, Serialize};
+
+use crate::screen::{PaneScreen, Snapshot};
+
+/// Output a journal keeps before it starts again from a snapshot of the screen: enough for
+/// the seconds between two watchdog checks of a busy pane, small enough for many panes.
+pub const JOURNAL_BYTES: usize = 1 << 20;
+
+/// Where a journal starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JournalStart {
+    /// tmux's own screen, from a seed: replaying gives exactly the mirror's screen.
+    Seed,
+    /// A blank screen, the pane first seen before any seed.
+    Blank,
+    /// A snapshot of the mirror's own screen, taken when the journal grew too long: replaying
+    /// gives the mirror's cells, but modes a reseed resets (the scroll region, say) may differ.
+    Checkpoint,
+}
+
+/// One thing that happened to the screen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    /// Output bytes, as tmux sent them.
+    Output(#[serde(with = "crate::raw::escaped")] Vec<u8>),
+    /// A resize to `[width, height]`.
+    Resize([u16; 2]),
+}
+
+/// The snapshot a journal starts from and what came after it.
+#[derive(Debug, Clone)]
+pub struct Journal {
+    start: JournalStart,
+    snapshot: Snapshot,
+    steps: Vec<Step>,
+    bytes: usize,
+}
+
+impl Journal {
+    /// A journal from a blank screen of this size.
+    pub fn blank(width: u16, height: u16) -> Journal {
+        Journal::from(
+            JournalStart::Blank,
+            Snapshot {
+                width,
+                height,
+                ..Snapshot::default()
+            },
+        )
+    }
+
+    /// A journal from a snapshot.
+    pub fn from(start: JournalStart, snapshot: Snapshot) -> Journal {
+        Journal {
+            start,
+            snapshot,
+            steps: Vec::new(),
+            bytes: 0,
+        }
+    }
+
+    /// Records output the screen was just fed. Past the limit, and where the screen has
+    /// nothing half-read, the journal starts again from the screen as it is now.
+    pub fn output(&mut self, data: &[u8], screen: &PaneScreen) {
+        self.bytes += data.len();
+        match self.steps.last_mut() {
+            Some(Step::Output(last)) => last.extend_from_slice(data),
+            _ => self.steps.push(Step::Output(data.to_vec())),
+        }
+        if self.bytes > JOURNAL_BYTES
+            && let Some(snapshot) = screen.snapshot()
+        {
+            *self = Journal::from(JournalStart::Checkpoint, snapshot);
+        }
+    }
+
+    /// Records a resize.
+    pub fn resize(&mut self, width: u16, height: u16) {
+        self.steps.push(Step::Resize([width, height]));
+    }
+
+    /// Output bytes recorded.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Where it starts, the snapshot and the steps.
+    pub fn parts(&self) -> (JournalStart, &Snapshot, &[Step]) {
+        (self.start, &self.snapshot, &self.steps)
+    }
+}
+
+/// Replays a journal's start and steps through a fresh screen keeping `scrollback` lines.
+pub fn replay(start: &Snapshot, steps: &[Step], scrollback: usize) -> PaneScreen {
+    let mut screen = PaneScreen::with_scrollback(start.width, start.height, scrollback);
+    screen.reseed(start);
+    for step in steps {
+        match step {
+            Step::Output(data) => screen.feed(data),
+            Step::Resize([width, height]) => screen.resize(*width, *height),
+        }
+    }
+    screen
+}
+
+/// A [`Snapshot`] as a record keeps it: bytes as escaped text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapshotRecord {
+    /// Width in cells.
+    pub width: u16,
+    /// Height in cells.
+    pub height: u16,
+    /// History and visible rows of the primary screen (`capture-pane -p -e -N` lines).
+    #[serde(with = "crate::raw::escaped_lines")]
+    pub primary: Vec<Vec<u8>>,
+    /// The visible alternate screen, when it is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alternate: Option<Lines>,
+    /// Cursor column and row.
+    pub cursor: [u16; 2],
+    /// The primary screen's cursor saved under the alternate one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saved_cursor: Option<[u16; 2]>,
+    /// A sequence tmux's parser held half-read.
+    #[serde(default, with = "crate::raw::escaped")]
+    pub pending: Vec<u8>,
+}
+
+/// Lines of exact bytes (for an optional field).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Lines(#[serde(with = "crate::raw::escaped_lines")] pub Vec<Vec<u8>>);
+
+impl From<&Snapshot> for SnapshotRecord {
+    fn from(snapshot: &Snapshot) -> SnapshotRecord {
+        SnapshotRecord {
+            width: snapshot.width,
+            height: snapshot.height,
+            primary: snapshot.primary.clone(),
+            alternate: snapshot.alternate.clone().map(Lines),
+            cursor: [snapshot.cursor.0, snapshot.cursor.1],
+            saved_cursor: snapshot.saved_cursor.map(|(x, y)| [x, y]),
+            pending: snapshot.pending.clone(),
+        }
+    }
+}
+
+impl From<&SnapshotRecord> for Snapshot {
+    fn from(record: &SnapshotRecord) -> Snapshot {
+        Snapshot {
+            width: record.width,
+            height: record.height,
+            primary: record.primary.clone(),
+            alternate: record.alternate.clone().map(|lines| lines.0),
+            cursor: (record.cursor[0], record.cursor[1]),
+            saved_cursor: record.saved_cursor.map(|[x, y]| (x, y)),
+            pending: record.pending.clone(),
+        }
+    }
+}
+
+/// A screen as a record shows it: the visible rows as `capture-pane -p -e` prints them, the
+/// cursor and the alternate-screen flag (what the watchdog compares).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScreenRecord {
+    /// The rows.
+    #[serde(with = "crate::raw::escaped_lines")]
+    pub rows: Vec<Vec<u8>>,
+    /// Cursor column and row.
+    pub cursor: [u16; 2],
+    /// Alternate screen on.
+    pub alternate: bool,
+}
+
+impl ScreenRecord {
+    /// Where this screen (called `ours`) first differs from `theirs` (called `them`): the row
+    /// and both texts of it, or the cursors and alternate-screen flags when every row agrees.
+    /// `None` when they are the same.
+    pub fn difference(&self, theirs: &ScreenRecord, them: &str) -> Option<String> {
+        let row = |rows: &[Vec<u8>], at: usize| {
+            rows.get(at)
+                .map_or(String::new(), |r| String::from_utf8_lossy(r).into_owned())
+        };
+        let rows = self.rows.len().max(theirs.rows.len());
+        if let Some(at) = (0..rows).find(|&at| self.rows.get(at) != theirs.rows.get(at)) {
+            return Some(format!(
+                "row {at}: ours {:?}, {them} {:?}",
+                row(&self.rows, at),
+                row(&theirs.rows, at)
+            ));
+        }
+        (self.cursor != theirs.cursor || self.alternate != theirs.alternate).then(|| {
+            let [x, y] = self.cursor;
+            let [tx, ty] = theirs.cursor;
+            format!(
+                "cursor ours ({x}, {y}), {them} ({tx}, {ty}); alternate screen ours {}, {them} {}",
+                self.alternate, theirs.alternate
+            )
+        })
+    }
+
+    /// How a screen shows.
+    pub fn of(screen: &PaneScreen) -> ScreenRecord {
+        let (x, y) = screen.cursor();
+        ScreenRecord {
+            rows: screen.ansi_rows(),
+            cursor: [x, y],
+            alternate: screen.alternate_screen(),
+        }
+    }
+}
+
+/// A divergence as the daemon saves it: where the mirror's screen started, every output and
+/// resize since, and both screens when the watchdog compared them. `panectl replay
+/// --divergence` replays it; copied into `fixtures/divergences/` it becomes a test.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DivergenceRecord {
+    /// The panectl version that saved it.
+    pub panectl: String,
+    /// The tmux version of the server (`tmux -V`'s words, as the connection learnt them).
+    pub tmux: String,
+    /// The pane.
+    pub pane: String,
+    /// Where the screens first differed, as the log said.
+    pub difference: String,
+    /// Why tmux's screen cannot follow from these bytes, when someone has found out (set by
+    /// hand in a fixture: its replay must then give the mirror's screen, not tmux's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explained: Option<String>,
+    /// Lines of history the mirror kept.
+    pub scrollback: usize,
+    /// What the start is.
+    pub start: JournalStart,
+    /// The screen at the start.
+    pub snapshot: SnapshotRecord,
+    /// Output and resizes since, in order.
+    pub steps: Vec<Step>,
+    /// What tmux showed.
+    pub tmux_screen: ScreenRecord,
+    /// What the mirror showed.
+    pub mirror_screen: ScreenRecord,
+}
+
+impl DivergenceRecord {
+    /// Replays the record through a fresh screen model.
+    pub fn replay(&self) -> PaneScreen {
+        replay(
+            &Snapshot::from(&self.snapshot),
+            &self.steps,
+            self.scrollback,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds a screen and its journal alike.
+    fn feed(screen: &mut PaneScreen, journal: &mut Journal, data: &[u8]) {
+        screen.feed(data);
+        journal.output(data, screen);
+    }
+
+    #[test]
+    fn replaying_a_journal_gives_the_screen_it_followed() {
+        let mut screen = PaneScreen::with_scrollback(20, 4, 50);
+        let mut journal = Journal::blank(20, 4);
+        feed(
+            &mut screen,
+            &mut journal,
+            b"\x1b[32mgreen\x1b[m and a long line that wraps",
+        );
+        screen.resize(12, 5);
+        journal.resize(12, 5);
+        feed(&mut screen, &mut journal, b"\r\n\xe4\xb8\xad\x1b[1mbold");
+        let (start, snapshot, steps) = journal.parts();
+        assert_eq!(start, JournalStart::Blank);
+        assert_eq!(steps.len(), 3);
+        let again = replay(snapshot, steps, 50);
+        assert_eq!(again.capture_rows(false), screen.capture_rows(false));
+        assert_eq!(again.cursor(), screen.cursor());
+    }
+
+    #[test]
+    fn a_long_journal_starts_again_from_the_screen_where_nothing_is_half_read() {
+        let mut screen = PaneScreen::with_scrollback(30, 5, 50);
+        let mut journal = Journal::blank(30, 5);
+        let line = b"\x1b[33mline\x1b[m of output\r\n".repeat(1000);
+        while journal.bytes() + line.len() <= JOURNAL_BYTES {
+            feed(&mut screen, &mut journal, &line);
+        }
+        // Over the limit in the middle of a sequence: kept until it is read whole.
+        feed(&mut screen, &mut journal, &[&line[..], b"\x1b[3"].concat());
+        assert_eq!(journal.parts().0, JournalStart::Blank);
+        feed(&mut screen, &mut journal, b"1mred");
+        let (start, snapshot, steps) = journal.parts();
+        assert_eq!(start, JournalStart::Checkpoint);
+        assert!(steps.is_empty());
+        let snapshot = snapshot.clone();
+        feed(&mut screen, &mut journal, b" more");
+        let (_, snapshot_after, steps) = journal.parts();
+        assert_eq!(*snapshot_after, snapshot);
+        let again = replay(&snapshot, steps, 50);
+        assert_eq!(again.capture_rows(false), screen.capture_rows(false));
+        assert_eq!(again.cursor(), screen.cursor());
+    }
+
+    #[test]
+    fn steps_are_written_as_readable_exact_text() {
+        let steps = vec![
+            Step::Output(b"a\x1b[m\xff".to_vec()),
+            Step::Resize([80, 24]),
+        ];
+        let json = serde_json::to_string(&steps).unwrap();
+        assert_eq!(json, r#"[{"output":"a\\x1b[m\\xff"},{"resize":[80,24]}]"#);
+        let back: Vec<Step> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, steps);
+    }
+}
