@@ -3,9 +3,11 @@
 # every pane's mirror compared with tmux's own screen (capture-pane -e, byte for byte), plus
 # the daemon's watchdog divergences and its resyncs by reason.
 #
-# Usage: scripts/real-programs.sh PANECTL [ROUNDS]
+# Usage: scripts/real-programs.sh PANECTL [ROUNDS [KEEP]]
 #   PANECTL: the panectl binary (a release build: target/release/panectl)
 #   ROUNDS:  layout operations (default 200)
+#   KEEP:    a directory to copy the daemon's divergence records into (each is replayed
+#            with `panectl replay --divergence` in the summary either way)
 #
 # Runs on its own tmux server (its own socket, no config), kills what it started, and prints a
 # Markdown summary. Needs tmux, python3, vim, less, man, top and watch.
@@ -13,6 +15,7 @@ set -euo pipefail
 
 panectl=$(realpath "$1")
 rounds=${2:-200}
+keep=${3:-}
 work=$(mktemp -d)
 export TMUX_TMPDIR="$work"
 export XDG_RUNTIME_DIR="$work/run"
@@ -23,7 +26,10 @@ socket="real-programs-$$"
 tm() { tmux -L "$socket" -f /dev/null "$@"; }
 daemon_pid=""
 cleanup() {
-    if [ -n "$daemon_pid" ]; then kill "$daemon_pid" 2>/dev/null || true; fi
+    if [ -n "$daemon_pid" ]; then
+        kill "$daemon_pid" 2>/dev/null || true
+        wait "$daemon_pid" 2>/dev/null || true
+    fi
     tm kill-server 2>/dev/null || true
     rm -rf "$work"
 }
@@ -110,10 +116,24 @@ done
 health=$("$panectl" -L "$socket" health --json)
 divergences=$(echo "$health" | python3 -c 'import json,sys; print(json.load(sys.stdin)["divergences"])')
 resyncs=$(echo "$health" | python3 -c 'import json,sys; print(json.load(sys.stdin)["resyncs"])')
+early=$(echo "$health" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("early_answers", 0))')
 reflows=$(grep -c "reflow differs" "$work/daemon.log" || true)
 
-echo "| layout operations | time | panes | same as tmux | differ | divergences | resyncs | reseeds after a resize |"
-echo "|---|---|---|---|---|---|---|---|"
-echo "| $rounds | ${elapsed} s | $((same + differ)) | $same | $differ | $divergences | $resyncs | $reflows |"
+echo "| layout operations | time | panes | same as tmux | differ | divergences | early answers | resyncs | reseeds after a resize |"
+echo "|---|---|---|---|---|---|---|---|---|"
+echo "| $rounds | ${elapsed} s | $((same + differ)) | $same | $differ | $divergences | $early | $resyncs | $reflows |"
 [ -n "$details" ] && echo "differ:$details"
 grep "reflow differs\|differed from tmux" "$work/daemon.log" | head -20 | cut -c1-400 || true
+for record in "$XDG_RUNTIME_DIR"/panectl/*.divergences/*.json; do
+    [ -e "$record" ] || continue
+    echo "record $(basename "$record"):"
+    "$panectl" replay --divergence "$record" | cut -c1-400 || true
+    if [ -n "$keep" ]; then
+        mkdir -p "$keep"
+        cp "$record" "$keep/"
+    fi
+done
+if [ -n "$keep" ]; then
+    mkdir -p "$keep"
+    cp "$work/daemon.log" "$keep/"
+fi

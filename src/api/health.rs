@@ -99,6 +99,12 @@ pub struct Health {
     pub pauses: u64,
     /// Times the watchdog found a screen different from tmux's.
     pub divergences: u64,
+    /// Checks answered from an earlier point of a pane's output than the mirror had reached
+    /// (tmux may write output it read after a command before the command's reply); the
+    /// mirror had shown that screen, so they are no divergence.
+    #[serde(default)]
+    #[schema(required = true)]
+    pub early_answers: u64,
     /// Panes whose output comes through the pipe transport.
     #[serde(default)]
     #[schema(required = true)]
@@ -185,6 +191,7 @@ pub(crate) async fn health(State(state): State<ApiState>) -> axum::Json<Health> 
         totals.resyncs += stat.totals.resyncs;
         totals.pauses += stat.totals.pauses;
         totals.divergences += stat.totals.divergences;
+        totals.early_answers += stat.totals.early_answers;
         parse_errors += stat.parse_errors;
         timeouts += stat.timeouts;
         commands += stat.commands;
@@ -273,6 +280,7 @@ pub(crate) async fn health(State(state): State<ApiState>) -> axum::Json<Health> 
         resyncs: totals.resyncs,
         pauses: totals.pauses,
         divergences: totals.divergences,
+        early_answers: totals.early_answers,
         pipe_panes,
         pipe_bytes,
         cross_check_matched,

@@ -71,6 +71,7 @@ mod tests {
                 resyncs: 1,
                 pauses: 0,
                 divergences: 2,
+                early_answers: 0,
             },
             provider: Some("codex".into()),
             provider_source: Some(ProviderSource::Banner),

@@ -247,6 +247,9 @@ pub fn health(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     writeln!(out, "resyncs       {}", health.resyncs)?;
     writeln!(out, "pauses        {}", health.pauses)?;
     writeln!(out, "divergences   {}", health.divergences)?;
+    if health.early_answers > 0 {
+        writeln!(out, "early answers {}", health.early_answers)?;
+    }
     writeln!(out, "reconnects    {}", health.reconnects)?;
     writeln!(out, "parse errors  {}", health.parse_errors)?;
     writeln!(out, "timeouts      {}", health.timeouts)?;

@@ -90,6 +90,8 @@ struct DivergenceReport<'a> {
     equals_tmux: bool,
     /// Where the replay differs from tmux's screen.
     replay_vs_tmux: Option<String>,
+    /// The last point of the output (in bytes) at which the replay showed tmux's screen.
+    tmux_at_byte: Option<usize>,
 }
 
 /// `panectl replay --divergence`: replays a divergence record through the screen model.
@@ -130,6 +132,10 @@ pub fn divergence(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
         explained: record.explained.as_deref(),
         reproduces_mirror: replayed == record.mirror_screen,
         equals_tmux: replay_vs_tmux.is_none(),
+        tmux_at_byte: match replay_vs_tmux {
+            Some(_) => record.tmux_point(),
+            None => None,
+        },
         replay_vs_tmux,
     };
     let mut stdout = std::io::stdout().lock();
@@ -159,7 +165,17 @@ pub fn divergence(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
         )?;
         match &report.replay_vs_tmux {
             None => writeln!(stdout, "replay gives tmux's screen: yes")?,
-            Some(difference) => writeln!(stdout, "replay gives tmux's screen: no ({difference})")?,
+            Some(difference) => {
+                writeln!(stdout, "replay gives tmux's screen: no ({difference})")?;
+                match report.tmux_at_byte {
+                    Some(at) => writeln!(
+                        stdout,
+                        "tmux's screen is the replay's after {at} of the {} bytes: tmux answered from an earlier point of the output",
+                        report.output_bytes
+                    )?,
+                    None => writeln!(stdout, "tmux's screen is at no point of the replay")?,
+                }
+            }
         }
     }
     Ok(if report.equals_tmux {

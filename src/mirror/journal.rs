@@ -259,6 +259,39 @@ impl DivergenceRecord {
             self.scrollback,
         )
     }
+
+    /// The last point of the replay, in bytes of output, at which it showed tmux's screen:
+    /// a divergence whose tmux screen is an earlier point of the output was tmux answering
+    /// from there (see [`super::asked`]), not the model going wrong. Byte by byte: slow, for
+    /// replaying a record by hand.
+    pub fn tmux_point(&self) -> Option<usize> {
+        let start = Snapshot::from(&self.snapshot);
+        let mut screen = PaneScreen::with_scrollback(start.width, start.height, self.scrollback);
+        screen.reseed(&start);
+        let shows_tmux = |screen: &PaneScreen| {
+            let (x, y) = screen.cursor();
+            [x, y] == self.tmux_screen.cursor
+                && screen.alternate_screen() == self.tmux_screen.alternate
+                && screen.ansi_rows() == self.tmux_screen.rows
+        };
+        let mut fed = 0;
+        let mut found = shows_tmux(&screen).then_some(0);
+        for step in &self.steps {
+            match step {
+                Step::Output(data) => {
+                    for byte in data {
+                        screen.feed(std::slice::from_ref(byte));
+                        fed += 1;
+                        if shows_tmux(&screen) {
+                            found = Some(fed);
+                        }
+                    }
+                }
+                Step::Resize([width, height]) => screen.resize(*width, *height),
+            }
+        }
+        found
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The mirrored state of panes, without IO: screens, recent output and sync state.
 
+pub mod asked;
 pub mod journal;
 pub mod pane;
 pub mod ring;

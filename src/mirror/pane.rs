@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::asked::{Asked, Looks, snapshot_rows};
 use super::journal::{DivergenceRecord, Journal, JournalStart, ScreenRecord};
 use super::ring::{GapReason, OutputRing, RingRead};
 use crate::ids::{PaneId, WindowId};
@@ -43,6 +44,11 @@ pub struct PaneCounters {
     pub pauses: u64,
     /// Times the watchdog found the screen different from tmux's.
     pub divergences: u64,
+    /// Checks whose reply showed the screen at an earlier point of the output than the mirror
+    /// had reached (tmux may write output it read after a command before the command's
+    /// reply): the mirror agreed with that point, so no divergence.
+    #[serde(default)]
+    pub early_answers: u64,
 }
 
 /// A pane being mirrored. See the module documentation.
@@ -65,6 +71,15 @@ pub struct PaneMirror {
     journal: Journal,
     /// Layout changes of its window seen so far (see [`PaneMirror::layouts_seen`]).
     layouts: u64,
+    /// Checks sent and not answered, oldest first (see [`super::asked`]).
+    checks: std::collections::VecDeque<Asked>,
+    /// The seed line in flight, if any.
+    seed_asked: Option<Asked>,
+    /// Numbers the questions.
+    questions: u64,
+    /// The last seed's reply came after output that tmux may have read after capturing,
+    /// and the mirror could not find where: what the mirror shows may miss some of it.
+    unsure_seed: bool,
     /// The counters.
     pub counters: PaneCounters,
 }
@@ -82,6 +97,10 @@ impl PaneMirror {
             changed_since_check: true,
             suspected: None,
             layouts: 0,
+            checks: std::collections::VecDeque::new(),
+            seed_asked: None,
+            questions: 0,
+            unsure_seed: false,
             counters: PaneCounters::default(),
         }
     }
@@ -123,6 +142,9 @@ impl PaneMirror {
                 self.journal.output(data, &self.screen);
             }
         }
+        for asked in self.checks.iter_mut().chain(self.seed_asked.as_mut()) {
+            asked.output(data);
+        }
         self.ring.push(data)
     }
 
@@ -160,6 +182,43 @@ impl PaneMirror {
         }
     }
 
+    /// Checks kept unanswered at most (a reply that finds its check gone compares only the
+    /// screen as it is).
+    const CHECKS_KEPT: usize = 4;
+
+    /// A check is being sent: the screen now and the output until its reply are kept, for
+    /// the reply to be placed ([`PaneMirror::judge`]). Returns its number.
+    pub fn check_sent(&mut self) -> u64 {
+        self.questions += 1;
+        self.checks
+            .push_back(Asked::new(self.questions, &self.screen));
+        if self.checks.len() > Self::CHECKS_KEPT {
+            self.checks.pop_front();
+        }
+        self.questions
+    }
+
+    /// The check numbered `id` was answered (or failed): it and older ones are done.
+    fn check_answered(&mut self, id: u64) -> Option<Asked> {
+        while let Some(first) = self.checks.front() {
+            if first.id() > id {
+                return None;
+            }
+            let first = self.checks.pop_front()?;
+            if first.id() == id {
+                return Some(first);
+            }
+        }
+        None
+    }
+
+    /// A seed line is being sent: the screen now and the output until its reply are kept,
+    /// to find where in that output tmux captured ([`PaneMirror::seeded`]).
+    pub fn seed_sent(&mut self) {
+        self.questions += 1;
+        self.seed_asked = Some(Asked::new(self.questions, &self.screen));
+    }
+
     /// The first reply of this pane's seed line arrived; output is held until the last.
     pub fn seed_started(&mut self) {
         if self.held.is_none() {
@@ -172,10 +231,41 @@ impl PaneMirror {
         if self.state == SyncState::Unseeded || reason != GapReason::Paused {
             self.ring.mark_gap(reason);
         }
+        // Where in the output since the seed line was sent tmux captured: what came after
+        // is applied again. When the mirror was wrong, or too much came, no point is found
+        // and what came after is missing until the next check repairs it.
+        let after: Vec<u8> = match self.seed_asked.take() {
+            Some(asked) if asked.output_came() => {
+                let looks = Looks {
+                    rows: snapshot_rows(snapshot),
+                    trimmed: false,
+                    cursor: snapshot.cursor,
+                    alternate: snapshot.alternate.is_some(),
+                };
+                match asked.point_of(&looks) {
+                    Some(point) => {
+                        self.unsure_seed = false;
+                        asked.after(point).to_vec()
+                    }
+                    None => {
+                        self.unsure_seed = true;
+                        Vec::new()
+                    }
+                }
+            }
+            _ => {
+                self.unsure_seed = false;
+                Vec::new()
+            }
+        };
         self.screen.reseed(snapshot);
         self.journal = Journal::from(JournalStart::Seed, snapshot.clone());
         self.row.width = snapshot.width;
         self.row.height = snapshot.height;
+        if !after.is_empty() {
+            self.screen.feed(&after);
+            self.journal.output(&after, &self.screen);
+        }
         if let Some(held) = self.held.take() {
             self.screen.feed(&held);
             self.journal.output(&held, &self.screen);
@@ -188,6 +278,7 @@ impl PaneMirror {
     /// The seed line failed (the pane went away, say); output flows to the screen again.
     pub fn seed_failed(&mut self) {
         self.suspected = None;
+        self.seed_asked = None;
         if let Some(held) = self.held.take() {
             self.screen.feed(&held);
             self.journal.output(&held, &self.screen);
@@ -205,6 +296,10 @@ impl PaneMirror {
         self.row.height = height;
         self.screen.resize(width, height);
         self.journal.resize(width, height);
+        // A question sent before cannot be placed in output parsed at two sizes.
+        for asked in self.checks.iter_mut().chain(self.seed_asked.as_mut()) {
+            asked.forget();
+        }
         self.changed_since_check = true;
         true
     }
@@ -234,19 +329,53 @@ impl PaneMirror {
         std::mem::take(&mut self.changed_since_check)
     }
 
-    /// Compares the screen with what tmux shows, at the same point of the stream. Returns
-    /// `true` if they differ: the caller then resyncs, and the resync confirms the divergence
-    /// unless tmux paused the pane meanwhile.
-    pub fn diverges_from(&mut self, shown: &ShownScreen) -> bool {
-        if self.state != SyncState::Live || self.held.is_some() {
-            return false;
+    /// Judges the reply of check `id`: whether the mirror showed tmux's screen at some point
+    /// between sending the check and reading its reply ([`super::asked`]). When it did not,
+    /// the screen is marked stale: the caller resyncs, and for [`Verdict::Differs`] the
+    /// resync confirms the divergence unless tmux paused the pane meanwhile.
+    pub fn judge(&mut self, shown: &ShownScreen, id: u64) -> Verdict {
+        let asked = self.check_answered(id);
+        if self.state != SyncState::Live || self.held.is_some() || self.shows(shown) {
+            return Verdict::Same;
         }
-        let differs = !self.shows(shown);
-        if differs {
-            self.suspect(shown);
-            self.state = SyncState::Stale;
+        if asked.as_ref().is_some_and(|asked| {
+            asked
+                .point_of(&Looks {
+                    rows: &shown.styled,
+                    trimmed: true,
+                    cursor: shown.cursor,
+                    alternate: shown.alternate,
+                })
+                .is_some()
+        }) {
+            self.counters.early_answers += 1;
+            return Verdict::Same;
         }
-        differs
+        self.state = SyncState::Stale;
+        // The last seed may have missed output tmux read after capturing: a difference then
+        // is that, not the model's.
+        if self.unsure_seed || asked.is_some_and(|asked| !asked.kept()) {
+            return Verdict::Unsure;
+        }
+        self.suspect(shown);
+        Verdict::Differs
+    }
+
+    /// Whether the screen was tmux's at some point since check `id` was sent (the check after
+    /// a resize: see [`PaneMirror::judge`]).
+    pub fn showed(&mut self, shown: &ShownScreen, id: u64) -> bool {
+        let asked = self.check_answered(id);
+        self.shows(shown)
+            || asked.is_some_and(|asked| {
+                asked
+                    .point_of(&Looks {
+                        rows: &shown.styled,
+                        trimmed: true,
+                        cursor: shown.cursor,
+                        alternate: shown.alternate,
+                    })
+                    .is_some()
+            })
     }
 
     /// Records a difference from what tmux shows, for the resync that follows to confirm
@@ -318,6 +447,18 @@ impl PaneMirror {
     }
 }
 
+/// What a check's reply says of the mirror ([`PaneMirror::judge`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The mirror showed tmux's screen (now, or where tmux answered from).
+    Same,
+    /// The mirror never showed it: a divergence, if the resync confirms it.
+    Differs,
+    /// It differs, but the mirror may be missing output a seed raced, or the points since
+    /// the check were not kept: resynced, not counted.
+    Unsure,
+}
+
 /// What tmux shows, as a record keeps it.
 fn shown_record(shown: &ShownScreen) -> ScreenRecord {
     ScreenRecord {
@@ -348,6 +489,12 @@ pub struct MetaChange {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A check sent now and answered with `shown`: whether it differs.
+    fn differs(pane: &mut PaneMirror, shown: &ShownScreen) -> bool {
+        let id = pane.check_sent();
+        pane.judge(shown, id) == Verdict::Differs
+    }
 
     fn row() -> PaneRow {
         PaneRow {
@@ -403,12 +550,12 @@ mod tests {
             false,
             false,
         );
-        assert!(!pane.diverges_from(&shown));
+        assert!(!differs(&mut pane, &shown));
         let moved = ShownScreen {
             cursor: (0, 1),
             ..shown.clone()
         };
-        assert!(pane.diverges_from(&moved));
+        assert!(differs(&mut pane, &moved));
         assert_eq!(pane.state(), SyncState::Stale);
         // Counted once the resync confirms it.
         assert_eq!(pane.counters.divergences, 0);
@@ -453,7 +600,7 @@ mod tests {
             false,
             false,
         );
-        assert!(pane.diverges_from(&ahead));
+        assert!(differs(&mut pane, &ahead));
         pane.paused();
         assert_eq!(pane.confirm_divergence(), None);
         assert_eq!(pane.counters.divergences, 0);
@@ -492,7 +639,7 @@ mod tests {
             false,
             false,
         );
-        assert!(pane.diverges_from(&other));
+        assert!(differs(&mut pane, &other));
         pane.layout_changed();
         assert_eq!(pane.confirm_divergence(), None);
         assert_eq!(pane.counters.divergences, 0);

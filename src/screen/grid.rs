@@ -180,6 +180,19 @@ impl Grid {
         }
     }
 
+    /// A copy of the visible lines alone (history left out, as if cleared).
+    pub(crate) fn without_history(&self) -> Grid {
+        Grid {
+            sx: self.sx,
+            sy: self.sy,
+            hlimit: self.hlimit,
+            history: self.history,
+            hsize: 0,
+            hscrolled: 0,
+            lines: self.lines[self.hsize.min(self.lines.len())..].to_vec(),
+        }
+    }
+
     fn valid(&self, py: usize) -> bool {
         py < self.hsize + self.sy
     }

@@ -122,6 +122,25 @@ impl Terminal {
         screen.cy = y.min(screen.sy() - 1);
     }
 
+    /// A copy whose screen has no history (see [`Screen::without_history`]).
+    pub(crate) fn without_history(&self) -> Terminal {
+        Terminal {
+            screen: self.screen.without_history(),
+            state: self.state,
+            pen: self.pen,
+            saved_pen: self.saved_pen,
+            saved_cursor: self.saved_cursor,
+            saved_origin: self.saved_origin,
+            intermediates: self.intermediates.clone(),
+            params: self.params.clone(),
+            discard: self.discard,
+            utf8: self.utf8.clone(),
+            utf8_size: self.utf8_size,
+            utf8_invalid: self.utf8_invalid,
+            last: self.last,
+        }
+    }
+
     /// Whether nothing is half-read: no escape sequence or UTF-8 character begun, no joiner
     /// waiting for the character it joins. A snapshot taken then and reseeded from gives the
     /// same screen for what follows (up to the modes a reseed resets).

@@ -135,6 +135,13 @@ impl PaneScreen {
             .collect()
     }
 
+    /// One visible row as text (as [`PaneScreen::rows`] gives it), or `None` past the last.
+    pub fn row(&self, y: usize) -> Option<String> {
+        let screen = &self.terminal.screen;
+        let py = self.visible_lines().nth(y)?;
+        Some(capture::text(&screen.grid, &screen.clusters, py))
+    }
+
     /// The visible rows cell by cell, as `capture-pane -e` shows them: up to the last cell
     /// written, the columns a wide character covers after its first left out.
     pub fn styled_rows(&self) -> Vec<Vec<StyledCell>> {
@@ -172,6 +179,16 @@ impl PaneScreen {
         let mut out = self.ansi_rows().join(&b'\n');
         out.extend_from_slice(b"\x1b[m");
         out
+    }
+
+    /// A copy without the history: the same visible screen, cursor and modes, and the same
+    /// visible screen after any further output (what scrolls off is not kept). Cheaper to
+    /// keep while waiting for tmux to answer a question about the screen.
+    pub fn without_history(&self) -> PaneScreen {
+        PaneScreen {
+            terminal: self.terminal.without_history(),
+            scrollback: self.scrollback,
+        }
     }
 
     /// The screen as a seed would capture it from tmux (history, visible rows, the primary
@@ -460,5 +477,25 @@ mod tests {
         // What follows is plain ASCII again.
         screen.feed(b"\x1b[31mq");
         assert_eq!(screen.capture_rows(false)[2], b"qq\x0f endq");
+    }
+
+    #[test]
+    fn a_copy_without_history_shows_what_the_screen_shows_after_more_output() {
+        let mut screen = PaneScreen::with_scrollback(20, 4, 50);
+        for i in 0..30 {
+            screen.feed(format!("\x1b[3{}mline {i}\r\n", i % 8).as_bytes());
+        }
+        screen.feed(b"\x1b[2;3r\x1b[1mhalf-way \x1b[3");
+        let mut copy = screen.without_history();
+        assert_eq!(copy.capture_rows(false), screen.capture_rows(false));
+        for s in [&mut screen, &mut copy] {
+            s.feed(b"2mgreen\r\n\n\n\x1b[r\x1b[Hover\x1b[?1049hon the alternate\r\n");
+        }
+        assert_eq!(copy.capture_rows(false), screen.capture_rows(false));
+        assert_eq!(copy.cursor(), screen.cursor());
+        assert_eq!(copy.alternate_screen(), screen.alternate_screen());
+        copy.feed(b"\x1b[?1049l");
+        screen.feed(b"\x1b[?1049l");
+        assert_eq!(copy.capture_rows(false), screen.capture_rows(false));
     }
 }

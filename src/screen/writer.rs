@@ -109,6 +109,26 @@ impl Screen {
         screen
     }
 
+    /// A copy whose grid has no history (see [`Grid::without_history`]).
+    pub(crate) fn without_history(&self) -> Screen {
+        Screen {
+            grid: self.grid.without_history(),
+            clusters: self.clusters.clone(),
+            cx: self.cx,
+            cy: self.cy,
+            rupper: self.rupper,
+            rlower: self.rlower,
+            mode: self.mode,
+            tabs: self.tabs.clone(),
+            saved_grid: self.saved_grid.clone(),
+            saved_cursor: self.saved_cursor,
+            saved_style: self.saved_style,
+            saved_history: self.saved_history,
+            zwj: self.zwj,
+            run: self.run.clone(),
+        }
+    }
+
     /// A zero-width joiner came last and waits for the character it joins.
     pub(crate) fn joiner_pending(&self) -> bool {
         self.zwj

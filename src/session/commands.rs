@@ -45,10 +45,12 @@ pub enum Purpose {
     /// A seed line for a pane.
     Seed(PaneId, ResyncReason),
     /// A watchdog check of a pane, with how many layout changes its mirror had seen when it
-    /// was sent (one coming between the check and its reply makes it a resize check).
-    Check(PaneId, u64),
-    /// A check of a pane the mirror resized (and reflowed) on a layout change.
-    ResizeCheck(PaneId),
+    /// was sent (one coming between the check and its reply makes it a resize check) and the
+    /// check's number in the mirror.
+    Check(PaneId, u64, u64),
+    /// A check of a pane the mirror resized (and reflowed) on a layout change, with the
+    /// check's number in the mirror.
+    ResizeCheck(PaneId, u64),
     /// The scrollback of a pane, for its last answer.
     LastResponse(PaneId, ReplyId),
     /// Starting (or re-arming) a pane's pipe, of the given generation.
@@ -225,8 +227,8 @@ impl SessionCore {
                 self.mark_synced();
             }
             Purpose::Seed(pane, reason) => self.seeded(pane, reason, &replies),
-            Purpose::Check(pane, layouts) => self.checked(pane, layouts, &replies),
-            Purpose::ResizeCheck(pane) => self.resize_checked(pane, &replies),
+            Purpose::Check(pane, layouts, id) => self.checked(pane, layouts, id, &replies),
+            Purpose::ResizeCheck(pane, id) => self.resize_checked(pane, id, &replies),
             Purpose::LastResponse(pane, id) => self.last_response_read(pane, &replies, id),
             Purpose::PipeStart(pane, generation) => self.pipe_started(pane, generation, &replies),
             Purpose::PipeCheck(pane) => self.pipe_checked(pane, &replies),
@@ -270,7 +272,7 @@ impl SessionCore {
                 Purpose::Panes(_) => self.mark_synced(),
                 // The next watchdog round checks again.
                 Purpose::PipeCheck(pane) => self.pipe_checked(pane, &[]),
-                Purpose::ResizeCheck(pane) => {
+                Purpose::ResizeCheck(pane, _) => {
                     if let Some(mirror) = self.panes.get_mut(&pane) {
                         mirror.mark_stale();
                     }

@@ -194,7 +194,7 @@ impl SessionCore {
             if self.transport_of(pane) == Transport::Pipe {
                 self.seed(pane, ResyncReason::Resize);
             } else {
-                self.send(query::check_line(pane), Purpose::ResizeCheck(pane));
+                self.send_resize_check(pane);
             }
         }
         // A pane of the same size may still have been resized and back: `%layout-change` says
@@ -203,7 +203,7 @@ impl SessionCore {
         // too, and resynced as a resize if its screen is not tmux's.
         for pane in unchanged {
             if self.transport_of(pane) != Transport::Pipe {
-                self.send(query::check_line(pane), Purpose::ResizeCheck(pane));
+                self.send_resize_check(pane);
             }
         }
         if new.iter().any(|pane| !self.panes.contains_key(pane)) {

@@ -10,6 +10,7 @@ use crate::control::Reply;
 use crate::control::command::Line;
 use crate::events::{EventKind, ResyncReason};
 use crate::ids::{PaneId, WindowId};
+use crate::mirror::pane::Verdict;
 use crate::mirror::{PaneMirror, SyncState};
 use crate::pipe::Transport;
 use crate::query::{self, PaneRow, SEED_PARTS};
@@ -124,6 +125,9 @@ impl SessionCore {
             return;
         }
         self.seeding.insert(pane, None);
+        if let Some(mirror) = self.panes.get_mut(&pane) {
+            mirror.seed_sent();
+        }
         self.send(query::seed_line(pane), Purpose::Seed(pane, reason));
     }
 
@@ -183,7 +187,7 @@ impl SessionCore {
             match mirror.state() {
                 SyncState::Live => {
                     if mirror.take_changed() {
-                        checks.push((*id, mirror.layouts_seen()));
+                        checks.push((*id, mirror.layouts_seen(), mirror.check_sent()));
                     }
                 }
                 // A seed that failed (or never ran) is tried again.
@@ -193,14 +197,23 @@ impl SessionCore {
         for pane in reseeds {
             self.seed(pane, ResyncReason::Retry);
         }
-        for (pane, layouts) in checks {
+        for (pane, layouts, id) in checks {
             // Pipe panes have checks of their own, below (cross-checked ones are fed by
             // `%output` and checked here).
             if self.transport_of(pane) != Transport::Pipe {
-                self.send(query::check_line(pane), Purpose::Check(pane, layouts));
+                self.send(query::check_line(pane), Purpose::Check(pane, layouts, id));
             }
         }
         self.pipe_watchdog();
+    }
+
+    /// Sends the check after a layout change of the pane's window.
+    pub(super) fn send_resize_check(&mut self, pane: PaneId) {
+        let Some(mirror) = self.panes.get_mut(&pane) else {
+            return;
+        };
+        let id = mirror.check_sent();
+        self.send(query::check_line(pane), Purpose::ResizeCheck(pane, id));
     }
 
     /// What a check's replies show, when there is something to compare: not while the pane
@@ -217,7 +230,13 @@ impl SessionCore {
         Some(shown)
     }
 
-    pub(super) fn checked(&mut self, pane: PaneId, layouts: u64, replies: &[Option<Reply>]) {
+    pub(super) fn checked(
+        &mut self,
+        pane: PaneId,
+        layouts: u64,
+        id: u64,
+        replies: &[Option<Reply>],
+    ) {
         // A layout change came between the check and its reply: the mirror reflowed after
         // tmux may have parsed output at the new size, so the check is one after a resize.
         if self
@@ -225,7 +244,7 @@ impl SessionCore {
             .get(&pane)
             .is_some_and(|mirror| mirror.layouts_seen() != layouts)
         {
-            self.resize_checked(pane, replies);
+            self.resize_checked(pane, id, replies);
             return;
         }
         let Some(shown) = self.shown_for_check(pane, replies) else {
@@ -246,8 +265,13 @@ impl SessionCore {
             return;
         }
         // The resync confirms the divergence, unless tmux pauses the pane first.
-        if mirror.diverges_from(&shown) {
-            self.seed(pane, ResyncReason::Divergence);
+        match mirror.judge(&shown, id) {
+            Verdict::Same => {}
+            Verdict::Differs => self.seed(pane, ResyncReason::Divergence),
+            Verdict::Unsure => {
+                debug!(session = %self.session, %pane, difference = %mirror.difference(&shown), "screen differs after a seed that raced output; resyncing");
+                self.seed(pane, ResyncReason::Retry);
+            }
         }
     }
 
@@ -257,7 +281,7 @@ impl SessionCore {
     /// output at the new size before `%layout-change` reached the client (the notification is
     /// queued, the resize is not), or when lines come back from history the mirror never saw
     /// (a taller pane after a reseed).
-    pub(super) fn resize_checked(&mut self, pane: PaneId, replies: &[Option<Reply>]) {
+    pub(super) fn resize_checked(&mut self, pane: PaneId, id: u64, replies: &[Option<Reply>]) {
         let Some(shown) = self.shown_for_check(pane, replies) else {
             return;
         };
@@ -268,7 +292,7 @@ impl SessionCore {
         if mirror.other_size(&shown) {
             return;
         }
-        let same = mirror.shows(&shown);
+        let same = mirror.showed(&shown, id);
         debug!(session = %self.session, %pane, state = ?mirror.state(), same, "resize check");
         if mirror.state() == SyncState::Live && !same {
             info!(

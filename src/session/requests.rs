@@ -75,6 +75,7 @@ impl SessionCore {
             stats.totals.resyncs += c.resyncs;
             stats.totals.pauses += c.pauses;
             stats.totals.divergences += c.divergences;
+            stats.totals.early_answers += c.early_answers;
         }
         stats
     }

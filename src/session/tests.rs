@@ -77,6 +77,13 @@ fn ok(lines: &[&str]) -> Body {
     (true, lines.iter().map(|l| l.to_string()).collect())
 }
 
+/// A whole screen of `height` rows as `capture-pane` prints it: `lines`, then empty rows.
+fn screen(lines: &[&str], height: usize) -> Body {
+    let mut rows: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    rows.resize(height, String::new());
+    (true, rows)
+}
+
 /// Drives a core and keeps what it did.
 struct Harness {
     core: SessionCore,
@@ -379,7 +386,7 @@ fn windows_and_layouts_change_pane_sizes_and_membership() {
         }
     )));
     assert!(
-        !h.sent_for(|p| *p == Purpose::ResizeCheck(PaneId(0)))
+        !h.sent_for(|p| matches!(p, Purpose::ResizeCheck(PaneId(0), _)))
             .is_empty()
     );
     assert!(
@@ -558,7 +565,7 @@ fn a_check_that_sees_another_size_resyncs_without_a_divergence() {
     h.output("%0", "x");
     h.core.tick(t0 + Duration::from_secs(2));
     h.collect();
-    h.skip_until(|p| matches!(p, Purpose::Check(PaneId(0), _)));
+    h.skip_until(|p| matches!(p, Purpose::Check(PaneId(0), _, _)));
     // tmux already resized the pane; its `%layout-change` has not come yet.
     h.answer(vec![ok(&["$ x"]), ok(&["3 0 0 0 90 30"])]);
     assert_eq!(
@@ -581,7 +588,7 @@ fn a_check_whose_reply_comes_after_a_layout_change_is_a_resize_check() {
     h.output("%0", "0123456789abcdef");
     h.core.tick(t0 + Duration::from_secs(2));
     h.collect();
-    h.skip_until(|p| matches!(p, Purpose::Check(PaneId(0), _)));
+    h.skip_until(|p| matches!(p, Purpose::Check(PaneId(0), _, _)));
     // tmux resized the pane to 12 and back to 10 before the check, parsing output at 12
     // between; both notifications, sent later, carry the last layout.
     let cell = "10x3,0,0,0";
@@ -594,7 +601,7 @@ fn a_check_whose_reply_comes_after_a_layout_change_is_a_resize_check() {
     // a resize.
     assert!(matches!(
         h.answer(vec![ok(&["$ 01234567", "89abcdef!", ""]), ok(&["9 1 0 0"])]),
-        Purpose::Check(PaneId(0), 0)
+        Purpose::Check(PaneId(0), 0, _)
     ));
     assert_eq!(
         h.sent_for(|p| *p == Purpose::Seed(PaneId(0), ResyncReason::Resize))
@@ -625,7 +632,7 @@ fn a_resized_pane_is_reseeded_only_when_its_reflow_is_not_tmuxs_screen() {
             crate::control::layout::checksum(cell.as_bytes())
         );
         h.feed(format!("%layout-change @0 {layout} {layout} *\n").as_bytes());
-        h.skip_until(|p| *p == Purpose::ResizeCheck(PaneId(0)));
+        h.skip_until(|p| matches!(p, Purpose::ResizeCheck(PaneId(0), _)));
     };
     let reseeds = |h: &Harness| {
         h.sent_for(|p| *p == Purpose::Seed(PaneId(0), ResyncReason::Resize))
@@ -661,7 +668,7 @@ fn the_watchdog_checks_a_pane_that_printed_and_resyncs_it_when_tmux_shows_otherw
     h.output("%0", "x");
     assert_eq!(h.text(PaneId(0)), "$ x");
     let checks = |h: &Harness| {
-        h.sent_for(|p| matches!(p, Purpose::Check(PaneId(0), _)))
+        h.sent_for(|p| matches!(p, Purpose::Check(PaneId(0), _, _)))
             .len()
     };
     h.core.tick(t0 + Duration::from_millis(1999));
@@ -671,11 +678,11 @@ fn the_watchdog_checks_a_pane_that_printed_and_resyncs_it_when_tmux_shows_otherw
     h.collect();
     assert_eq!(checks(&h), 1);
     // (A question about the pane's program went first: the shell printed.)
-    h.skip_until(|p| matches!(p, Purpose::Check(PaneId(0), _)));
-    assert_eq!(
+    h.skip_until(|p| matches!(p, Purpose::Check(PaneId(0), _, _)));
+    assert!(matches!(
         h.answer(vec![ok(&["$ y"]), ok(&["3 0 0 0"])]),
-        Purpose::Check(PaneId(0), 0)
-    );
+        Purpose::Check(PaneId(0), 0, _)
+    ));
     assert_eq!(
         h.sent_for(|p| *p == Purpose::Seed(PaneId(0), ResyncReason::Divergence))
             .len(),
@@ -706,4 +713,79 @@ fn the_watchdog_checks_a_pane_that_printed_and_resyncs_it_when_tmux_shows_otherw
             reason: ResyncReason::Divergence
         }
     )));
+}
+
+#[test]
+fn a_check_answered_from_an_earlier_point_of_the_output_is_no_divergence() {
+    let mut h = Harness::new(ConnectionConfig::default());
+    let t0 = h.now;
+    let (start, _) = split_at(&transcript("shell-utf8"), "%output");
+    h.feed(&start);
+    h.attach(&[&row("%0", "@0", (100, 30), "")]);
+    h.seed(PaneId(0), (100, 30), &["$"], (2, 0));
+    h.output("%0", "x");
+    h.core.tick(t0 + Duration::from_secs(2));
+    h.collect();
+    h.skip_until(|p| matches!(p, Purpose::Check(PaneId(0), _, _)));
+    // tmux captured "$ x", then read "y" and wrote it before the reply (another pane's
+    // output was ahead of the reply in its queue).
+    h.output("%0", "y");
+    h.answer(vec![screen(&["$ x"], 30), ok(&["3 0 0 0"])]);
+    assert!(h.sent_for(|p| matches!(p, Purpose::Seed(..))).len() == 1);
+    assert_eq!(h.text(PaneId(0)), "$ xy");
+    let totals = h.core.stats().totals;
+    assert_eq!((totals.divergences, totals.early_answers), (0, 1));
+    // A screen at no point since the check is a divergence.
+    h.core.tick(t0 + Duration::from_secs(4));
+    h.collect();
+    h.skip_until(|p| matches!(p, Purpose::Check(PaneId(0), _, _)));
+    h.output("%0", "z");
+    h.answer(vec![screen(&["$ xq"], 30), ok(&["4 0 0 0"])]);
+    assert_eq!(
+        h.sent_for(|p| *p == Purpose::Seed(PaneId(0), ResyncReason::Divergence))
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn a_seed_answered_after_output_read_since_applies_that_output_again() {
+    let full = |lines: &[&'static str]| {
+        let mut rows = lines.to_vec();
+        rows.resize(30, "");
+        rows
+    };
+    let mut h = Harness::new(ConnectionConfig::default());
+    let t0 = h.now;
+    let (start, _) = split_at(&transcript("shell-utf8"), "%output");
+    h.feed(&start);
+    h.attach(&[&row("%0", "@0", (100, 30), "")]);
+    h.seed(PaneId(0), (100, 30), &["$"], (2, 0));
+    h.output("%0", "a");
+    // A resync (tmux paused the pane, say) while the pane prints: tmux captures after "b",
+    // and writes "c" before the reply.
+    h.feed(b"%pause %0\n");
+    h.skip_until(|p| matches!(p, Purpose::Seed(PaneId(0), _)));
+    h.output("%0", "b");
+    h.output("%0", "c");
+    h.seed(PaneId(0), (100, 30), &full(&["$ ab"]), (4, 0));
+    assert_eq!(h.text(PaneId(0)), "$ abc");
+    // A snapshot at no point of that output (the mirror was wrong): the output after it is
+    // unknown, and the next difference is resynced without a divergence counted.
+    h.feed(b"%pause %0\n");
+    h.skip_until(|p| matches!(p, Purpose::Seed(PaneId(0), _)));
+    h.output("%0", "d");
+    h.seed(PaneId(0), (100, 30), &full(&["$ other"]), (7, 0));
+    assert_eq!(h.text(PaneId(0)), "$ other");
+    h.output("%0", "!");
+    h.core.tick(t0 + Duration::from_secs(2));
+    h.collect();
+    h.skip_until(|p| matches!(p, Purpose::Check(PaneId(0), _, _)));
+    h.answer(vec![screen(&["$ otherd!"], 30), ok(&["9 0 0 0"])]);
+    assert_eq!(
+        h.sent_for(|p| *p == Purpose::Seed(PaneId(0), ResyncReason::Retry))
+            .len(),
+        1
+    );
+    assert_eq!(h.core.stats().totals.divergences, 0);
 }

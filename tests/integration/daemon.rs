@@ -277,6 +277,53 @@ fn the_watchdog_repairs_a_screen_the_model_cannot_follow() {
 }
 
 #[test]
+fn panes_printing_side_by_side_under_a_fast_watchdog_show_no_divergence() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(160, 40);
+    let _daemon = server.start_daemon(&["--watchdog", "100ms"]);
+    server.wait_for_panes(1);
+    // Three panes of one session print at once: tmux then often writes one pane's output
+    // read after a check before the check's reply, which waits behind another pane's older
+    // output. Each such reply shows an earlier point of the output than the mirror reached.
+    let floods = [
+        "yes \"$(printf '\\033[31mred\\033[m \\033[1mbold\\033[m ')\" | head -c 20000000; echo done-a",
+        "seq 1 1500000; echo done-b",
+        "for i in $(seq 1 300); do printf '\\344\\270\\255\\346\\226\\207 caf\\303\\251 %s\\n' $i; done; echo done-c",
+    ];
+    server.tmux(&["split-window", "-h", "-t", "%0"]);
+    server.tmux(&["split-window", "-v", "-t", "%1"]);
+    server.wait_for_panes(3);
+    for (pane, flood) in ["%0", "%1", "%2"].iter().zip(floods) {
+        server.tmux(&["send-keys", "-t", pane, flood, "Enter"]);
+    }
+    for (pane, done) in [("%0", "done-a"), ("%1", "done-b"), ("%2", "done-c")] {
+        server.wait_for(done, Duration::from_secs(90), || {
+            server.tmux_screen(pane).contains(done)
+        });
+    }
+    for pane in ["%0", "%1", "%2"] {
+        server.wait_for_same_screen(pane, Duration::from_secs(10));
+    }
+    let health = server.health();
+    let replays: Vec<String> = server
+        .divergence_records()
+        .iter()
+        .map(|record| {
+            let output = server
+                .panectl()
+                .args(["replay", "--divergence"])
+                .arg(record)
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&output.stdout).into_owned()
+        })
+        .collect();
+    assert_eq!(health["divergences"], 0, "{health:#}\n{replays:#?}");
+    assert!(replays.is_empty(), "{replays:#?}");
+    eprintln!("early answers: {}", health["early_answers"]);
+}
+
+#[test]
 fn flow_control_pauses_and_resyncs_but_never_disconnects() {
     let _guard = daemon_test_lock();
     let server = TmuxServer::start(80, 24);

@@ -13,6 +13,7 @@ mod connection;
 mod daemon;
 mod decoder_properties;
 mod delivery_faults;
+mod divergence_fixtures;
 mod doctor;
 mod event_resume;
 mod exit_codes;
