@@ -155,3 +155,49 @@ fn rows_vt100(bencher: Bencher, name: &str) {
     parser.process(&corpus(name));
     bencher.bench_local(|| black_box(parser.screen().rows(0, WIDTH).collect::<Vec<_>>()));
 }
+
+/// The output a check waits for: the corpus' last 64 KiB (what tmux may write before a reply).
+fn answer_window(name: &str) -> (PaneScreen, Vec<u8>) {
+    let bytes = corpus(name);
+    let cut = bytes.len().saturating_sub(64 << 10);
+    let mut screen = PaneScreen::with_scrollback(WIDTH, HEIGHT, 500);
+    screen.feed(&bytes[..cut]);
+    (screen, bytes[cut..].to_vec())
+}
+
+/// Placing a check's reply that shows the screen 1 KiB before the end of the output since
+/// the check (an early answer): the search the daemon makes when a reply differs.
+#[divan::bench(args = corpora(), sample_count = 20, sample_size = 1)]
+fn place_early_answer(bencher: Bencher, name: &str) {
+    use panectl::mirror::asked::{Asked, Looks};
+    let (base, output) = answer_window(name);
+    let mut shown = base.clone();
+    shown.feed(&output[..output.len() - 1024]);
+    let rows = shown.capture_rows(true);
+    let mut asked = Asked::new(1, &base);
+    asked.output(&output);
+    let looks = Looks {
+        rows: &rows,
+        trimmed: true,
+        cursor: shown.cursor(),
+        alternate: shown.alternate_screen(),
+    };
+    bencher
+        .counter(BytesCount::new(output.len()))
+        .bench_local(|| black_box(asked.point_of(&looks)));
+}
+
+/// The same 64 KiB fed as the mirror feeds it (the baseline for `place_early_answer`).
+#[divan::bench(args = corpora(), sample_count = 20, sample_size = 1)]
+fn feed_answer_window(bencher: Bencher, name: &str) {
+    let (base, output) = answer_window(name);
+    bencher
+        .counter(BytesCount::new(output.len()))
+        .with_inputs(|| base.without_history())
+        .bench_local_values(|mut screen| {
+            for chunk in output.chunks(CHUNK) {
+                screen.feed(chunk);
+            }
+            black_box(screen)
+        });
+}

@@ -108,8 +108,17 @@ pub fn divergence(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(super::exit::REFUSED));
         }
     };
-    let replayed = ScreenRecord::of(&record.replay());
-    let replay_vs_tmux = replayed.difference(&record.tmux_screen, "tmux");
+    let replay = record.replay();
+    let replayed = ScreenRecord::of(&replay);
+    // tmux's rows in the model's codes: tmux 3.4 and later print the same cells otherwise.
+    let (width, height) = replay.size();
+    let replay_vs_tmux = (replayed != record.tmux_screen)
+        .then(|| {
+            replayed
+                .recaptured(width, height)
+                .difference(&record.tmux_screen.recaptured(width, height), "tmux")
+        })
+        .flatten();
     let report = DivergenceReport {
         pane: &record.pane,
         tmux: &record.tmux,

@@ -29,7 +29,8 @@ pub struct Asked {
 }
 
 /// What a screen looks like to a comparison: its visible rows (as `capture-pane -e` prints
-/// them, trimmed or not), cursor and alternate-screen flag.
+/// them, trimmed, and passed through [`crate::screen::recapture`]), cursor and
+/// alternate-screen flag.
 #[derive(Debug, Clone, Copy)]
 pub struct Looks<'a> {
     /// The rows.
@@ -45,9 +46,15 @@ pub struct Looks<'a> {
 impl Looks<'_> {
     /// Whether `screen` looks like this.
     pub fn matches(&self, screen: &PaneScreen) -> bool {
-        screen.cursor() == self.cursor
-            && screen.alternate_screen() == self.alternate
-            && screen.capture_rows(self.trimmed) == self.rows
+        if screen.cursor() != self.cursor || screen.alternate_screen() != self.alternate {
+            return false;
+        }
+        let rows = screen.capture_rows(self.trimmed);
+        if rows == self.rows {
+            return true;
+        }
+        let (width, height) = screen.size();
+        crate::screen::recapture(width, height, &rows) == self.rows
     }
 
     /// The text of the cursor's row, when it can stand for the row (only SGR codes and the

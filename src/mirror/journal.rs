@@ -208,6 +208,15 @@ impl ScreenRecord {
         })
     }
 
+    /// The same screen in this model's encoding (see [`crate::screen::recapture`]), at a
+    /// size of `width` x `height`.
+    pub fn recaptured(&self, width: u16, height: u16) -> ScreenRecord {
+        ScreenRecord {
+            rows: crate::screen::recapture(width, height, &self.rows),
+            ..self.clone()
+        }
+    }
+
     /// How a screen shows.
     pub fn of(screen: &PaneScreen) -> ScreenRecord {
         let (x, y) = screen.cursor();
@@ -268,11 +277,13 @@ impl DivergenceRecord {
         let start = Snapshot::from(&self.snapshot);
         let mut screen = PaneScreen::with_scrollback(start.width, start.height, self.scrollback);
         screen.reseed(&start);
+        let (width, height) = self.replay().size();
+        let tmux = self.tmux_screen.recaptured(width, height);
         let shows_tmux = |screen: &PaneScreen| {
             let (x, y) = screen.cursor();
-            [x, y] == self.tmux_screen.cursor
-                && screen.alternate_screen() == self.tmux_screen.alternate
-                && screen.ansi_rows() == self.tmux_screen.rows
+            [x, y] == tmux.cursor
+                && screen.alternate_screen() == tmux.alternate
+                && ScreenRecord::of(screen).recaptured(width, height).rows == tmux.rows
         };
         let mut fed = 0;
         let mut found = shows_tmux(&screen).then_some(0);

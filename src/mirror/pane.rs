@@ -236,9 +236,14 @@ impl PaneMirror {
         // and what came after is missing until the next check repairs it.
         let after: Vec<u8> = match self.seed_asked.take() {
             Some(asked) if asked.output_came() => {
+                let rows = crate::screen::recapture(
+                    snapshot.width,
+                    snapshot.height,
+                    snapshot_rows(snapshot),
+                );
                 let looks = Looks {
-                    rows: snapshot_rows(snapshot),
-                    trimmed: false,
+                    rows: &rows,
+                    trimmed: true,
                     cursor: snapshot.cursor,
                     alternate: snapshot.alternate.is_some(),
                 };
@@ -338,10 +343,11 @@ impl PaneMirror {
         if self.state != SyncState::Live || self.held.is_some() || self.shows(shown) {
             return Verdict::Same;
         }
+        let rows = self.recaptured(&shown.styled);
         if asked.as_ref().is_some_and(|asked| {
             asked
                 .point_of(&Looks {
-                    rows: &shown.styled,
+                    rows: &rows,
                     trimmed: true,
                     cursor: shown.cursor,
                     alternate: shown.alternate,
@@ -369,7 +375,7 @@ impl PaneMirror {
             || asked.is_some_and(|asked| {
                 asked
                     .point_of(&Looks {
-                        rows: &shown.styled,
+                        rows: &self.recaptured(&shown.styled),
                         trimmed: true,
                         cursor: shown.cursor,
                         alternate: shown.alternate,
@@ -410,16 +416,27 @@ impl PaneMirror {
     /// Whether the mirrored screen, cursor and alternate-screen flag are tmux's (no side
     /// effect: the pipe watchdog decides itself what a difference means).
     pub fn shows(&self, shown: &ShownScreen) -> bool {
-        self.screen.ansi_rows() == shown.styled
-            && self.screen.cursor() == shown.cursor
-            && self.screen.alternate_screen() == shown.alternate
+        if self.screen.cursor() != shown.cursor || self.screen.alternate_screen() != shown.alternate
+        {
+            return false;
+        }
+        let ours = self.screen.ansi_rows();
+        ours == shown.styled || self.recaptured(&ours) == self.recaptured(&shown.styled)
+    }
+
+    /// tmux's rows in the model's encoding (see [`crate::screen::recapture`]).
+    fn recaptured(&self, rows: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        let (width, height) = self.screen.size();
+        crate::screen::recapture(width, height, rows)
     }
 
     /// Where the mirrored screen first differs from tmux's, for the log: the row and both
     /// texts of it, or the cursors and alternate-screen flags when every row agrees.
     pub fn difference(&self, shown: &ShownScreen) -> String {
+        let (width, height) = self.screen.size();
         ScreenRecord::of(&self.screen)
-            .difference(&shown_record(shown), "tmux")
+            .recaptured(width, height)
+            .difference(&shown_record(shown).recaptured(width, height), "tmux")
             .unwrap_or_else(|| "none".to_string())
     }
 
@@ -658,5 +675,37 @@ mod tests {
         // As in tmux: the empty rows below keep their place, the first half goes to history.
         assert_eq!(pane.screen().text(), "abcdef");
         assert!(pane.take_changed());
+    }
+
+    #[test]
+    fn a_screen_printed_with_another_tmux_versions_codes_is_the_same_screen() {
+        let mut pane = PaneMirror::new(row(), 1024);
+        pane.seeded(&snapshot(&[""], (0, 0)), GapReason::Seeded);
+        pane.output(b"\x1b[1mNAME\x1b[m \x1b]8;;http://x.y/\x1b\\link\x1b]8;;\x1b\\");
+        // tmux 3.3a ends the bold with `\e[0m\e[39m\e[49m`; 3.4 and later with `\e[0m`
+        // alone, and print the hyperlink.
+        let newer = ShownScreen::new(
+            vec![
+                b"\x1b[1mNAME\x1b[0m \x1b]8;id=1;http://x.y/\x1b\\link\x1b]8;;\x1b\\".to_vec(),
+                b"".to_vec(),
+                b"".to_vec(),
+            ],
+            (9, 0),
+            false,
+            false,
+        );
+        assert_ne!(pane.screen().ansi_rows(), newer.styled);
+        assert!(pane.shows(&newer));
+        let other = ShownScreen::new(
+            vec![
+                b"\x1b[1mNAME\x1b[0m lonk".to_vec(),
+                b"".to_vec(),
+                b"".to_vec(),
+            ],
+            (9, 0),
+            false,
+            false,
+        );
+        assert!(!pane.shows(&other));
     }
 }

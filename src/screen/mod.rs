@@ -281,6 +281,22 @@ impl PaneScreen {
     }
 }
 
+/// The rows this model's capture prints for the cells that `capture-pane -e` lines describe:
+/// tmux versions print the same cells with other codes (3.4 and later end a style with `\e[0m`
+/// alone where 3.3a adds `\e[39m\e[49m`, keep hyperlinks, pad `-N` lines), so screens are
+/// compared in one encoding. Apply it to both sides: it drops what a trimmed line cannot
+/// carry (the codes tmux prints for trailing spaces it then trims).
+pub fn recapture(width: u16, height: u16, rows: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let mut screen = PaneScreen::with_scrollback(width, height, 0);
+    screen.reseed(&Snapshot {
+        width,
+        height,
+        primary: rows.to_vec(),
+        ..Snapshot::default()
+    });
+    screen.capture_rows(true)
+}
+
 /// Joins rows with `\n` after removing trailing spaces from each and trailing blank rows, the
 /// form in which panectl compares and prints screens.
 pub fn normalize_rows<S: AsRef<str>>(rows: impl IntoIterator<Item = S>) -> String {

@@ -44,9 +44,11 @@ fn daemon_places_the_answer(record: &DivergenceRecord, chunk: usize) -> bool {
         }
     }
     let [x, y] = record.tmux_screen.cursor;
+    let (width, height) = screen.size();
+    let tmux = record.tmux_screen.recaptured(width, height);
     asked
         .point_of(&Looks {
-            rows: &record.tmux_screen.rows,
+            rows: &tmux.rows,
             trimmed: true,
             cursor: (x, y),
             alternate: record.tmux_screen.alternate,
@@ -60,19 +62,21 @@ fn kept_divergences_replay_to_tmuxs_screen_or_are_explained() {
     assert!(!records.is_empty());
     for (path, record) in records {
         let name = path.display();
-        let replayed = ScreenRecord::of(&record.replay());
+        let replay = record.replay();
+        let replayed = ScreenRecord::of(&replay);
+        // Both in the model's codes (tmux 3.4 and later print the same cells otherwise).
+        let (width, height) = replay.size();
+        let tmux = record.tmux_screen.recaptured(width, height);
+        let same = replayed == record.tmux_screen || replayed.recaptured(width, height) == tmux;
         match &record.explained {
-            None => assert_eq!(
-                replayed.difference(&record.tmux_screen, "tmux"),
-                None,
-                "{name}: the model still differs from tmux"
+            None => assert!(
+                same,
+                "{name}: the model still differs from tmux: {:?}",
+                replayed.recaptured(width, height).difference(&tmux, "tmux")
             ),
             Some(why) => {
                 assert_eq!(replayed, record.mirror_screen, "{name}: {why}");
-                assert_ne!(
-                    replayed, record.tmux_screen,
-                    "{name}: no longer a divergence"
-                );
+                assert!(!same, "{name}: no longer a divergence");
                 if why.starts_with("early answer") {
                     let at = record.tmux_point();
                     assert!(at.is_some(), "{name}: tmux's screen is at no point");

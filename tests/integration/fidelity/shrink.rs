@@ -61,6 +61,25 @@ fn same_bytes(size: Size, bytes: &[u8], capture: &Capture) -> Result<(), String>
 /// is cut into are a guess where characters join (a joiner whose character did not fit in the
 /// cell, say), so the cell comparison only says where a difference is.
 pub fn outcome(size: Size, bytes: &[u8], capture: &Capture) -> Outcome {
+    // A capture the comparison cannot read (another tmux version printing what 3.3a does
+    // not) is a difference of its own class.
+    if let Err(error) = compare::parse_capture(&capture.capture) {
+        let empty = Observed {
+            rows: Vec::new(),
+            cursor: capture.cursor,
+            alternate: capture.alternate,
+            width: size.0,
+        };
+        let class = error.split(" at byte").next().unwrap_or_default();
+        return Outcome {
+            tmux: empty.clone(),
+            mirror: empty,
+            difference: Some(Difference {
+                class: format!("capture not read: {class}"),
+                detail: error,
+            }),
+        };
+    }
     let tmux = compare::observe_tmux(&capture.capture, capture.cursor, capture.alternate, size.0);
     let mirror = std::panic::catch_unwind(|| {
         (
