@@ -153,6 +153,23 @@ impl Harness {
         }
     }
 
+    /// A harness attached to a session of one pane `%0` of `size`, seeded with a prompt.
+    fn one_pane(size: (u16, u16)) -> Harness {
+        let mut h = Harness::new(ConnectionConfig::default());
+        let (start, _) = split_at(&transcript("shell-utf8"), "%output");
+        h.feed(&start);
+        h.attach(&[&row("%0", "@0", size, "")]);
+        h.seed(PaneId(0), size, &["$"], (2, 0));
+        h
+    }
+
+    /// Lets the watchdog run at `at` and answers what comes before its check of `%0`.
+    fn watchdog_check_at(&mut self, at: Instant) {
+        self.core.tick(at);
+        self.collect();
+        self.skip_until(|p| matches!(p, Purpose::Check(PaneId(0), _, _)));
+    }
+
     fn feed(&mut self, bytes: &[u8]) {
         self.core.feed(bytes, self.now);
         self.collect();
@@ -556,16 +573,10 @@ fn an_observer_takes_panes_from_the_stream_and_sends_nothing() {
 
 #[test]
 fn a_check_that_sees_another_size_resyncs_without_a_divergence() {
-    let mut h = Harness::new(ConnectionConfig::default());
+    let mut h = Harness::one_pane((100, 30));
     let t0 = h.now;
-    let (start, _) = split_at(&transcript("shell-utf8"), "%output");
-    h.feed(&start);
-    h.attach(&[&row("%0", "@0", (100, 30), "")]);
-    h.seed(PaneId(0), (100, 30), &["$"], (2, 0));
     h.output("%0", "x");
-    h.core.tick(t0 + Duration::from_secs(2));
-    h.collect();
-    h.skip_until(|p| matches!(p, Purpose::Check(PaneId(0), _, _)));
+    h.watchdog_check_at(t0 + Duration::from_secs(2));
     // tmux already resized the pane; its `%layout-change` has not come yet.
     h.answer(vec![ok(&["$ x"]), ok(&["3 0 0 0 90 30"])]);
     assert_eq!(
@@ -579,16 +590,10 @@ fn a_check_that_sees_another_size_resyncs_without_a_divergence() {
 
 #[test]
 fn a_check_whose_reply_comes_after_a_layout_change_is_a_resize_check() {
-    let mut h = Harness::new(ConnectionConfig::default());
+    let mut h = Harness::one_pane((10, 3));
     let t0 = h.now;
-    let (start, _) = split_at(&transcript("shell-utf8"), "%output");
-    h.feed(&start);
-    h.attach(&[&row("%0", "@0", (10, 3), "")]);
-    h.seed(PaneId(0), (10, 3), &["$"], (2, 0));
     h.output("%0", "0123456789abcdef");
-    h.core.tick(t0 + Duration::from_secs(2));
-    h.collect();
-    h.skip_until(|p| matches!(p, Purpose::Check(PaneId(0), _, _)));
+    h.watchdog_check_at(t0 + Duration::from_secs(2));
     // tmux resized the pane to 12 and back to 10 before the check, parsing output at 12
     // between; both notifications, sent later, carry the last layout.
     let cell = "10x3,0,0,0";
@@ -659,12 +664,8 @@ fn a_resized_pane_is_reseeded_only_when_its_reflow_is_not_tmuxs_screen() {
 
 #[test]
 fn the_watchdog_checks_a_pane_that_printed_and_resyncs_it_when_tmux_shows_otherwise() {
-    let mut h = Harness::new(ConnectionConfig::default());
+    let mut h = Harness::one_pane((100, 30));
     let t0 = h.now;
-    let (start, _) = split_at(&transcript("shell-utf8"), "%output");
-    h.feed(&start);
-    h.attach(&[&row("%0", "@0", (100, 30), "")]);
-    h.seed(PaneId(0), (100, 30), &["$"], (2, 0));
     h.output("%0", "x");
     assert_eq!(h.text(PaneId(0)), "$ x");
     let checks = |h: &Harness| {
@@ -717,16 +718,10 @@ fn the_watchdog_checks_a_pane_that_printed_and_resyncs_it_when_tmux_shows_otherw
 
 #[test]
 fn a_check_answered_from_an_earlier_point_of_the_output_is_no_divergence() {
-    let mut h = Harness::new(ConnectionConfig::default());
+    let mut h = Harness::one_pane((100, 30));
     let t0 = h.now;
-    let (start, _) = split_at(&transcript("shell-utf8"), "%output");
-    h.feed(&start);
-    h.attach(&[&row("%0", "@0", (100, 30), "")]);
-    h.seed(PaneId(0), (100, 30), &["$"], (2, 0));
     h.output("%0", "x");
-    h.core.tick(t0 + Duration::from_secs(2));
-    h.collect();
-    h.skip_until(|p| matches!(p, Purpose::Check(PaneId(0), _, _)));
+    h.watchdog_check_at(t0 + Duration::from_secs(2));
     // tmux captured "$ x", then read "y" and wrote it before the reply (another pane's
     // output was ahead of the reply in its queue).
     h.output("%0", "y");
@@ -736,9 +731,7 @@ fn a_check_answered_from_an_earlier_point_of_the_output_is_no_divergence() {
     let totals = h.core.stats().totals;
     assert_eq!((totals.divergences, totals.early_answers), (0, 1));
     // A screen at no point since the check is a divergence.
-    h.core.tick(t0 + Duration::from_secs(4));
-    h.collect();
-    h.skip_until(|p| matches!(p, Purpose::Check(PaneId(0), _, _)));
+    h.watchdog_check_at(t0 + Duration::from_secs(4));
     h.output("%0", "z");
     h.answer(vec![screen(&["$ xq"], 30), ok(&["4 0 0 0"])]);
     assert_eq!(
@@ -755,12 +748,8 @@ fn a_seed_answered_after_output_read_since_applies_that_output_again() {
         rows.resize(30, "");
         rows
     };
-    let mut h = Harness::new(ConnectionConfig::default());
+    let mut h = Harness::one_pane((100, 30));
     let t0 = h.now;
-    let (start, _) = split_at(&transcript("shell-utf8"), "%output");
-    h.feed(&start);
-    h.attach(&[&row("%0", "@0", (100, 30), "")]);
-    h.seed(PaneId(0), (100, 30), &["$"], (2, 0));
     h.output("%0", "a");
     // A resync (tmux paused the pane, say) while the pane prints: tmux captures after "b",
     // and writes "c" before the reply.
@@ -778,9 +767,7 @@ fn a_seed_answered_after_output_read_since_applies_that_output_again() {
     h.seed(PaneId(0), (100, 30), &full(&["$ other"]), (7, 0));
     assert_eq!(h.text(PaneId(0)), "$ other");
     h.output("%0", "!");
-    h.core.tick(t0 + Duration::from_secs(2));
-    h.collect();
-    h.skip_until(|p| matches!(p, Purpose::Check(PaneId(0), _, _)));
+    h.watchdog_check_at(t0 + Duration::from_secs(2));
     h.answer(vec![screen(&["$ otherd!"], 30), ok(&["9 0 0 0"])]);
     assert_eq!(
         h.sent_for(|p| *p == Purpose::Seed(PaneId(0), ResyncReason::Retry))
