@@ -173,15 +173,14 @@ fn place_early_answer(bencher: Bencher, name: &str) {
     let (base, output) = answer_window(name);
     let mut shown = base.clone();
     shown.feed(&output[..output.len() - 1024]);
-    let rows = shown.capture_rows(true);
     let mut asked = Asked::new(1, &base);
     asked.output(&output);
-    let looks = Looks {
-        rows: &rows,
-        trimmed: true,
-        cursor: shown.cursor(),
-        alternate: shown.alternate_screen(),
-    };
+    let looks = Looks::new(
+        &shown.capture_rows(true),
+        shown.size(),
+        shown.cursor(),
+        shown.alternate_screen(),
+    );
     bencher
         .counter(BytesCount::new(output.len()))
         .bench_local(|| black_box(asked.point_of(&looks)));
@@ -199,5 +198,28 @@ fn feed_answer_window(bencher: Bencher, name: &str) {
                 screen.feed(chunk);
             }
             black_box(screen)
+        });
+}
+
+/// Feeding as the mirror does, with the divergence journal kept beside the screen (the
+/// baseline is `feed_panectl`, the screen alone).
+#[divan::bench(args = corpora(), sample_count = 20, sample_size = 1)]
+fn feed_with_journal(bencher: Bencher, name: &str) {
+    use panectl::mirror::Journal;
+    let bytes = corpus(name);
+    bencher
+        .counter(BytesCount::new(bytes.len()))
+        .with_inputs(|| {
+            (
+                PaneScreen::with_scrollback(WIDTH, HEIGHT, 500),
+                Journal::blank(WIDTH, HEIGHT),
+            )
+        })
+        .bench_local_values(|(mut screen, mut journal)| {
+            for chunk in bytes.chunks(CHUNK) {
+                screen.feed(chunk);
+                journal.output(chunk, &screen);
+            }
+            black_box((screen, journal))
         });
 }

@@ -28,28 +28,44 @@ pub struct Asked {
     lost: bool,
 }
 
-/// What a screen looks like to a comparison: its visible rows (as `capture-pane -e` prints
-/// them, trimmed, and passed through [`crate::screen::recapture`]), cursor and
-/// alternate-screen flag.
-#[derive(Debug, Clone, Copy)]
-pub struct Looks<'a> {
-    /// The rows.
-    pub rows: &'a [Vec<u8>],
-    /// Whether trailing spaces are trimmed (`capture-pane -e` without `-N`).
-    pub trimmed: bool,
-    /// Cursor column and row.
-    pub cursor: (u16, u16),
-    /// Alternate screen on.
-    pub alternate: bool,
+/// What tmux showed, as comparisons need it: the visible rows (`capture-pane -e` lines) in
+/// the model's own encoding ([`crate::screen::recapture`], so any tmux version compares),
+/// the cursor, the alternate-screen flag, and the cursor row's text for a cheap first look.
+#[derive(Debug, Clone)]
+pub struct Looks {
+    rows: Vec<Vec<u8>>,
+    cursor: (u16, u16),
+    alternate: bool,
+    cursor_row: Option<String>,
 }
 
-impl Looks<'_> {
+impl Looks {
+    /// tmux's `rows` of a `width` x `height` screen, its cursor and alternate flag.
+    pub fn new(
+        rows: &[Vec<u8>],
+        (width, height): (u16, u16),
+        cursor: (u16, u16),
+        alternate: bool,
+    ) -> Looks {
+        let rows = crate::screen::recapture(width, height, rows);
+        let cursor_row = rows
+            .get(usize::from(cursor.1))
+            .and_then(|row| strip_codes(row))
+            .map(|text| text.trim_end_matches(' ').to_string());
+        Looks {
+            rows,
+            cursor,
+            alternate,
+            cursor_row,
+        }
+    }
+
     /// Whether `screen` looks like this.
     pub fn matches(&self, screen: &PaneScreen) -> bool {
         if screen.cursor() != self.cursor || screen.alternate_screen() != self.alternate {
             return false;
         }
-        let rows = screen.capture_rows(self.trimmed);
+        let rows = screen.capture_rows(true);
         if rows == self.rows {
             return true;
         }
@@ -57,12 +73,15 @@ impl Looks<'_> {
         crate::screen::recapture(width, height, &rows) == self.rows
     }
 
-    /// The text of the cursor's row, when it can stand for the row (only SGR codes and the
-    /// line-drawing shifts in it): a cheap first comparison.
-    fn cursor_row_text(&self) -> Option<String> {
-        let row = self.rows.get(usize::from(self.cursor.1))?;
-        let text = strip_codes(row)?;
-        Some(text.trim_end_matches(' ').to_string())
+    /// [`Looks::matches`], first comparing what is cheap: the cursor, then its row's text.
+    fn quickly_matches(&self, screen: &PaneScreen) -> bool {
+        screen.cursor() == self.cursor
+            && self.cursor_row.as_ref().is_none_or(|text| {
+                screen
+                    .row(usize::from(self.cursor.1))
+                    .is_some_and(|row| row.trim_end_matches(' ') == text)
+            })
+            && self.matches(screen)
     }
 }
 
@@ -152,25 +171,15 @@ impl Asked {
         if self.lost {
             return None;
         }
-        let row_text = looks.cursor_row_text();
-        let looks_like = |screen: &PaneScreen| {
-            screen.cursor() == looks.cursor
-                && row_text.as_ref().is_none_or(|text| {
-                    screen
-                        .row(usize::from(looks.cursor.1))
-                        .is_some_and(|row| row.trim_end_matches(' ') == text)
-                })
-                && looks.matches(screen)
-        };
         // The last bytes first, fed at once up to them; the rest only if no point is there.
         let recent = self.output.len().saturating_sub(RECENT_BYTES);
         let search = |from: usize, to: usize| {
             let mut screen = self.base.clone();
             screen.feed(&self.output[..from]);
-            let mut found = looks_like(&screen).then_some(from);
+            let mut found = looks.quickly_matches(&screen).then_some(from);
             for at in from..to {
                 screen.feed(&self.output[at..=at]);
-                if looks_like(&screen) {
+                if looks.quickly_matches(&screen) {
                     found = Some(at + 1);
                 }
             }
@@ -189,9 +198,11 @@ impl Asked {
 mod tests {
     use super::*;
 
-    fn looks(screen: &PaneScreen) -> (Vec<Vec<u8>>, (u16, u16), bool) {
-        (
-            screen.capture_rows(true),
+    /// How `screen` looks to tmux's capture.
+    fn looks(screen: &PaneScreen) -> Looks {
+        Looks::new(
+            &screen.capture_rows(true),
+            screen.size(),
             screen.cursor(),
             screen.alternate_screen(),
         )
@@ -209,33 +220,17 @@ mod tests {
             seen.push(looks(&screen));
         }
         // tmux captured after the second chunk.
-        let (rows, cursor, alternate) = &seen[1];
-        let shown = Looks {
-            rows,
-            trimmed: true,
-            cursor: *cursor,
-            alternate: *alternate,
-        };
+        let shown = &seen[1];
         assert!(!shown.matches(&screen));
-        assert_eq!(asked.point_of(&shown), Some(13));
+        assert_eq!(asked.point_of(shown), Some(13));
         assert_eq!(asked.after(13), b"\r\nthree\r\nfour");
         // And inside a chunk: tmux writes several reads in one `%output` line.
         let mut within = PaneScreen::with_scrollback(20, 3, 100);
         within.feed(b"before\r\none\r\n\x1b[31mtw");
-        let rows = within.capture_rows(true);
-        let inside = Looks {
-            rows: &rows,
-            trimmed: true,
-            cursor: within.cursor(),
-            alternate: false,
-        };
-        assert_eq!(asked.point_of(&inside), Some(12));
+        assert_eq!(asked.point_of(&looks(&within)), Some(12));
         // A screen at no point of it.
         let other = vec![b"two".to_vec(), b"one".to_vec(), Vec::new()];
-        let wrong = Looks {
-            rows: &other,
-            ..shown
-        };
+        let wrong = Looks::new(&other, (20, 3), screen.cursor(), false);
         assert_eq!(asked.point_of(&wrong), None);
     }
 
@@ -246,13 +241,7 @@ mod tests {
         let first = b"\x1b[32mfar back\x1b[m\r\n";
         screen.feed(first);
         asked.output(first);
-        let (rows, cursor, _) = looks(&screen);
-        let shown = Looks {
-            rows: &rows,
-            trimmed: true,
-            cursor,
-            alternate: false,
-        };
+        let shown = looks(&screen);
         let rest = b"0123456789\r\n".repeat(RECENT_BYTES / 8);
         asked.output(&rest);
         assert_eq!(asked.point_of(&shown), Some(first.len()));
@@ -277,13 +266,6 @@ mod tests {
         asked.output(b"y");
         assert!(!asked.kept());
         assert!(asked.output_came());
-        let rows = screen.capture_rows(true);
-        let shown = Looks {
-            rows: &rows,
-            trimmed: true,
-            cursor: (0, 0),
-            alternate: false,
-        };
-        assert_eq!(asked.point_of(&shown), None);
+        assert_eq!(asked.point_of(&looks(&screen)), None);
     }
 }

@@ -277,14 +277,24 @@ impl DivergenceRecord {
         let start = Snapshot::from(&self.snapshot);
         let mut screen = PaneScreen::with_scrollback(start.width, start.height, self.scrollback);
         screen.reseed(&start);
-        let (width, height) = self.replay().size();
-        let tmux = self.tmux_screen.recaptured(width, height);
-        let shows_tmux = |screen: &PaneScreen| {
-            let (x, y) = screen.cursor();
-            [x, y] == tmux.cursor
-                && screen.alternate_screen() == tmux.alternate
-                && ScreenRecord::of(screen).recaptured(width, height).rows == tmux.rows
-        };
+        // Compared at the size the replay ends with.
+        let size = self
+            .steps
+            .iter()
+            .rev()
+            .find_map(|step| match step {
+                Step::Resize([width, height]) => Some((*width, *height)),
+                Step::Output(_) => None,
+            })
+            .unwrap_or((start.width, start.height));
+        let [x, y] = self.tmux_screen.cursor;
+        let tmux = super::asked::Looks::new(
+            &self.tmux_screen.rows,
+            size,
+            (x, y),
+            self.tmux_screen.alternate,
+        );
+        let shows_tmux = |screen: &PaneScreen| tmux.matches(screen);
         let mut fed = 0;
         let mut found = shows_tmux(&screen).then_some(0);
         for step in &self.steps {

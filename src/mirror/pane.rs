@@ -236,17 +236,12 @@ impl PaneMirror {
         // and what came after is missing until the next check repairs it.
         let after: Vec<u8> = match self.seed_asked.take() {
             Some(asked) if asked.output_came() => {
-                let rows = crate::screen::recapture(
-                    snapshot.width,
-                    snapshot.height,
+                let looks = Looks::new(
                     snapshot_rows(snapshot),
+                    (snapshot.width, snapshot.height),
+                    snapshot.cursor,
+                    snapshot.alternate.is_some(),
                 );
-                let looks = Looks {
-                    rows: &rows,
-                    trimmed: true,
-                    cursor: snapshot.cursor,
-                    alternate: snapshot.alternate.is_some(),
-                };
                 match asked.point_of(&looks) {
                     Some(point) => {
                         self.unsure_seed = false;
@@ -340,22 +335,16 @@ impl PaneMirror {
     /// resync confirms the divergence unless tmux paused the pane meanwhile.
     pub fn judge(&mut self, shown: &ShownScreen, id: u64) -> Verdict {
         let asked = self.check_answered(id);
-        if self.state != SyncState::Live || self.held.is_some() || self.shows(shown) {
+        if self.state != SyncState::Live || self.held.is_some() {
             return Verdict::Same;
         }
-        let rows = self.recaptured(&shown.styled);
-        if asked.as_ref().is_some_and(|asked| {
-            asked
-                .point_of(&Looks {
-                    rows: &rows,
-                    trimmed: true,
-                    cursor: shown.cursor,
-                    alternate: shown.alternate,
-                })
-                .is_some()
-        }) {
-            self.counters.early_answers += 1;
-            return Verdict::Same;
+        match self.place(shown, asked.as_ref()) {
+            Placed::Now => return Verdict::Same,
+            Placed::Earlier => {
+                self.counters.early_answers += 1;
+                return Verdict::Same;
+            }
+            Placed::Nowhere => {}
         }
         self.state = SyncState::Stale;
         // The last seed may have missed output tmux read after capturing: a difference then
@@ -371,17 +360,36 @@ impl PaneMirror {
     /// a resize: see [`PaneMirror::judge`]).
     pub fn showed(&mut self, shown: &ShownScreen, id: u64) -> bool {
         let asked = self.check_answered(id);
-        self.shows(shown)
-            || asked.is_some_and(|asked| {
-                asked
-                    .point_of(&Looks {
-                        rows: &self.recaptured(&shown.styled),
-                        trimmed: true,
-                        cursor: shown.cursor,
-                        alternate: shown.alternate,
-                    })
-                    .is_some()
-            })
+        self.place(shown, asked.as_ref()) != Placed::Nowhere
+    }
+
+    /// Where the mirror showed what a check's reply shows: now, at a point since the check
+    /// was sent, or nowhere.
+    fn place(&self, shown: &ShownScreen, asked: Option<&Asked>) -> Placed {
+        if self.screen.cursor() == shown.cursor
+            && self.screen.alternate_screen() == shown.alternate
+            && self.screen.ansi_rows() == shown.styled
+        {
+            return Placed::Now;
+        }
+        let looks = self.looks(shown);
+        if looks.matches(&self.screen) {
+            Placed::Now
+        } else if asked.is_some_and(|asked| asked.point_of(&looks).is_some()) {
+            Placed::Earlier
+        } else {
+            Placed::Nowhere
+        }
+    }
+
+    /// What tmux shows, for comparisons at the mirror's size.
+    fn looks(&self, shown: &ShownScreen) -> Looks {
+        Looks::new(
+            &shown.styled,
+            self.screen.size(),
+            shown.cursor,
+            shown.alternate,
+        )
     }
 
     /// Records a difference from what tmux shows, for the resync that follows to confirm
@@ -416,18 +424,7 @@ impl PaneMirror {
     /// Whether the mirrored screen, cursor and alternate-screen flag are tmux's (no side
     /// effect: the pipe watchdog decides itself what a difference means).
     pub fn shows(&self, shown: &ShownScreen) -> bool {
-        if self.screen.cursor() != shown.cursor || self.screen.alternate_screen() != shown.alternate
-        {
-            return false;
-        }
-        let ours = self.screen.ansi_rows();
-        ours == shown.styled || self.recaptured(&ours) == self.recaptured(&shown.styled)
-    }
-
-    /// tmux's rows in the model's encoding (see [`crate::screen::recapture`]).
-    fn recaptured(&self, rows: &[Vec<u8>]) -> Vec<Vec<u8>> {
-        let (width, height) = self.screen.size();
-        crate::screen::recapture(width, height, rows)
+        self.place(shown, None) == Placed::Now
     }
 
     /// Where the mirrored screen first differs from tmux's, for the log: the row and both
@@ -474,6 +471,17 @@ pub enum Verdict {
     /// It differs, but the mirror may be missing output a seed raced, or the points since
     /// the check were not kept: resynced, not counted.
     Unsure,
+}
+
+/// Where the mirror showed what a check's reply shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Placed {
+    /// Now.
+    Now,
+    /// At a point of the output since the check was sent.
+    Earlier,
+    /// At no point.
+    Nowhere,
 }
 
 /// What tmux shows, as a record keeps it.

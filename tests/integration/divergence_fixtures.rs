@@ -44,16 +44,13 @@ fn daemon_places_the_answer(record: &DivergenceRecord, chunk: usize) -> bool {
         }
     }
     let [x, y] = record.tmux_screen.cursor;
-    let (width, height) = screen.size();
-    let tmux = record.tmux_screen.recaptured(width, height);
-    asked
-        .point_of(&Looks {
-            rows: &tmux.rows,
-            trimmed: true,
-            cursor: (x, y),
-            alternate: record.tmux_screen.alternate,
-        })
-        .is_some()
+    let looks = Looks::new(
+        &record.tmux_screen.rows,
+        screen.size(),
+        (x, y),
+        record.tmux_screen.alternate,
+    );
+    asked.point_of(&looks).is_some()
 }
 
 #[test]

@@ -15,6 +15,9 @@ pub enum SaveError {
     /// The directory is not private to this user or cannot be made.
     #[error(transparent)]
     Directory(#[from] crate::trust::TrustError),
+    /// The record could not be made JSON.
+    #[error("cannot encode the record: {0}")]
+    Encode(#[from] serde_json::Error),
     /// Writing failed.
     #[error("cannot write {path}: {source}")]
     Write {
@@ -42,7 +45,7 @@ pub fn save(
         record.pane.trim_start_matches('%')
     );
     let path = dir.join(name);
-    let mut text = serde_json::to_vec_pretty(record).unwrap_or_default();
+    let mut text = serde_json::to_vec_pretty(record)?;
     text.push(b'\n');
     std::fs::write(&path, text).map_err(|source| SaveError::Write {
         path: path.clone(),
