@@ -182,12 +182,14 @@ impl PaneMirror {
         }
     }
 
-    /// Checks kept unanswered at most (a reply that finds its check gone compares only the
-    /// screen as it is).
+    /// Checks kept unanswered at most (a reply that finds its check gone cannot be placed,
+    /// and is judged [`Verdict::Unsure`]). The watchdog asks one at a time
+    /// ([`PaneMirror::checking`]); only resize checks come in numbers.
     const CHECKS_KEPT: usize = 4;
 
     /// A check is being sent: the screen now and the output until its reply are kept, for
-    /// the reply to be placed ([`PaneMirror::judge`]). Returns its number.
+    /// the reply to be placed ([`PaneMirror::judge`]). Returns its number; its reply (or its
+    /// failure) hands the record back through [`PaneMirror::check_answered`].
     pub fn check_sent(&mut self) -> u64 {
         self.questions += 1;
         self.checks
@@ -198,8 +200,16 @@ impl PaneMirror {
         self.questions
     }
 
-    /// The check numbered `id` was answered (or failed): it and older ones are done.
-    fn check_answered(&mut self, id: u64) -> Option<Asked> {
+    /// Whether a check is unanswered: the watchdog asks no more until it is answered (a
+    /// reply can come late, written behind other panes' output, and asking again meanwhile
+    /// learns nothing; past [`PaneMirror::CHECKS_KEPT`] a reply could not be placed).
+    pub fn checking(&self) -> bool {
+        !self.checks.is_empty()
+    }
+
+    /// The check numbered `id` was answered, failed or timed out: it and older ones are done.
+    /// Returns what was kept of it, for [`PaneMirror::judge`] or [`PaneMirror::showed`].
+    pub fn check_answered(&mut self, id: u64) -> Option<Asked> {
         while let Some(first) = self.checks.front() {
             if first.id() > id {
                 return None;
@@ -329,16 +339,16 @@ impl PaneMirror {
         std::mem::take(&mut self.changed_since_check)
     }
 
-    /// Judges the reply of check `id`: whether the mirror showed tmux's screen at some point
-    /// between sending the check and reading its reply ([`super::asked`]). When it did not,
-    /// the screen is marked stale: the caller resyncs, and for [`Verdict::Differs`] the
-    /// resync confirms the divergence unless tmux paused the pane meanwhile.
-    pub fn judge(&mut self, shown: &ShownScreen, id: u64) -> Verdict {
-        let asked = self.check_answered(id);
+    /// Judges the reply of a check (`asked`, from [`PaneMirror::check_answered`]): whether
+    /// the mirror showed tmux's screen at some point between sending the check and reading
+    /// its reply ([`super::asked`]). When it did not, the screen is marked stale: the caller
+    /// resyncs, and for [`Verdict::Differs`] the resync confirms the divergence unless tmux
+    /// paused the pane meanwhile.
+    pub fn judge(&mut self, shown: &ShownScreen, asked: Option<&Asked>) -> Verdict {
         if self.state != SyncState::Live || self.held.is_some() {
             return Verdict::Same;
         }
-        match self.place(shown, asked.as_ref()) {
+        match self.place(shown, asked) {
             Placed::Now => return Verdict::Same,
             Placed::Earlier => {
                 self.counters.early_answers += 1;
@@ -348,19 +358,19 @@ impl PaneMirror {
         }
         self.state = SyncState::Stale;
         // The last seed may have missed output tmux read after capturing: a difference then
-        // is that, not the model's.
-        if self.unsure_seed || asked.is_some_and(|asked| !asked.kept()) {
+        // is that, not the model's. Nor can a reply be placed whose points since its sending
+        // were not kept, or whose check is gone: tmux may have answered from any of them.
+        if self.unsure_seed || !asked.is_some_and(Asked::kept) {
             return Verdict::Unsure;
         }
         self.suspect(shown);
         Verdict::Differs
     }
 
-    /// Whether the screen was tmux's at some point since check `id` was sent (the check after
-    /// a resize: see [`PaneMirror::judge`]).
-    pub fn showed(&mut self, shown: &ShownScreen, id: u64) -> bool {
-        let asked = self.check_answered(id);
-        self.place(shown, asked.as_ref()) != Placed::Nowhere
+    /// Whether the screen was tmux's at some point since a check (`asked`) was sent (the
+    /// check after a resize: see [`PaneMirror::judge`]).
+    pub fn showed(&self, shown: &ShownScreen, asked: Option<&Asked>) -> bool {
+        self.place(shown, asked) != Placed::Nowhere
     }
 
     /// Where the mirror showed what a check's reply shows: now, at a point since the check
@@ -518,7 +528,8 @@ mod tests {
     /// A check sent now and answered with `shown`: whether it differs.
     fn differs(pane: &mut PaneMirror, shown: &ShownScreen) -> bool {
         let id = pane.check_sent();
-        pane.judge(shown, id) == Verdict::Differs
+        let asked = pane.check_answered(id);
+        pane.judge(shown, asked.as_ref()) == Verdict::Differs
     }
 
     fn row() -> PaneRow {
@@ -613,6 +624,38 @@ mod tests {
         let difference = pane.confirm_divergence().expect("a divergence").difference;
         assert!(difference.contains("EEEEE"), "{difference}");
         assert_eq!(pane.counters.divergences, 1);
+    }
+
+    #[test]
+    fn a_reply_whose_check_is_no_longer_kept_is_unsure_not_a_divergence() {
+        let mut pane = PaneMirror::new(row(), 1024);
+        pane.seeded(&snapshot(&["", "", ""], (0, 0)), GapReason::Seeded);
+        // Checks sent faster than tmux answers them: past those kept, the oldest's points
+        // are gone.
+        let first = pane.check_sent();
+        pane.output(b"a");
+        let shown = ShownScreen::new(
+            vec![b"a".to_vec(), b"".to_vec(), b"".to_vec()],
+            (1, 0),
+            false,
+            false,
+        );
+        for _ in 0..PaneMirror::CHECKS_KEPT {
+            assert!(pane.checking());
+            pane.check_sent();
+            pane.output(b"b");
+        }
+        // tmux answered the first from just after "a": the mirror showed it, but cannot
+        // tell any more.
+        let asked = pane.check_answered(first);
+        assert!(asked.is_none());
+        assert_eq!(pane.judge(&shown, asked.as_ref()), Verdict::Unsure);
+        assert_eq!(pane.confirm_divergence(), None);
+        assert_eq!(pane.counters.divergences, 0);
+        // The others are still unanswered, then done.
+        assert!(pane.checking());
+        pane.check_answered(first + PaneMirror::CHECKS_KEPT as u64);
+        assert!(!pane.checking());
     }
 
     #[test]

@@ -228,7 +228,10 @@ impl SessionCore {
             }
             Purpose::Seed(pane, reason) => self.seeded(pane, reason, &replies),
             Purpose::Check(pane, layouts, id) => self.checked(pane, layouts, id, &replies),
-            Purpose::ResizeCheck(pane, id) => self.resize_checked(pane, id, &replies),
+            Purpose::ResizeCheck(pane, id) => {
+                let asked = self.check_over(pane, id);
+                self.resize_checked(pane, asked.as_ref(), &replies);
+            }
             Purpose::LastResponse(pane, id) => self.last_response_read(pane, &replies, id),
             Purpose::PipeStart(pane, generation) => self.pipe_started(pane, generation, &replies),
             Purpose::PipeCheck(pane) => self.pipe_checked(pane, &replies),
@@ -272,10 +275,15 @@ impl SessionCore {
                 Purpose::Panes(_) => self.mark_synced(),
                 // The next watchdog round checks again.
                 Purpose::PipeCheck(pane) => self.pipe_checked(pane, &[]),
-                Purpose::ResizeCheck(pane, _) => {
+                Purpose::ResizeCheck(pane, id) => {
+                    self.check_over(pane, id);
                     if let Some(mirror) = self.panes.get_mut(&pane) {
                         mirror.mark_stale();
                     }
+                }
+                // The next watchdog round checks again.
+                Purpose::Check(pane, _, id) => {
+                    self.check_over(pane, id);
                 }
                 Purpose::ProgramCheck(pane) => self.program_checked(pane, &[]),
                 // The caller is let go unanswered.

@@ -10,6 +10,7 @@ use crate::control::Reply;
 use crate::control::command::Line;
 use crate::events::{EventKind, ResyncReason};
 use crate::ids::{PaneId, WindowId};
+use crate::mirror::asked::Asked;
 use crate::mirror::pane::Verdict;
 use crate::mirror::{PaneMirror, SyncState};
 use crate::pipe::Transport;
@@ -180,13 +181,23 @@ impl SessionCore {
     pub(super) fn watchdog(&mut self) {
         let mut checks = Vec::new();
         let mut reseeds = Vec::new();
+        // Pipe panes have checks of their own, in `pipe_watchdog` (cross-checked ones are fed
+        // by `%output` and checked here).
+        let piped: BTreeSet<PaneId> = self
+            .panes
+            .keys()
+            .copied()
+            .filter(|pane| self.transport_of(*pane) == Transport::Pipe)
+            .collect();
         for (id, mirror) in &mut self.panes {
             if self.seeding.contains_key(id) {
                 continue;
             }
             match mirror.state() {
+                // One check at a time: under load tmux answers late, and checks sent meanwhile
+                // would pile up past those whose output the mirror keeps to place a reply.
                 SyncState::Live => {
-                    if mirror.take_changed() {
+                    if !piped.contains(id) && !mirror.checking() && mirror.take_changed() {
                         checks.push((*id, mirror.layouts_seen(), mirror.check_sent()));
                     }
                 }
@@ -198,11 +209,7 @@ impl SessionCore {
             self.seed(pane, ResyncReason::Retry);
         }
         for (pane, layouts, id) in checks {
-            // Pipe panes have checks of their own, below (cross-checked ones are fed by
-            // `%output` and checked here).
-            if self.transport_of(pane) != Transport::Pipe {
-                self.send(query::check_line(pane), Purpose::Check(pane, layouts, id));
-            }
+            self.send(query::check_line(pane), Purpose::Check(pane, layouts, id));
         }
         self.pipe_watchdog();
     }
@@ -230,6 +237,12 @@ impl SessionCore {
         Some(shown)
     }
 
+    /// The check numbered `id` is over (answered, failed or timed out): what its mirror kept
+    /// of it, which the watchdog waits for before it checks the pane again.
+    pub(super) fn check_over(&mut self, pane: PaneId, id: u64) -> Option<Asked> {
+        self.panes.get_mut(&pane)?.check_answered(id)
+    }
+
     pub(super) fn checked(
         &mut self,
         pane: PaneId,
@@ -237,6 +250,7 @@ impl SessionCore {
         id: u64,
         replies: &[Option<Reply>],
     ) {
+        let asked = self.check_over(pane, id);
         // A layout change came between the check and its reply: the mirror reflowed after
         // tmux may have parsed output at the new size, so the check is one after a resize.
         if self
@@ -244,7 +258,7 @@ impl SessionCore {
             .get(&pane)
             .is_some_and(|mirror| mirror.layouts_seen() != layouts)
         {
-            self.resize_checked(pane, id, replies);
+            self.resize_checked(pane, asked.as_ref(), replies);
             return;
         }
         let Some(shown) = self.shown_for_check(pane, replies) else {
@@ -265,11 +279,11 @@ impl SessionCore {
             return;
         }
         // The resync confirms the divergence, unless tmux pauses the pane first.
-        match mirror.judge(&shown, id) {
+        match mirror.judge(&shown, asked.as_ref()) {
             Verdict::Same => {}
             Verdict::Differs => self.seed(pane, ResyncReason::Divergence),
             Verdict::Unsure => {
-                debug!(session = %self.session, %pane, difference = %mirror.difference(&shown), "screen differs after a seed that raced output; resyncing");
+                debug!(session = %self.session, %pane, difference = %mirror.difference(&shown), "screen differs where the check cannot be placed (a seed raced output, or too much came since); resyncing");
                 self.seed(pane, ResyncReason::Retry);
             }
         }
@@ -281,7 +295,12 @@ impl SessionCore {
     /// output at the new size before `%layout-change` reached the client (the notification is
     /// queued, the resize is not), or when lines come back from history the mirror never saw
     /// (a taller pane after a reseed).
-    pub(super) fn resize_checked(&mut self, pane: PaneId, id: u64, replies: &[Option<Reply>]) {
+    pub(super) fn resize_checked(
+        &mut self,
+        pane: PaneId,
+        asked: Option<&Asked>,
+        replies: &[Option<Reply>],
+    ) {
         let Some(shown) = self.shown_for_check(pane, replies) else {
             return;
         };
@@ -292,7 +311,7 @@ impl SessionCore {
         if mirror.other_size(&shown) {
             return;
         }
-        let same = mirror.showed(&shown, id);
+        let same = mirror.showed(&shown, asked);
         debug!(session = %self.session, %pane, state = ?mirror.state(), same, "resize check");
         if mirror.state() == SyncState::Live && !same {
             info!(

@@ -742,6 +742,46 @@ fn a_check_answered_from_an_earlier_point_of_the_output_is_no_divergence() {
 }
 
 #[test]
+fn the_watchdog_waits_for_a_late_reply_and_places_it_in_the_output_since() {
+    let mut h = Harness::one_pane((100, 30));
+    let t0 = h.now;
+    let checks = |h: &Harness| {
+        h.sent_for(|p| matches!(p, Purpose::Check(PaneId(0), _, _)))
+            .len()
+    };
+    h.output("%0", "x");
+    h.watchdog_check_at(t0 + Duration::from_secs(2));
+    assert_eq!(checks(&h), 1);
+    // tmux captured "$ x", then kept writing the pane's output ahead of the reply (behind
+    // other panes' output) through several watchdog rounds, each before the check times out:
+    // no check is sent meanwhile.
+    for round in 2..6 {
+        h.output("%0", "y");
+        h.core.tick(t0 + Duration::from_secs(2 * round));
+        h.collect();
+    }
+    h.skip_until(|p| matches!(p, Purpose::Check(PaneId(0), _, _)));
+    h.answer(vec![screen(&["$ x"], 30), ok(&["3 0 0 0"])]);
+    // No resync: only the first seed was sent.
+    assert_eq!(h.sent_for(|p| matches!(p, Purpose::Seed(..))).len(), 1);
+    let totals = h.core.stats().totals;
+    assert_eq!((totals.divergences, totals.early_answers), (0, 1));
+    assert_eq!(checks(&h), 1, "no check while one was unanswered");
+    // Answered: the next round checks again.
+    h.core.tick(t0 + Duration::from_secs(12));
+    h.collect();
+    assert_eq!(checks(&h), 2);
+    // One never answered is over when it times out.
+    h.output("%0", "z");
+    h.core.tick(t0 + Duration::from_secs(20));
+    h.collect();
+    assert_eq!(checks(&h), 2);
+    h.core.tick(t0 + Duration::from_secs(22));
+    h.collect();
+    assert_eq!(checks(&h), 3);
+}
+
+#[test]
 fn a_seed_answered_after_output_read_since_applies_that_output_again() {
     let full = |lines: &[&'static str]| {
         let mut rows = lines.to_vec();
