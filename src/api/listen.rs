@@ -1,8 +1,14 @@
 //! The accept loop of the API's listeners (the Unix socket and the optional TCP one), with
 //! limits that keep one client from starving the others or the daemon:
 //!
-//! - each listener has its own cap on open connections; a connection over the cap is closed at
-//!   once, so a flood on the TCP port leaves the Unix socket served;
+//! - each listener has its own cap on open connections, so a flood on the TCP port leaves the
+//!   Unix socket served; a connection over the cap waits a moment for a place, then is answered
+//!   `503 Service Unavailable` (never reset without an answer);
+//! - requests that hold their connection (event streams, waits, hand-offs, launches) may take
+//!   only the cap less a reserve, so short requests (`health`, `send`) always find a place: one
+//!   more such request is answered 503 (see [`StreamSlots`]);
+//! - every request carries the [`Peer`] the kernel says is at the other end (never what the
+//!   request says), for the routes that trust only some processes (hooks);
 //! - a request's head must arrive within a timeout (also on an idle kept-alive connection), so
 //!   half-sent requests cannot hold connections, and their memory, for ever;
 //! - refused connections and accept errors are logged at most once per [`LOG_EVERY`], with a
@@ -30,10 +36,14 @@ pub const LOG_EVERY: Duration = Duration::from_secs(10);
 /// How long connections may take to finish their requests once the daemon stops.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
+/// How long a connection over the cap waits for a place before it is answered 503 (as many
+/// connections as the cap may wait; more are closed at once).
+const OVERFLOW_WAIT: Duration = Duration::from_secs(5);
+
 /// The limits of one listener.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Connections open at once; more are closed as they arrive.
+    /// Connections open at once; more wait a moment for a place, then are answered 503.
     pub max_connections: usize,
     /// How long a request's head (request line and headers) may take to arrive, counted from
     /// when the connection waits for it (a new connection, or a kept-alive one after an
@@ -54,24 +64,66 @@ impl Limits {
         max_connections: 128,
         header_timeout: Duration::from_secs(10),
     };
+
+    /// Connections kept for short requests: requests that hold their connection may take the
+    /// rest (an eighth of the cap, at least one, when the cap allows it).
+    pub fn reserve(&self) -> usize {
+        if self.max_connections < 2 {
+            0
+        } else {
+            (self.max_connections / 8).max(1)
+        }
+    }
+}
+
+/// Who is at the other end of an API connection, as the kernel says (`SO_PEERCRED` on the Unix
+/// socket); what a request's body says of its sender is never taken for it. Every request
+/// carries it as an extension.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Peer {
+    /// The peer's process (Unix socket only).
+    pub pid: Option<u32>,
+}
+
+/// The places for requests that hold their connection (event streams, long waits): the cap
+/// less the reserve kept for short requests. Every request carries it as an extension; a route
+/// that holds its connection takes a place with [`StreamSlots::take`] for as long as it does.
+#[derive(Debug, Clone)]
+pub struct StreamSlots(Arc<Semaphore>);
+
+impl StreamSlots {
+    /// Places for `limits`.
+    pub fn new(limits: &Limits) -> StreamSlots {
+        let places = limits
+            .max_connections
+            .saturating_sub(limits.reserve())
+            .max(1);
+        StreamSlots(Arc::new(Semaphore::new(places)))
+    }
+
+    /// A place, held until dropped; `None` when all are taken.
+    pub fn take(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        Arc::clone(&self.0).try_acquire_owned().ok()
+    }
 }
 
 /// A source of connections: a bound socket that may refuse some peers.
 pub trait Accept: Send + 'static {
     /// A connection.
     type Io: AsyncRead + AsyncWrite + Unpin + Send + 'static;
-    /// The next connection; `Ok(None)` when one was accepted and refused (already logged).
-    fn accept(&mut self) -> impl Future<Output = io::Result<Option<Self::Io>>> + Send;
+    /// The next connection and its peer; `Ok(None)` when one was accepted and refused
+    /// (already logged).
+    fn accept(&mut self) -> impl Future<Output = io::Result<Option<(Self::Io, Peer)>>> + Send;
 }
 
 impl Accept for tokio::net::TcpListener {
     type Io = tokio::net::TcpStream;
 
-    async fn accept(&mut self) -> io::Result<Option<Self::Io>> {
+    async fn accept(&mut self) -> io::Result<Option<(Self::Io, Peer)>> {
         let (stream, _) = tokio::net::TcpListener::accept(self).await?;
         // Answers are small and written whole: no need to wait for more to send.
         let _ = stream.set_nodelay(true);
-        Ok(Some(stream))
+        Ok(Some((stream, Peer::default())))
     }
 }
 
@@ -142,6 +194,10 @@ pub async fn serve<L: Accept>(
     cancel: CancellationToken,
 ) {
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    // Connections over the cap waiting for a place; more than that many are answered 503 at
+    // once.
+    let waiting = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let slots = StreamSlots::new(&limits);
     let shared = Arc::new(Shared {
         name,
         open: AtomicUsize::new(0),
@@ -155,8 +211,8 @@ pub async fn serve<L: Accept>(
             () = cancel.cancelled() => break,
             accepted = listener.accept() => accepted,
         };
-        let io = match accepted {
-            Ok(Some(io)) => io,
+        let (io, peer) = match accepted {
+            Ok(Some(accepted)) => accepted,
             Ok(None) => continue,
             Err(error) => {
                 if let Some(held_back) = error_log.allow(Instant::now()) {
@@ -172,33 +228,51 @@ pub async fn serve<L: Accept>(
                 continue;
             }
         };
-        let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
-            drop(io);
-            if let Some(held_back) = refused_log.allow(Instant::now()) {
-                tracing::warn!(
-                    listener = name,
-                    max = limits.max_connections,
-                    held_back,
-                    "API connection refused: too many open (a client holding connections?)"
-                );
+        let app = with_extensions(app.clone(), peer, slots.clone());
+        let permit = match Arc::clone(&permits).try_acquire_owned() {
+            Ok(permit) => Some(permit),
+            Err(_) => {
+                if let Some(held_back) = refused_log.allow(Instant::now()) {
+                    tracing::warn!(
+                        listener = name,
+                        max = limits.max_connections,
+                        held_back,
+                        "API connections over the cap: waiting for a place, else answered 503 \
+                         (a client holding connections?)"
+                    );
+                }
+                None
             }
-            continue;
         };
-        let open = shared.open.fetch_add(1, Ordering::Relaxed) + 1;
-        shared.peak.fetch_max(open, Ordering::Relaxed);
-        let app = app.clone();
         let shared = Arc::clone(&shared);
         let cancel = cancel.clone();
-        connections.spawn(async move {
-            serve_connection(io, app, limits, &cancel).await;
-            drop(permit);
-            if shared.open.fetch_sub(1, Ordering::Relaxed) == 1
-                && shared.peak.swap(0, Ordering::Relaxed) >= RETURN_MEMORY_AFTER
-            {
-                tracing::debug!(listener = shared.name, "returning memory after a burst");
-                return_memory();
+        match permit {
+            Some(permit) => {
+                connections.spawn(serve_counted(io, app, limits, cancel, permit, shared));
             }
-        });
+            None => {
+                let permits = Arc::clone(&permits);
+                // As many again may wait; past that a connection is closed at once, which
+                // bounds the descriptors a flood can hold (the other listener shares them).
+                let Ok(waiting) = Arc::clone(&waiting).try_acquire_owned() else {
+                    drop(io);
+                    continue;
+                };
+                connections.spawn(async move {
+                    let place = tokio::time::timeout(OVERFLOW_WAIT, permits.acquire_owned())
+                        .await
+                        .ok()
+                        .and_then(Result::ok);
+                    drop(waiting);
+                    match place {
+                        Some(permit) => {
+                            serve_counted(io, app, limits, cancel, permit, shared).await;
+                        }
+                        None => serve_connection(io, overloaded(), limits, &cancel).await,
+                    }
+                });
+            }
+        }
     }
     connections.close();
     if tokio::time::timeout(SHUTDOWN_GRACE, connections.wait())
@@ -209,6 +283,58 @@ pub async fn serve<L: Accept>(
             listener = name,
             "connections still open at shutdown; dropped"
         );
+    }
+}
+
+/// The app with what every request of one connection carries: its peer and the stream places.
+fn with_extensions(app: Router, peer: Peer, slots: StreamSlots) -> Router {
+    app.layer(axum::Extension(peer))
+        .layer(axum::Extension(slots))
+}
+
+/// The app of a connection that found no place: every request is answered 503 and the
+/// connection closed.
+fn overloaded() -> Router {
+    use axum::response::IntoResponse;
+    Router::new().fallback(|| async {
+        let mut answer = super::error::ApiError(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            "the daemon has too many API connections open; try again".into(),
+        )
+        .into_response();
+        let headers = answer.headers_mut();
+        headers.insert(
+            axum::http::header::CONNECTION,
+            axum::http::HeaderValue::from_static("close"),
+        );
+        headers.insert(
+            axum::http::header::RETRY_AFTER,
+            axum::http::HeaderValue::from_static("1"),
+        );
+        answer
+    })
+}
+
+/// Serves a connection that holds a place, and gives the place back.
+async fn serve_counted<I>(
+    io: I,
+    app: Router,
+    limits: Limits,
+    cancel: CancellationToken,
+    permit: tokio::sync::OwnedSemaphorePermit,
+    shared: Arc<Shared>,
+) where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let open = shared.open.fetch_add(1, Ordering::Relaxed) + 1;
+    shared.peak.fetch_max(open, Ordering::Relaxed);
+    serve_connection(io, app, limits, &cancel).await;
+    drop(permit);
+    if shared.open.fetch_sub(1, Ordering::Relaxed) == 1
+        && shared.peak.swap(0, Ordering::Relaxed) >= RETURN_MEMORY_AFTER
+    {
+        tracing::debug!(listener = shared.name, "returning memory after a burst");
+        return_memory();
     }
 }
 

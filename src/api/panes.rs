@@ -389,12 +389,17 @@ pub(crate) async fn set_provider(
     Ok(axum::Json(pane).into_response())
 }
 
+/// How many ancestors of a hook's sender are looked at for the pane's agent.
+const SENDER_DEPTH: usize = 64;
+
 /// A hook event of the agent in the pane: a status signal
 ///
 /// What `panectl hook` sends (an agent CLI's hook command: it reads the hook's JSON on stdin).
 /// The event is mapped to a status and weighed against the screen: the newest evidence wins
-/// (see docs/API.md, Status sources). A hook whose `pid` does not run in the pane is stale and
-/// does not apply. Answers 200 whether or not it applied.
+/// (see docs/API.md, Status sources). The sender is known from the Unix socket (`SO_PEERCRED`),
+/// never from the body: a hook applies only when its sender is the pane's agent process or
+/// runs under it (a hook of another pane, of a script, of a program that ended does not).
+/// Answers 200 whether or not it applied, with why not; 403 on the TCP listener.
 #[utoipa::path(
     post,
     path = "/v1/panes/{pane}/hook",
@@ -414,6 +419,11 @@ pub(crate) async fn set_provider(
             body = ErrorBody
         ),
         (
+            status = 403,
+            description = "Not sent on the Unix socket: the sender cannot be known.",
+            body = ErrorBody
+        ),
+        (
             status = 404,
             description = "No pane has that name, or it is not mirrored.",
             body = ErrorBody
@@ -424,9 +434,18 @@ pub(crate) async fn set_provider(
 )]
 pub(crate) async fn hook(
     State(state): State<ApiState>,
+    peer: Option<axum::Extension<super::listen::Peer>>,
     UrlPath(PanePath { pane: name }): UrlPath<PanePath>,
     super::body::Json(report): super::body::Json<crate::status::signal::HookReport>,
 ) -> Result<Response, ApiError> {
+    // Who sent it, as the kernel says: the hook's own `pid` is not taken for it.
+    let Some(pid) = peer.and_then(|axum::Extension(peer)| peer.pid) else {
+        return Err(ApiError(
+            StatusCode::FORBIDDEN,
+            "hooks are taken only on the daemon's Unix socket, whose peer is known".into(),
+        ));
+    };
+    let sender = crate::status::process::ancestry(pid, SENDER_DEPTH);
     // Hooks come from `$TMUX_PANE`, a pane id: asked of each connection directly, without
     // listing every pane first (a hook waits for this answer).
     let pane = match name.parse::<PaneId>() {
@@ -438,7 +457,7 @@ pub(crate) async fn hook(
             break;
         }
         for handle in state.ctx.handles().values() {
-            if let Ok(Some(answer)) = handle.hook(pane, report.clone()).await {
+            if let Ok(Some(answer)) = handle.hook(pane, report.clone(), sender.clone()).await {
                 return Ok(axum::Json(answer).into_response());
             }
         }

@@ -61,10 +61,15 @@ impl PeerCheckedListener {
 impl super::listen::Accept for PeerCheckedListener {
     type Io = UnixStream;
 
-    async fn accept(&mut self) -> io::Result<Option<UnixStream>> {
+    async fn accept(&mut self) -> io::Result<Option<(UnixStream, super::listen::Peer)>> {
         let (stream, _) = self.listener.accept().await?;
         let refused = match stream.peer_cred() {
-            Ok(cred) if cred.uid() == self.uid => return Ok(Some(stream)),
+            Ok(cred) if cred.uid() == self.uid => {
+                let peer = super::listen::Peer {
+                    pid: cred.pid().and_then(|pid| u32::try_from(pid).ok()),
+                };
+                return Ok(Some((stream, peer)));
+            }
             Ok(cred) => format!("uid {}", cred.uid()),
             Err(error) => format!("unknown (cannot check: {error})"),
         };
@@ -99,6 +104,9 @@ pub(crate) struct Route {
     pub path: &'static str,
     /// The handler.
     pub handler: axum::routing::MethodRouter<ApiState>,
+    /// Whether its requests hold their connection (a stream, a long wait): they take one of the
+    /// [`super::listen::StreamSlots`], so that short requests always find a place.
+    pub holds: bool,
 }
 
 /// Every route.
@@ -108,11 +116,17 @@ pub(crate) fn routes() -> Vec<Route> {
         method: "get",
         path,
         handler,
+        holds: false,
     };
     let post_route = |path, handler| Route {
         method: "post",
         path,
         handler,
+        holds: false,
+    };
+    let holding = |route: Route| Route {
+        holds: true,
+        ..route
     };
     vec![
         get_route("/v1/health", get(super::health::health)),
@@ -146,9 +160,12 @@ pub(crate) fn routes() -> Vec<Route> {
         ),
         post_route("/v1/panes/{pane}/input", post(super::workflows::input)),
         post_route("/v1/panes/{pane}/keys", post(super::workflows::keys)),
-        post_route("/v1/panes/{pane}/wait", post(super::workflows::wait)),
-        post_route("/v1/agents", post(super::workflows::launch)),
-        post_route("/v1/handoff", post(super::workflows::handoff)),
+        holding(post_route(
+            "/v1/panes/{pane}/wait",
+            post(super::workflows::wait),
+        )),
+        holding(post_route("/v1/agents", post(super::workflows::launch))),
+        holding(post_route("/v1/handoff", post(super::workflows::handoff))),
         post_route("/v1/assign", post(super::workflows::assign)),
         get_route("/v1/assignments", get(super::workflows::assignments)),
         get_route("/v1/assignments/{id}", get(super::workflows::assignment)),
@@ -158,7 +175,7 @@ pub(crate) fn routes() -> Vec<Route> {
             "/v1/messages/{id}/cancel",
             post(super::messages::cancel_message),
         ),
-        get_route("/v1/events", get(super::events::events)),
+        holding(get_route("/v1/events", get(super::events::events))),
     ]
 }
 
@@ -167,12 +184,62 @@ pub fn router(state: ApiState) -> Router {
     routes()
         .into_iter()
         .fold(Router::new(), |router, route| {
-            router.route(route.path, route.handler)
+            let handler = if route.holds {
+                route
+                    .handler
+                    .layer(axum::middleware::from_fn(take_stream_slot))
+            } else {
+                route.handler
+            };
+            router.route(route.path, handler)
         })
         // A 1 MiB message sent as `body_hex` is 2 MiB of JSON.
         .layer(axum::extract::DefaultBodyLimit::max(4 << 20))
         .layer(axum::middleware::map_response(json_rejections))
         .with_state(state)
+}
+
+/// Gives a request that holds its connection one of the stream places for as long as its
+/// answer lasts (an event stream's whole life), or answers 503 when none is left: the
+/// places left are kept for short requests.
+async fn take_stream_slot(
+    slots: Option<axum::Extension<super::listen::StreamSlots>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    use futures::StreamExt;
+    let Some(axum::Extension(slots)) = slots else {
+        return next.run(request).await;
+    };
+    let Some(place) = slots.take() else {
+        let mut answer = ApiError(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            "too many event streams and waits are open (the rest of the connections are kept \
+             for short requests); close some and try again"
+                .into(),
+        )
+        .into_response();
+        // The connection is given back too: a client that never reads would keep it.
+        answer.headers_mut().insert(
+            header::CONNECTION,
+            axum::http::HeaderValue::from_static("close"),
+        );
+        return answer;
+    };
+    let response = next.run(request).await;
+    // An answer of known length is complete: the place is free again.
+    if hyper::body::Body::size_hint(response.body())
+        .exact()
+        .is_some()
+    {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let body = body.into_data_stream().map(move |chunk| {
+        let _held = &place;
+        chunk
+    });
+    Response::from_parts(parts, axum::body::Body::from_stream(body))
 }
 
 /// Gives the errors axum answers by itself (a body that is not the JSON a route takes, a bad

@@ -159,6 +159,13 @@ pub struct DaemonArgs {
     /// as a plain shell, which runs it as commands. Refused by default.
     #[arg(long)]
     mcp_allow_shell: bool,
+    /// A command of yours, run with `sh -c` on this machine when an agent starts waiting for
+    /// you or finishes a turn (`PANECTL_SERVER`, `PANECTL_PANE`, `PANECTL_PROVIDER`,
+    /// `PANECTL_STATUS`, `PANECTL_PREVIOUS` in its environment). A local server's
+    /// `@panectl-notify-command` option wins over it; a server on another host is never asked
+    /// for a command (its options are data), so this is the one that runs for it.
+    #[arg(long, value_name = "COMMAND")]
+    notify_command: Option<String>,
     /// Connections the API's Unix socket keeps open at once; more are closed as they arrive.
     #[arg(long, default_value_t = 512, value_name = "N")]
     api_max_connections: usize,
@@ -367,6 +374,7 @@ fn run(server: &ServerArgs, args: DaemonArgs, forward: &[OsString]) -> anyhow::R
         },
         exit_with_server: args.exit_with_server,
         mcp_allow_shell: args.mcp_allow_shell,
+        notify_command: args.notify_command.clone(),
         rules_dir: args
             .rules_dir
             .clone()

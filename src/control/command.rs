@@ -579,6 +579,17 @@ pub mod commands {
         .format(format)
     }
 
+    /// `run-shell -b -t PANE "printf '\\a' > #{q:pane_tty}"`: rings the bell in a pane the way
+    /// a program in it would, run by the tmux server on its own machine (the terminal's path
+    /// is expanded there and never read here: for a server on another host, no local file is
+    /// named by what that server says).
+    pub fn ring_bell(pane: PaneId) -> Command {
+        Command::new("run-shell")
+            .flag("-b")
+            .target("-t", Target::Pane(pane))
+            .format(Format::new("printf '\\a' > #{q:pane_tty}"))
+    }
+
     /// `refresh-client -A '%p:STATE'`: pauses, continues or switches a pane's output.
     pub fn pane_output(pane: PaneId, state: PaneOutput) -> Command {
         let value = format!("{pane}:{}", state.as_str());

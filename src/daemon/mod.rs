@@ -54,6 +54,9 @@ pub struct DaemonOptions {
     pub command_line: Vec<String>,
     /// Whether MCP clients may send text to panes without a recognised agent.
     pub mcp_allow_shell: bool,
+    /// The local user's notification command (`--notify-command`): the only one run for a
+    /// server on another host.
+    pub notify_command: Option<String>,
     /// The Unix socket's connection limits.
     pub api_limits: crate::api::listen::Limits,
     /// The TCP listener's connection limits.
@@ -104,6 +107,22 @@ pub enum DaemonError {
         /// The failure.
         source: std::io::Error,
     },
+}
+
+/// Raises the soft limit on open files to the hard one: every API connection (up to twice the
+/// cap while some wait for a place), control client and pipe holds descriptors, and a soft
+/// limit of 1,024 would refuse connections long before the caps do.
+fn raise_file_limit() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    match getrlimit(Resource::RLIMIT_NOFILE) {
+        Ok((soft, hard)) if soft < hard => {
+            if let Err(error) = setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
+                warn!(%error, soft, hard, "cannot raise the limit on open files");
+            }
+        }
+        Ok(_) => {}
+        Err(error) => warn!(%error, "cannot read the limit on open files"),
+    }
 }
 
 /// Holds the single-instance locks for as long as the daemon runs.
@@ -235,6 +254,7 @@ pub async fn run(
     ready: impl FnOnce(),
 ) -> Result<(), DaemonError> {
     let started = Instant::now();
+    raise_file_limit();
     let leftovers = crate::clients::end_leftovers(
         &options.paths.clients(),
         &options.address,
@@ -286,6 +306,11 @@ pub async fn run(
         cancel.clone(),
     );
     tracker.spawn(notify::run(
+        notify::NotifyOptions {
+            command: options.notify_command.clone(),
+            remote: !options.address.is_local(),
+            server: options.address.label(),
+        },
         bus.clone(),
         connections.clone(),
         tracker.clone(),

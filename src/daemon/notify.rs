@@ -10,6 +10,13 @@
 //! `@panectl-notify-bell on` rings the bell the tmux way: a BEL is written to the agent pane's
 //! terminal, as if the agent had rung it, so tmux handles it like any bell of a pane (its
 //! `monitor-bell`, `bell-action` and `visual-bell` options, the window's bell flag).
+//!
+//! What a server on another host says is data, never a command or a local path
+//! (docs/remote.md, "What is trusted"): its `@panectl-notify-command` is ignored (anything
+//! able to set an option there, its agents included, would otherwise run code here), the
+//! daemon's own `--notify-command` runs instead, with the remote values in its environment,
+//! and its bell rings through that server's tmux (`run-shell` there) rather than by opening
+//! the terminal path it names on this machine.
 
 use std::collections::BTreeMap;
 
@@ -52,12 +59,14 @@ pub fn notable(status: Status, previous: Status, provider: Option<&str>) -> bool
 
 /// The environment of the user's notification command.
 pub fn command_env(
+    server: &str,
     pane: PaneId,
     provider: &str,
     status: Status,
     previous: Status,
 ) -> BTreeMap<&'static str, String> {
     BTreeMap::from([
+        ("PANECTL_SERVER", server.to_string()),
         ("PANECTL_PANE", pane.to_string()),
         ("PANECTL_PROVIDER", provider.to_string()),
         ("PANECTL_STATUS", status.to_string()),
@@ -65,11 +74,37 @@ pub fn command_env(
     ])
 }
 
-/// The notification options.
+/// What the daemon's own configuration says about notifications: it holds for any server,
+/// unlike the server's options, which are trusted only from a server on this machine.
+#[derive(Debug, Clone, Default)]
+pub struct NotifyOptions {
+    /// `--notify-command`: the local user's command, run with `sh -c` on this machine.
+    pub command: Option<String>,
+    /// The server runs on another host: its options are data.
+    pub remote: bool,
+    /// The server's label, given to the command as `PANECTL_SERVER`.
+    pub server: String,
+}
+
+/// The notification options read from the tmux server.
 struct Settings {
     messages: bool,
     command: String,
     bell: bool,
+}
+
+/// The command to run for a notification: on a local server the server's option, else the
+/// daemon's own; on a remote server only the daemon's own (`ignored` says that the server's
+/// option was set and not used).
+fn chosen_command<'a>(options: &'a NotifyOptions, from_server: &'a str) -> (Option<&'a str>, bool) {
+    let own = options.command.as_deref().filter(|c| !c.trim().is_empty());
+    if options.remote {
+        (own, !from_server.trim().is_empty())
+    } else if from_server.trim().is_empty() {
+        (own, false)
+    } else {
+        (Some(from_server), false)
+    }
 }
 
 /// Reads the options; `None` when tmux cannot be asked.
@@ -106,7 +141,18 @@ fn user_command(stored: &str, version: &str) -> String {
     }
 }
 
-/// Rings the bell in `pane`: a BEL written to its terminal, which tmux takes as the pane's own.
+/// Rings the bell in a pane of a server on another host: tmux there writes the BEL to the
+/// pane's terminal (nothing here opens a path that server named).
+async fn ring_remote(handle: &ConnectionHandle, pane: PaneId) {
+    let line = Line::new(crate::control::command::commands::ring_bell(pane));
+    match handle.run(line).await {
+        Ok(_) => info!(%pane, "rang the bell (through the remote tmux)"),
+        Err(error) => debug!(%pane, %error, "cannot ring the bell"),
+    }
+}
+
+/// Rings the bell in `pane` of a server on this machine: a BEL written to its terminal, which
+/// tmux takes as the pane's own.
 async fn ring(handle: &ConnectionHandle, pane: PaneId) {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
@@ -230,11 +276,13 @@ fn run_command(
 
 /// Sends notifications until `cancel` fires.
 pub async fn run(
+    options: NotifyOptions,
     bus: EventBus,
     connections: watch::Receiver<Connections>,
     tracker: TaskTracker,
     cancel: CancellationToken,
 ) {
+    let mut said_ignored = false;
     let mut events = bus.subscribe();
     loop {
         let event = tokio::select! {
@@ -268,14 +316,24 @@ pub async fn run(
         if settings.messages {
             show(&handle, *pane, *status).await;
         }
-        if settings.bell {
+        if settings.bell && options.remote {
+            ring_remote(&handle, *pane).await;
+        } else if settings.bell {
             ring(&handle, *pane).await;
         }
-        if !settings.command.is_empty() {
+        let (command, ignored) = chosen_command(&options, &settings.command);
+        if ignored && !std::mem::replace(&mut said_ignored, true) {
+            warn!(
+                "{NOTIFY_COMMAND_OPTION} of a server on another host is not run here (its \
+                 options are data); set --notify-command (notify_command in config.toml) for \
+                 a command of your own"
+            );
+        }
+        if let Some(command) = command {
             let provider = provider.clone().unwrap_or_default();
             run_command(
-                &settings.command,
-                command_env(*pane, &provider, *status, *previous),
+                command,
+                command_env(&options.server, *pane, &provider, *status, *previous),
                 &tracker,
                 &cancel,
             );
@@ -320,13 +378,38 @@ mod tests {
     }
 
     #[test]
+    fn a_remote_servers_command_is_never_chosen() {
+        let own = NotifyOptions {
+            command: Some("mine".into()),
+            remote: true,
+            server: "devbox".into(),
+        };
+        assert_eq!(chosen_command(&own, "touch /pwned"), (Some("mine"), true));
+        assert_eq!(chosen_command(&own, ""), (Some("mine"), false));
+        let none = NotifyOptions {
+            command: None,
+            ..own.clone()
+        };
+        assert_eq!(chosen_command(&none, "touch /pwned"), (None, true));
+        // A local server's option is the user's own, and wins over the flag.
+        let local = NotifyOptions {
+            remote: false,
+            ..own
+        };
+        assert_eq!(chosen_command(&local, "theirs"), (Some("theirs"), false));
+        assert_eq!(chosen_command(&local, " "), (Some("mine"), false));
+    }
+
+    #[test]
     fn the_command_learns_what_happened_from_its_environment() {
         let env = command_env(
+            "devbox:work",
             "%7".parse().unwrap(),
             "codex",
             Status::WaitingUserAnswer,
             Status::Processing,
         );
+        assert_eq!(env["PANECTL_SERVER"], "devbox:work");
         assert_eq!(env["PANECTL_PANE"], "%7");
         assert_eq!(env["PANECTL_PROVIDER"], "codex");
         assert_eq!(env["PANECTL_STATUS"], "waiting_user_answer");

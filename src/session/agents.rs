@@ -259,14 +259,17 @@ impl SessionCore {
     }
 
     /// A hook of the agent in `pane` (from `panectl hook`). It counts only if the process that
-    /// sent it runs in the pane: a hook of a program that has ended (the pane was respawned,
-    /// the agent restarted) is stale.
+    /// sent it is the pane's agent or runs under it: `sender` is the sending process and its
+    /// ancestors, nearest first, as the kernel tells them for the API connection (never what
+    /// the hook's body says). A hook from anywhere else (another pane, a script of the user's,
+    /// a program that ended) does not apply.
     /// `now_ms` is the wall clock in milliseconds since the epoch (a hook says when it was
     /// produced by that clock).
     pub fn hook(
         &mut self,
         pane: PaneId,
         report: HookReport,
+        sender: &[u32],
         now: Instant,
         now_ms: u64,
     ) -> Option<HookAnswer> {
@@ -280,31 +283,29 @@ impl SessionCore {
             status: agent.status(),
             status_source: agent.status_source(),
         };
-        if let Some(pid) = report.pid
-            && pid != pane_pid
-            && !(pane_pid > 0
-                && self
-                    .host
-                    .process_tree(pane_pid, PROCESS_LIMIT)
-                    .iter()
-                    .any(|p| p.pid == pid))
-        {
+        let agent_pid = self.agent_pid(pane, pane_pid);
+        let Some(agent_pid) = agent_pid.filter(|pid| sender.contains(pid)) else {
             let agent = self.agents.get(&pane)?;
-            debug!(session = %self.session, %pane, pid, event = %report.event, "stale hook");
+            let from = sender.first().copied().unwrap_or_default();
+            debug!(session = %self.session, %pane, from, event = %report.event, "hook from outside the agent");
             return Some(answer(
                 agent,
                 false,
-                Some(format!(
-                    "process {pid} does not run in the pane (a stale hook of an ended program)"
-                )),
+                Some(match agent_pid {
+                    Some(agent) => format!(
+                        "process {from} is not the pane's agent (process {agent}) nor runs \
+                         under it: a hook counts only from the agent it reports on"
+                    ),
+                    None => "the pane runs no process to take a hook from".to_string(),
+                }),
             ));
-        }
+        };
         let signal = Signal {
             reported: Reported::Status(Status::Unknown),
             source: StatusSource::Hook,
             at: report.produced_at(now, now_ms),
             detail: report.detail(),
-            pid: report.pid,
+            pid: Some(agent_pid),
         };
         let effect = report.effect();
         let agent = self.agents.get_mut(&pane)?;
@@ -315,6 +316,20 @@ impl SessionCore {
             self.status_changed(pane, change);
         }
         Some(reply)
+    }
+
+    /// The pid of the agent in `pane`: the process of its tree that its provider recognises,
+    /// else (a provider assigned by hand, or only seen on the screen) the pane's own process.
+    fn agent_pid(&mut self, pane: PaneId, pane_pid: u32) -> Option<u32> {
+        if pane_pid == 0 {
+            return None;
+        }
+        let provider = self.agents.get(&pane).and_then(|a| a.provider().cloned());
+        let found = provider.and_then(|provider| {
+            let tree = self.host.process_tree(pane_pid, PROCESS_LIMIT);
+            provider.detect.agent_process(&tree).map(|p| p.pid)
+        });
+        Some(found.unwrap_or(pane_pid))
     }
 
     pub(super) fn status_touch(&mut self, pane: PaneId, now: Instant) {

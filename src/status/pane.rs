@@ -18,7 +18,13 @@
 //!   may arrive out of order);
 //! * a signal belongs to the program that sent it: a respawn, a provider change, an exit or
 //!   the end of the agent's session (`SessionEnd`) clears it, and the daemon takes a hook only
-//!   from a process running in the pane (a hook of a process that has ended is stale).
+//!   from the pane's agent process or a process under it (known from the socket's peer);
+//! * a signal that a dialog opened waits for the screen to draw it (Claude Code's
+//!   `PermissionRequest` hook comes ~0.5 s before its dialog is on the screen): it applies
+//!   when the screen shows the dialog, or after [`DIALOG_GRACE`] for a dialog no rule knows,
+//!   so `waiting_user_answer` is not said while nothing on the screen can take an answer;
+//! * a signal that the agent is ready never hides a dialog the screen shows: a key typed for
+//!   the "ready" agent would answer the dialog.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,6 +41,10 @@ use super::{Status, engine};
 /// How late tmux may report a pane's new process (its subscriptions refresh once a second),
 /// with a margin.
 const RESPAWN_REPORT_DELAY: Duration = Duration::from_millis(1500);
+
+/// How long a signal that a dialog opened waits for the screen to show the dialog before it
+/// applies anyway (a dialog that no rule of the provider knows).
+pub const DIALOG_GRACE: Duration = Duration::from_millis(1000);
 
 /// When evaluations run.
 #[derive(Debug, Clone, Copy)]
@@ -108,6 +118,8 @@ pub struct PaneAgent {
     signal: Option<(Signal, Status)>,
     /// When the screen's status last changed: signals produced before are older evidence.
     screen_at: Instant,
+    /// A signal that a dialog opened, waiting for the screen to draw it, and until when.
+    pending_dialog: Option<(Signal, Effect, Instant)>,
     /// OSC reports in the pane's output, cut anywhere.
     osc: OscScanner,
 }
@@ -161,6 +173,7 @@ impl PaneAgent {
             status_source: StatusSource::Screen,
             signal: None,
             screen_at: now,
+            pending_dialog: None,
             osc: OscScanner::new(),
         }
     }
@@ -187,7 +200,13 @@ impl PaneAgent {
 
     /// Works out the status in force after either channel moved; returns the change.
     fn settle(&mut self, now: Instant) -> Option<Change> {
-        let (status, rule, source) = match &self.signal {
+        // A dialog on the screen is not hidden by a signal that the agent is ready.
+        let dialog_shown = self.tracker.status() == Status::WaitingUserAnswer;
+        let signal = self
+            .signal
+            .as_ref()
+            .filter(|(_, status)| !(dialog_shown && status.is_ready()));
+        let (status, rule, source) = match signal {
             Some((signal, status)) => (
                 *status,
                 Some(Arc::from(signal.detail.as_str())),
@@ -219,6 +238,9 @@ impl PaneAgent {
         change.as_ref()?;
         self.screen_at = now;
         self.signal = None;
+        // The screen moved after the dialog's signal: it shows the dialog itself, or the
+        // signal is older evidence.
+        self.pending_dialog = None;
         self.settle(now)
     }
 
@@ -243,6 +265,25 @@ impl PaneAgent {
         {
             return SignalOutcome::dropped("older than the signal in force");
         }
+        if effect == Effect::Report(Reported::Status(Status::WaitingUserAnswer))
+            && self.tracker.status() != Status::WaitingUserAnswer
+        {
+            let deadline = now + DIALOG_GRACE;
+            self.pending_dialog = Some((signal, effect, deadline));
+            return SignalOutcome::dropped(
+                "held until the screen shows the dialog (at most 1 s): an answer needs it there",
+            );
+        }
+        self.apply_signal(signal, effect, now)
+    }
+
+    /// Puts a signal that passed the checks in force.
+    fn apply_signal(&mut self, signal: Signal, effect: Effect, now: Instant) -> SignalOutcome {
+        if effect == Effect::Ignore {
+            return SignalOutcome::dropped("it says nothing about the status");
+        }
+        // Newer than a dialog's signal still held: that one no longer holds.
+        self.pending_dialog = None;
         let status = match effect {
             Effect::Ignore => return SignalOutcome::dropped("it says nothing about the status"),
             Effect::Clear => {
@@ -269,6 +310,11 @@ impl PaneAgent {
     /// Scans output for the agent's OSC reports; returns the status change they cause. On the
     /// `%output` path: one `memchr` over the bytes when no escape sequence is in flight.
     pub fn scan_output(&mut self, data: &[u8], now: Instant) -> Option<Change> {
+        // Only a CLI that sends them is read for them: elsewhere the bytes are some other
+        // program's output (a `tail -f` of a file holding them) and would forge a status.
+        if !self.provider.as_ref().is_some_and(|p| p.signals.osc_7501) {
+            return None;
+        }
         let mut reports: Vec<AgentReport> = Vec::new();
         self.osc.feed(data, |report| reports.push(report));
         let mut change = None;
@@ -373,6 +419,7 @@ impl PaneAgent {
         self.dirty_since = Some(now);
         self.since = now;
         self.signal = None;
+        self.pending_dialog = None;
         self.screen_at = now;
         self.status = Status::Unknown;
         self.rule = None;
@@ -398,6 +445,7 @@ impl PaneAgent {
         let change = self.tracker.restart();
         self.screen_at = now;
         self.signal = None;
+        self.pending_dialog = None;
         self.osc = OscScanner::new();
         let _ = change;
         self.settle(now)
@@ -413,6 +461,7 @@ impl PaneAgent {
         let change = self.tracker.exited();
         self.screen_at = now;
         self.signal = None;
+        self.pending_dialog = None;
         let _ = change;
         self.settle(now)
     }
@@ -446,11 +495,21 @@ impl PaneAgent {
         if self.tracker.status() == Status::Exited {
             return None;
         }
-        if let Some(dirty) = self.dirty_since {
-            let quiet = self.last_output.unwrap_or(dirty) + self.timing.quiet;
-            return Some(quiet.min(dirty + self.timing.max_wait));
+        let pending = self
+            .pending_dialog
+            .as_ref()
+            .map(|(_, _, deadline)| *deadline);
+        let screen = match self.dirty_since {
+            Some(dirty) => {
+                let quiet = self.last_output.unwrap_or(dirty) + self.timing.quiet;
+                Some(quiet.min(dirty + self.timing.max_wait))
+            }
+            None => self.tracker.grace_left(now).map(|left| now + left),
+        };
+        match (screen, pending) {
+            (Some(screen), Some(pending)) => Some(screen.min(pending)),
+            (screen, pending) => screen.or(pending),
         }
-        self.tracker.grace_left(now).map(|left| now + left)
     }
 
     /// Evaluates the screen; returns the status change it causes.
@@ -465,7 +524,26 @@ impl PaneAgent {
         }
         let detection = engine::evaluate(provider, view);
         let change = self.tracker.observe(&detection, now);
-        self.screen_changed(change, now)
+        let change = self.screen_changed(change, now);
+        chain(change, self.pending_dialog_due(now))
+    }
+
+    /// Applies the held signal of a dialog once its grace is over (a dialog the screen rules
+    /// do not see); the screen showing the dialog drops it (see `screen_changed`).
+    fn pending_dialog_due(&mut self, now: Instant) -> Option<Change> {
+        if self.tracker.status() == Status::WaitingUserAnswer {
+            self.pending_dialog = None;
+            return None;
+        }
+        match self.pending_dialog.take() {
+            Some((signal, effect, deadline)) if deadline <= now => {
+                self.apply_signal(signal, effect, now).change
+            }
+            pending => {
+                self.pending_dialog = pending;
+                None
+            }
+        }
     }
 }
 
@@ -587,6 +665,14 @@ mod tests {
         )
     }
 
+    fn dialog() -> ScreenView {
+        ScreenView::from_text(
+            " Bash command\n   ls\n Do you want to proceed?\n ❯ 1. Yes\n   2. No\n\n Esc to cancel",
+            "",
+            "claude",
+        )
+    }
+
     fn hook(event: &str, kind: Option<&str>, at: Instant) -> (Signal, Effect) {
         (
             Signal {
@@ -608,11 +694,15 @@ mod tests {
         pane.set_provider(Some(claude()), Some(ProviderSource::Process), start);
         pane.evaluate(&spinner(), ms(10));
         assert_eq!(pane.status(), Status::Processing);
-        // The permission dialog is drawn in a way no rule knows: the spinner stays.
+        // The permission dialog is drawn in a way no rule knows: the spinner stays. The hook
+        // waits for the screen to draw the dialog, then applies after the grace.
         let (signal, effect) = hook("Notification", Some("permission_prompt"), ms(20));
         let outcome = pane.signal_received(signal, effect, ms(30));
-        assert!(outcome.applied);
-        let change = outcome.change.unwrap();
+        assert!(!outcome.applied && outcome.change.is_none());
+        assert_eq!(pane.due(ms(30)), Some(ms(30) + DIALOG_GRACE));
+        assert_eq!(pane.evaluate(&spinner(), ms(35)), None);
+        assert_eq!(pane.status(), Status::Processing);
+        let change = pane.evaluate(&spinner(), ms(30) + DIALOG_GRACE).unwrap();
         assert_eq!(
             (change.previous, change.status, change.source),
             (
@@ -622,12 +712,12 @@ mod tests {
             )
         );
         // The same spinner evaluated again is no new evidence.
-        assert_eq!(pane.evaluate(&spinner(), ms(40)), None);
+        assert_eq!(pane.evaluate(&spinner(), ms(1040)), None);
         assert_eq!(pane.status(), Status::WaitingUserAnswer);
         assert_eq!(pane.status_source(), StatusSource::Hook);
         assert_eq!(pane.screen_status(), Status::Processing);
         // The screen changes: newer than the hook, it wins.
-        let change = pane.evaluate(&ready(), ms(50)).unwrap();
+        let change = pane.evaluate(&ready(), ms(1050)).unwrap();
         assert_eq!(
             (change.previous, change.status, change.source),
             (
@@ -645,12 +735,7 @@ mod tests {
         let ms = |n| start + Duration::from_millis(n);
         let mut pane = PaneAgent::new(Timing::default(), start);
         pane.set_provider(Some(claude()), Some(ProviderSource::Process), start);
-        let dialog = ScreenView::from_text(
-            " Bash command\n   ls\n Do you want to proceed?\n ❯ 1. Yes\n   2. No\n\n Esc to cancel",
-            "",
-            "claude",
-        );
-        pane.evaluate(&dialog, ms(100));
+        pane.evaluate(&dialog(), ms(100));
         assert_eq!(pane.status(), Status::WaitingUserAnswer);
         // PreToolUse ran before the dialog was drawn and arrives after it.
         let (signal, effect) = hook("PreToolUse", None, ms(90));
@@ -658,11 +743,61 @@ mod tests {
         assert!(!outcome.applied);
         assert_eq!(pane.status(), Status::WaitingUserAnswer);
         // Two hooks out of order: the older one is dropped.
-        let (stop, effect) = hook("Stop", None, ms(300));
+        let (stop, effect) = hook("PreToolUse", None, ms(300));
         assert!(pane.signal_received(stop, effect, ms(310)).applied);
         let (late, effect) = hook("PostToolUse", None, ms(200));
         assert!(!pane.signal_received(late, effect, ms(320)).applied);
-        assert_eq!(pane.status(), Status::Completed);
+        assert_eq!(pane.status(), Status::Processing);
+    }
+
+    #[test]
+    fn a_ready_signal_never_hides_a_dialog_on_the_screen() {
+        let start = Instant::now();
+        let ms = |n| start + Duration::from_millis(n);
+        let mut pane = PaneAgent::new(Timing::default(), start);
+        pane.set_provider(Some(claude()), Some(ProviderSource::Process), start);
+        pane.evaluate(&dialog(), ms(100));
+        assert_eq!(pane.status(), Status::WaitingUserAnswer);
+        // A Stop hook (forged, or out of step) while the dialog is drawn: the dialog stays, so
+        // the inbox does not type a message into it.
+        let (stop, effect) = hook("Stop", None, ms(300));
+        pane.signal_received(stop, effect, ms(310));
+        assert_eq!(pane.status(), Status::WaitingUserAnswer);
+        assert_eq!(pane.status_source(), StatusSource::Screen);
+        // Once the dialog is gone the screen decides again.
+        let change = pane.evaluate(&ready(), ms(400)).unwrap();
+        assert_eq!(change.status, Status::Completed);
+    }
+
+    #[test]
+    fn a_dialog_signal_waits_for_the_screen_to_draw_the_dialog() {
+        let start = Instant::now();
+        let ms = |n| start + Duration::from_millis(n);
+        let mut pane = PaneAgent::new(Timing::default(), start);
+        pane.set_provider(Some(claude()), Some(ProviderSource::Process), start);
+        pane.evaluate(&spinner(), ms(10));
+        // PermissionRequest comes half a second before the dialog is drawn.
+        let (signal, effect) = hook("PermissionRequest", None, ms(20));
+        assert!(!pane.signal_received(signal, effect, ms(20)).applied);
+        assert_eq!(pane.status(), Status::Processing);
+        assert_eq!(pane.evaluate(&spinner(), ms(500)), None);
+        assert_eq!(pane.status(), Status::Processing);
+        // The dialog is drawn: the screen says so itself, and the held signal goes.
+        let change = pane.evaluate(&dialog(), ms(520)).unwrap();
+        assert_eq!(
+            (change.status, change.source),
+            (Status::WaitingUserAnswer, StatusSource::Screen)
+        );
+        assert_eq!(pane.evaluate(&dialog(), ms(2000)), None);
+        assert_eq!(pane.status_source(), StatusSource::Screen);
+        // A newer signal replaces one still held.
+        pane.evaluate(&spinner(), ms(3000));
+        let (signal, effect) = hook("PermissionRequest", None, ms(3010));
+        pane.signal_received(signal, effect, ms(3010));
+        let (signal, effect) = hook("PostToolUse", None, ms(3020));
+        assert!(pane.signal_received(signal, effect, ms(3020)).applied);
+        assert_eq!(pane.evaluate(&spinner(), ms(5000)), None);
+        assert_eq!(pane.status(), Status::Processing);
     }
 
     #[test]
@@ -690,18 +825,35 @@ mod tests {
         pane.evaluate(&ready(), ms(6000));
         let (signal, effect) = hook("PermissionRequest", None, ms(6100));
         pane.signal_received(signal, effect, ms(6100));
+        pane.evaluate(&ready(), ms(6100) + DIALOG_GRACE);
         assert_eq!(pane.status(), Status::WaitingUserAnswer);
-        let (end, effect) = hook("SessionEnd", None, ms(6200));
-        let change = pane.signal_received(end, effect, ms(6200)).change.unwrap();
+        let (end, effect) = hook("SessionEnd", None, ms(7200));
+        let change = pane.signal_received(end, effect, ms(7200)).change.unwrap();
         // The screen decides again: ready, after a dialog (which counts as a turn).
         assert_eq!(
             (change.status, change.source),
             (Status::Completed, StatusSource::Screen)
         );
-        pane.exited(ms(7000));
-        let (late, effect) = hook("Stop", None, ms(7100));
-        assert!(!pane.signal_received(late, effect, ms(7100)).applied);
+        pane.exited(ms(8000));
+        let (late, effect) = hook("Stop", None, ms(8100));
+        assert!(!pane.signal_received(late, effect, ms(8100)).applied);
         assert_eq!(pane.status(), Status::Exited);
+    }
+
+    #[test]
+    fn osc_reports_count_only_in_the_panes_of_the_cli_that_sends_them() {
+        let start = Instant::now();
+        let ms = |n| start + Duration::from_millis(n);
+        let mut pane = PaneAgent::new(Timing::default(), start);
+        pane.set_provider(Some(claude()), Some(ProviderSource::Process), start);
+        pane.evaluate(&ready(), ms(10));
+        // A `tail -f` of a file holding Codex's reports, in a Claude Code pane.
+        let forged =
+            b"\x1b]7501;state=working:app=codex\x1b\\\x1b]7501;state=blocked:app=codex\x1b\\";
+        assert_eq!(pane.scan_output(forged, ms(20)), None);
+        assert_eq!(pane.evaluate(&ready(), ms(20) + DIALOG_GRACE), None);
+        assert_eq!(pane.status_source(), StatusSource::Screen);
+        assert!(pane.signal().is_none());
     }
 
     #[test]

@@ -33,6 +33,35 @@ fn entry(pid: u32) -> Option<ProcessEntry> {
     })
 }
 
+/// The parent of `pid` from `/proc/PID/stat`, if it runs.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // "pid (comm) state ppid ...": comm may contain anything, so split after the last ')'.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+        .and_then(|p| p.parse::<u32>().ok())
+}
+
+/// `pid` and its ancestors up to (not including) pid 1 or 0, nearest first, at most `limit`:
+/// who a process is, for trusting what it says (a hook's sender is believed for a pane only
+/// when the pane's agent is among them). Empty if `pid` does not run.
+pub fn ancestry(pid: u32, limit: usize) -> Vec<u32> {
+    let mut chain = Vec::new();
+    let mut next = Some(pid);
+    while let Some(pid) = next {
+        if pid <= 1 || chain.len() >= limit || chain.contains(&pid) {
+            break;
+        }
+        let parent = parent_of(pid);
+        if parent.is_none() && chain.is_empty() {
+            return chain;
+        }
+        chain.push(pid);
+        next = parent;
+    }
+    chain
+}
+
 /// Every process's children, by parent pid, from `/proc` (empty where there is none): the one
 /// walk of `/proc` that process trees are made from.
 pub fn children_by_parent() -> HashMap<u32, Vec<u32>> {
@@ -48,15 +77,7 @@ pub fn children_by_parent() -> HashMap<u32, Vec<u32>> {
         else {
             continue;
         };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
-            continue;
-        };
-        // "pid (comm) state ppid ...": comm may contain anything, so split after the last ')'.
-        let parent = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<u32>().ok());
-        if let Some(parent) = parent {
+        if let Some(parent) = parent_of(child) {
             children.entry(parent).or_default().push(child);
         }
     }
@@ -110,5 +131,20 @@ mod tests {
         let _ = child.wait();
         assert_eq!(found[0].pid, me);
         assert!(has_sleep(&found), "{found:?}");
+    }
+
+    #[test]
+    fn a_childs_ancestry_passes_through_its_parent() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let chain = ancestry(child.id(), 64);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(chain.first(), Some(&child.id()));
+        assert_eq!(chain.get(1), Some(&std::process::id()));
+        assert!(ancestry(u32::MAX - 1, 64).is_empty());
+        assert_eq!(ancestry(std::process::id(), 1), vec![std::process::id()]);
     }
 }

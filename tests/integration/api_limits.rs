@@ -103,8 +103,9 @@ fn a_tcp_flood_of_half_sent_requests_is_capped_and_timed_out_and_the_socket_stay
         started.elapsed()
     );
 
-    // Every flood connection is closed: those over the cap at once, the others after the head
-    // timeout (1 s); without limits they would stay open for as long as the client likes.
+    // Every flood connection is closed: those over twice the cap at once, the others after the
+    // head timeout (1 s), those that waited for a place after it too; without limits they
+    // would stay open for as long as the client likes.
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut still_open = 0;
     for stream in &mut flood {
@@ -125,7 +126,7 @@ fn a_tcp_flood_of_half_sent_requests_is_capped_and_timed_out_and_the_socket_stay
     let log = daemon.log_text();
     let added = log.lines().count() - log_lines_before;
     assert!(
-        log.contains("too many open"),
+        log.contains("over the cap"),
         "no word of the refused connections: {log}"
     );
     assert!(added < 40, "the flood added {added} log lines:\n{log}");
@@ -293,4 +294,109 @@ fn the_mcp_server_answers_lines_that_are_not_json_with_a_parse_error() {
         panic!("panectl mcp did not end with its input");
     }
     reader.join().expect("reader");
+}
+
+/// Raises this process's limit on open files to its hard limit (the test holds ~1,500).
+fn more_files() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    if let Ok((_, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
+    }
+}
+
+/// The first line a raw HTTP request on the Unix socket gets back (empty on a reset or a
+/// close without an answer).
+fn unix_status_line(socket: &std::path::Path, request: &[u8]) -> String {
+    let Ok(mut stream) = std::os::unix::net::UnixStream::connect(socket) else {
+        return String::from("(connect failed)");
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+    if stream.write_all(request).is_err() {
+        return String::new();
+    }
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !answer.windows(2).any(|w| w == b"\r\n") {
+        match stream.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => answer.extend_from_slice(&buffer[..n]),
+        }
+    }
+    String::from_utf8_lossy(&answer)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Idle event streams cannot lock the owner out (issue: trust only what comes from where it
+/// should, item 7): 512 SSE clients that never read leave room for `health`, and 1,000
+/// concurrent POSTs on top of them each get an HTTP answer (200/4xx, or 503), none a reset.
+#[test]
+fn idle_event_streams_leave_room_for_short_requests_and_nothing_is_reset() {
+    let _guard = daemon_test_lock();
+    more_files();
+    let server = TmuxServer::start(80, 24);
+    let _daemon = server.start_daemon(&[]);
+    let socket = std::path::PathBuf::from(
+        server.health()["api_socket"]
+            .as_str()
+            .expect("api_socket")
+            .to_string(),
+    );
+    let streams: Vec<std::os::unix::net::UnixStream> = (0..512)
+        .filter_map(|_| {
+            let mut stream = std::os::unix::net::UnixStream::connect(&socket).ok()?;
+            stream
+                .write_all(b"GET /v1/events HTTP/1.1\r\nHost: panectl\r\n\r\n")
+                .ok()?;
+            Some(stream)
+        })
+        .collect();
+    assert_eq!(streams.len(), 512);
+    std::thread::sleep(Duration::from_millis(500));
+    let health = server
+        .panectl()
+        .args(["health", "--json"])
+        .output()
+        .expect("panectl health");
+    assert!(
+        health.status.success(),
+        "health failed behind idle streams: {}",
+        String::from_utf8_lossy(&health.stderr)
+    );
+    let body = br#"{"text":"x"}"#;
+    let request = format!(
+        "POST /v1/panes/%25999/input HTTP/1.1\r\nHost: panectl\r\nContent-Type: \
+         application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+        body.len(),
+        String::from_utf8_lossy(body)
+    );
+    let workers: Vec<_> = (0..1000)
+        .map(|_| {
+            let socket = socket.clone();
+            let request = request.clone();
+            std::thread::spawn(move || unix_status_line(&socket, request.as_bytes()))
+        })
+        .collect();
+    let lines: Vec<String> = workers
+        .into_iter()
+        .map(|w| w.join().unwrap_or_default())
+        .collect();
+    let unanswered: Vec<&String> = lines
+        .iter()
+        .filter(|l| !l.starts_with("HTTP/1.1 "))
+        .collect();
+    assert!(
+        unanswered.is_empty(),
+        "{} of 1000 got no HTTP answer: {:?}",
+        unanswered.len(),
+        unanswered.iter().take(5).collect::<Vec<_>>()
+    );
+    assert!(
+        lines.iter().any(|l| l.contains(" 404 ")),
+        "{:?}",
+        &lines[..5]
+    );
+    drop(streams);
 }

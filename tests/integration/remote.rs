@@ -641,3 +641,58 @@ fn handoff_assign_and_mcp_reach_a_remote_server() {
     );
     let _ = runtime.block_on(client.cancel());
 }
+
+/// What a remote server says is data (issue: trust only what comes from where it should): its
+/// `@panectl-notify-command` is never run here, the daemon's own `--notify-command` runs with
+/// the remote values in its environment, and the remote bell rings through tmux there.
+#[test]
+fn a_remote_servers_notify_command_never_runs_here() {
+    let _guard = daemon_test_lock();
+    let sshd = Sshd::start();
+    let setup = remote_setup(&sshd);
+    let server = &setup.server;
+    let marker = server.dir().join("pwned");
+    let local_log = server.dir().join("notified.log");
+    // Set on the remote server by anything that can run tmux there (its agents, say).
+    server.tmux(&[
+        "set-option",
+        "-g",
+        "@panectl-notify-command",
+        &format!("touch {}", marker.display()),
+    ]);
+    server.tmux(&["set-option", "-g", "@panectl-notify-bell", "on"]);
+    server.tmux(&["new-window", "-d", "-t", "$0:1", "sh"]);
+    let own = format!(
+        "echo \"$PANECTL_SERVER $PANECTL_PANE $PANECTL_STATUS\" >> {}",
+        local_log.display()
+    );
+    let _daemon = setup.daemon_with(3, &["--notify-command", &own]);
+    setup.wait_status(&["idle"], Duration::from_secs(20));
+    // Someone looks at another window, so the agent's window can show its bell.
+    server.tmux(&["select-window", "-t", "$0:1"]);
+    let _pty = crate::support::PtyClient::attach(server, 100, 30);
+    setup.send("a turn");
+    setup.wait_status(&["processing"], Duration::from_secs(20));
+    setup.wait_status(&["completed"], Duration::from_secs(20));
+    server.wait_for("the local command", Duration::from_secs(10), || {
+        std::fs::read_to_string(&local_log).is_ok_and(|t| t.contains("%0 completed"))
+    });
+    let logged = std::fs::read_to_string(&local_log).unwrap_or_default();
+    let label = format!("{ALIAS}:{}", server.socket_name());
+    assert!(logged.starts_with(&label), "{logged}");
+    server.wait_for("the remote bell", Duration::from_secs(10), || {
+        server
+            .tmux(&["display-message", "-p", "-t", "$0:0", "#{window_bell_flag}"])
+            .trim()
+            == "1"
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        !marker.exists(),
+        "the remote server's notify command ran on this machine"
+    );
+    assert!(
+        server.daemon_logs().contains("not run here"),
+        "the ignored option is not logged"
+    );
+}

@@ -60,6 +60,27 @@ fn run_hook(
     )
 }
 
+/// Types a command line into the shell of `%0` that runs `panectl hook` with `json` on stdin,
+/// the way an agent runs its hooks: as a process under the pane's program. `before` and
+/// `after` are shell commands around it.
+fn hook_in_pane(server: &TmuxServer, json: &str, before: &str, after: &str) {
+    let file = server
+        .dir()
+        .join(format!("hook-{}.json", std::process::id()));
+    std::fs::write(&file, json).expect("write the hook's JSON");
+    let socket = server.health()["api_socket"]
+        .as_str()
+        .expect("api_socket")
+        .to_string();
+    let line = format!(
+        "{before}{} hook --socket {socket} < {}{after}",
+        env!("CARGO_BIN_EXE_panectl"),
+        file.display()
+    );
+    server.tmux(&["send-keys", "-t", "%0", "-l", &line]);
+    server.tmux(&["send-keys", "-t", "%0", "Enter"]);
+}
+
 #[test]
 fn a_waiting_hook_beats_the_screens_processing_until_the_screen_changes() {
     let _guard = daemon_test_lock();
@@ -71,22 +92,17 @@ fn a_waiting_hook_beats_the_screens_processing_until_the_screen_changes() {
         pane["provider"] == "shell" && pane["status"] == "idle"
     });
     let events = EventReader::start(&server);
-    server.tmux(&["send-keys", "-t", "%0", "sleep 4", "Enter"]);
+    // The pane works, then its program's hook says it waits for the user while the screen
+    // still shows it working.
+    hook_in_pane(
+        &server,
+        r#"{"session_id":"s1","hook_event_name":"Notification","message":"Claude needs your permission to use Bash","notification_type":"permission_prompt"}"#,
+        "sleep 1; ",
+        "; sleep 4",
+    );
     events.expect("processing from the screen", |e| {
         e["type"] == "status" && e["status"] == "processing" && e["source"] == "screen"
     });
-    // The agent says it waits for the user; the screen still shows it working.
-    let pid = pane_pid(&server);
-    let (ok, stdout, stderr) = run_hook(
-        &server,
-        r#"{"session_id":"s1","hook_event_name":"Notification","message":"Claude needs your permission to use Bash","notification_type":"permission_prompt"}"#,
-        pid,
-        None,
-    );
-    assert!(
-        ok && stdout.is_empty() && stderr.is_empty(),
-        "{stdout} {stderr}"
-    );
     let event = events.expect("waiting from the hook", |e| {
         e["type"] == "status" && e["status"] == "waiting_user_answer"
     });
@@ -114,8 +130,11 @@ fn a_waiting_hook_beats_the_screens_processing_until_the_screen_changes() {
     assert_eq!(event["previous"], "waiting_user_answer");
 }
 
+/// Hooks are believed only from the pane's agent (issue 31, item 2): a hook posted from
+/// anywhere else does nothing, whatever `pid` its body claims, and one from a program that
+/// ended (the pane was respawned) neither.
 #[test]
-fn a_stale_hook_after_the_program_restarted_does_not_apply() {
+fn a_hook_applies_only_from_the_panes_agent_whatever_its_body_says() {
     let _guard = daemon_test_lock();
     let server = TmuxServer::start(80, 24);
     let _daemon = server.start_daemon(&[]);
@@ -124,40 +143,46 @@ fn a_stale_hook_after_the_program_restarted_does_not_apply() {
         pane(&server)["status"] == "idle"
     });
     let old = pane_pid(&server);
-    let hook = |event: &str, pid: u32| {
+    let forged = |event: &str, pid: u32| {
         server.api_post(
             "/v1/panes/%250/hook",
             &serde_json::json!({"event": event, "pid": pid}),
         )
     };
-    let answer = hook("UserPromptSubmit", old);
-    assert_eq!(answer["applied"], true, "{answer}");
-    assert_eq!(answer["status"], "processing");
-    assert_eq!(answer["status_source"], "hook");
-    // The program is replaced: the signal goes with it, and the old program's hooks are stale.
+    // From the test, not from the pane: refused though the body names the pane's process.
+    let answer = forged("UserPromptSubmit", old);
+    assert_eq!(answer["applied"], false, "{answer}");
+    assert!(
+        answer["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("is not the pane's agent"),
+        "{answer}"
+    );
+    assert_eq!(answer["status_source"], "screen");
+    assert_eq!(pane(&server)["status"], "idle");
+    // From a process under the pane's program: it applies.
+    hook_in_pane(
+        &server,
+        r#"{"hook_event_name":"PermissionRequest"}"#,
+        "",
+        "",
+    );
+    server.wait_for("the hook's status", Duration::from_secs(10), || {
+        let pane = pane(&server);
+        pane["status_source"] == "hook" && pane["status"] == "waiting_user_answer"
+    });
+    // The program is replaced: the signal goes with it; the old program's hooks are stale.
     server.tmux(&["respawn-pane", "-k", "-t", "%0", "sh"]);
     server.wait_for("the new program", Duration::from_secs(5), || {
         pane_pid(&server) != old && pane(&server)["pid"] != old
     });
     server.wait_for("the screen's status again", Duration::from_secs(5), || {
-        let pane = pane(&server);
-        pane["status_source"] == "screen" && pane["status"] != "processing"
+        pane(&server)["status_source"] == "screen"
     });
-    let answer = hook("Stop", old);
+    let answer = forged("Stop", pane_pid(&server));
     assert_eq!(answer["applied"], false, "{answer}");
-    assert!(
-        answer["reason"]
-            .as_str()
-            .unwrap()
-            .contains("does not run in the pane"),
-        "{answer}"
-    );
     assert_eq!(answer["status_source"], "screen");
-    // A hook of a process that runs in the pane applies.
-    let new = pane_pid(&server);
-    let answer = hook("PermissionRequest", new);
-    assert_eq!(answer["applied"], true, "{answer}");
-    assert_eq!(answer["status"], "waiting_user_answer");
 }
 
 #[test]

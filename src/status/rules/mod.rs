@@ -151,7 +151,16 @@ struct FileSpec {
     delivery: DeliverySpec,
     launch: Option<LaunchSpec>,
     #[serde(default)]
+    signals: SignalsSpec,
+    #[serde(default)]
     rules: Vec<RuleSpec>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SignalsSpec {
+    #[serde(default)]
+    osc_7501: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -373,6 +382,23 @@ pub struct Detect {
     pub banner: Vec<String>,
 }
 
+impl Detect {
+    /// The process of `processes` (a pane's tree, breadth first) that is this provider's
+    /// program: the first whose name or command line it recognises.
+    pub fn agent_process<'a>(
+        &self,
+        processes: &'a [crate::status::process::ProcessEntry],
+    ) -> Option<&'a crate::status::process::ProcessEntry> {
+        processes.iter().find(|p| {
+            self.commands.contains(&p.name)
+                || self
+                    .arguments
+                    .iter()
+                    .any(|a| p.command_line.contains(a.as_str()))
+        })
+    }
+}
+
 /// How to cut the last answer out of the scrollback.
 #[derive(Debug, Clone)]
 pub struct LastResponse {
@@ -431,6 +457,8 @@ pub struct Provider {
     pub delivery: Delivery,
     /// How `panectl launch` starts the CLI, if it can be launched.
     pub launch: Option<Launch>,
+    /// Which of the agent's own signals are believed for its panes.
+    pub signals: Signals,
     /// Its rules, highest priority first (file order among equals); after
     /// [`Provider::inherit`], the layer's too.
     pub rules: Vec<Rule>,
@@ -438,6 +466,15 @@ pub struct Provider {
     pub is_layer: bool,
     /// How it inherits the layer.
     pub layer_use: LayerUse,
+}
+
+/// The agent's own status signals a provider's panes are read for (its `[signals]` table):
+/// a signal is believed only from the CLI that sends it, so another program printing the
+/// same bytes in another agent's pane (a `tail -f` of a log) cannot forge a status.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Signals {
+    /// OSC 7501 reports in the output (`ESC ] 7501 ; state=... ESC \`: Codex).
+    pub osc_7501: bool,
 }
 
 /// How a provider inherits the shared layer of rules (`providers/common.toml`): its `[layer]`
@@ -794,6 +831,9 @@ impl Provider {
             last_response,
             delivery,
             launch,
+            signals: Signals {
+                osc_7501: spec.signals.osc_7501,
+            },
             rules,
             is_layer,
             layer_use,

@@ -167,12 +167,13 @@ impl Driver {
             Request::Hook {
                 pane,
                 report,
+                sender,
                 reply,
             } => {
                 let now_ms = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_millis() as u64);
-                let _ = reply.send(self.core.hook(pane, report, now, now_ms));
+                let _ = reply.send(self.core.hook(pane, report, &sender, now, now_ms));
             }
             Request::InputSent { pane } => self.core.input_sent(pane, now),
             Request::SetProvider {

@@ -85,6 +85,7 @@ enum Request {
     Hook {
         pane: PaneId,
         report: crate::status::signal::HookReport,
+        sender: Vec<u32>,
         reply: oneshot::Sender<Option<crate::status::signal::HookAnswer>>,
     },
     SetTransport {
@@ -248,15 +249,17 @@ impl ConnectionHandle {
     }
 
     /// Hands a hook of the agent in `pane` to its status side (`None` if the pane is not in
-    /// this session).
+    /// this session); `sender` is the sending process and its ancestors, nearest first.
     pub async fn hook(
         &self,
         pane: PaneId,
         report: crate::status::signal::HookReport,
+        sender: Vec<u32>,
     ) -> Result<Option<crate::status::signal::HookAnswer>, ConnectionError> {
         self.ask(|reply| Request::Hook {
             pane,
             report,
+            sender,
             reply,
         })
         .await
