@@ -32,6 +32,7 @@ impl From<Error> for ApiError {
             Error::NotFound(_) => StatusCode::NOT_FOUND,
             Error::Conflict(_) => StatusCode::CONFLICT,
             Error::Gone(_) => StatusCode::GONE,
+            Error::Forbidden(_) => StatusCode::FORBIDDEN,
             Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Error::Failed(_) => StatusCode::BAD_GATEWAY,
             Error::TimedOut(_) => StatusCode::GATEWAY_TIMEOUT,

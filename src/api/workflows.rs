@@ -91,9 +91,10 @@ pub(crate) fn from_mcp(headers: &HeaderMap) -> bool {
 )]
 pub(crate) async fn launch(
     State(state): State<ApiState>,
+    headers: HeaderMap,
     Json(body): Json<LaunchBody>,
 ) -> Result<Response, ApiError> {
-    let launched = launch::launch_agent(&state.ctx, &body).await?;
+    let launched = launch::launch_agent(&state.ctx, &body, from_mcp(&headers)).await?;
     Ok((StatusCode::CREATED, axum::Json(launched)).into_response())
 }
 

@@ -159,6 +159,12 @@ pub struct DaemonArgs {
     /// as a plain shell, which runs it as commands. Refused by default.
     #[arg(long)]
     mcp_allow_shell: bool,
+    /// Let MCP clients launch agents with arguments and environment of their choosing
+    /// (`args`, `env` of `launch_agent` and of a handoff's or assignment's launch). Refused by
+    /// default: an argument such as `--dangerously-skip-permissions` or a variable such as
+    /// `LD_PRELOAD` would route around every other guard.
+    #[arg(long)]
+    mcp_allow_args: bool,
     /// A command of yours, run with `sh -c` on this machine when an agent starts waiting for
     /// you or finishes a turn (`PANECTL_SERVER`, `PANECTL_PANE`, `PANECTL_PROVIDER`,
     /// `PANECTL_STATUS`, `PANECTL_PREVIOUS` in its environment). A local server's
@@ -374,6 +380,7 @@ fn run(server: &ServerArgs, args: DaemonArgs, forward: &[OsString]) -> anyhow::R
         },
         exit_with_server: args.exit_with_server,
         mcp_allow_shell: args.mcp_allow_shell,
+        mcp_allow_args: args.mcp_allow_args,
         notify_command: args.notify_command.clone(),
         rules_dir: args
             .rules_dir

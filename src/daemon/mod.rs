@@ -54,6 +54,8 @@ pub struct DaemonOptions {
     pub command_line: Vec<String>,
     /// Whether MCP clients may send text to panes without a recognised agent.
     pub mcp_allow_shell: bool,
+    /// Whether MCP clients may launch agents with arguments and environment of their own.
+    pub mcp_allow_args: bool,
     /// The local user's notification command (`--notify-command`): the only one run for a
     /// server on another host.
     pub notify_command: Option<String>,
@@ -356,6 +358,7 @@ pub async fn run(
         providers: rules.providers.clone(),
         shutdown: cancel.clone(),
         mcp_allow_shell: options.mcp_allow_shell,
+        mcp_allow_args: options.mcp_allow_args,
         seen: seen_panes,
         tasks: tracker.clone(),
     };

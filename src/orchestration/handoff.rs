@@ -109,7 +109,7 @@ fn timeout_of(seconds: Option<f64>) -> Result<Option<Duration>, Error> {
 }
 
 /// The worker: the named pane, or one launched now.
-async fn worker(state: &Context, body: &HandoffBody) -> Result<PaneId, Error> {
+async fn worker(state: &Context, body: &HandoffBody, mcp: bool) -> Result<PaneId, Error> {
     match (&body.pane, &body.launch) {
         (Some(name), None) => Ok(state.find(name).await?.0.pane),
         (None, Some(launch)) => {
@@ -118,7 +118,7 @@ async fn worker(state: &Context, body: &HandoffBody) -> Result<PaneId, Error> {
                     "a launched worker must be waited for: no_wait is not allowed here",
                 ));
             }
-            let launched = launch_agent(state, launch).await?;
+            let launched = launch_agent(state, launch, mcp).await?;
             launched
                 .pane
                 .parse()
@@ -214,7 +214,7 @@ pub async fn handoff(
     let started = std::time::Instant::now();
     let timeout = timeout_of(body.timeout_seconds)?.unwrap_or(HANDOFF_TIMEOUT);
     let deadline = tokio::time::Instant::now() + timeout;
-    let pane = worker(state, body).await?;
+    let pane = worker(state, body, mcp).await?;
     let new = task_message(
         state,
         pane,
@@ -274,7 +274,7 @@ pub async fn assign(state: &Context, body: &HandoffBody, mcp: bool) -> Result<As
     let reply_agent = crate::inbox::delivery::agent_identity(&reply_handle, reply_pane.pane)
         .await
         .map_err(Error::Unavailable)?;
-    let pane = worker(state, body).await?;
+    let pane = worker(state, body, mcp).await?;
     if pane == reply_pane.pane {
         return Err(bad("a pane cannot assign work to itself"));
     }

@@ -215,8 +215,32 @@ fn check_cwd(host: &dyn Host, cwd: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// Refuses an MCP client's launch with arguments or environment of its own, unless the daemon
+/// runs with `--mcp-allow-args`: the agents that call MCP tools are the callers the other
+/// guards (no typing into shells, no dialogs answered blind) hold back, and an argument
+/// (`--dangerously-skip-permissions`) or a variable (`LD_PRELOAD`) would route around them.
+fn check_mcp_launch(mcp_allow_args: bool, mcp: bool, body: &LaunchBody) -> Result<(), Error> {
+    if !mcp || mcp_allow_args || (body.args.is_empty() && body.env.is_empty()) {
+        return Ok(());
+    }
+    let what = match (body.args.is_empty(), body.env.is_empty()) {
+        (false, false) => "arguments and environment",
+        (false, true) => "arguments",
+        _ => "environment",
+    };
+    Err(Error::Forbidden(format!(
+        "MCP clients may not choose the agent's {what}: the provider's launch command runs as \
+         it is (the daemon's --mcp-allow-args allows them)"
+    )))
+}
+
 /// Starts an agent as `body` says and waits until it is ready (unless `no_wait`).
-pub async fn launch_agent(state: &Context, body: &LaunchBody) -> Result<Launched, Error> {
+pub async fn launch_agent(
+    state: &Context,
+    body: &LaunchBody,
+    mcp: bool,
+) -> Result<Launched, Error> {
+    check_mcp_launch(state.mcp_allow_args, mcp, body)?;
     let provider = {
         let providers = state.providers.borrow();
         providers.get(&body.provider).cloned().ok_or_else(|| {

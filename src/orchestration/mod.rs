@@ -52,6 +52,8 @@ pub struct Context {
     pub shutdown: CancellationToken,
     /// Whether MCP clients may send text to panes without a recognised agent.
     pub mcp_allow_shell: bool,
+    /// Whether MCP clients may launch agents with arguments and environment of their own.
+    pub mcp_allow_args: bool,
     /// The completed agents an attached client has seen.
     pub seen: watch::Receiver<std::collections::BTreeSet<PaneId>>,
     /// The daemon's task tracker: work that outlives a request (following an assignment) runs
@@ -72,6 +74,10 @@ pub enum Error {
     /// message no longer pending.
     #[error("{0}")]
     Conflict(String),
+    /// The caller may not ask for it (403): an MCP client asking to launch with arguments or
+    /// environment the daemon does not let MCP clients choose.
+    #[error("{0}")]
+    Forbidden(String),
     /// The pane closed while it was waited on (410).
     #[error("{0}")]
     Gone(String),

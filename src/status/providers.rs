@@ -232,6 +232,41 @@ mod tests {
         assert_eq!(inherited("shell"), layer_rules - 2);
     }
 
+    /// Claude Code's spinner tip names a key ("Press Enter to queue messages while Claude
+    /// works"): above the input box it is no dialog (issue 31, item 10).
+    #[test]
+    fn a_spinner_tip_naming_a_key_is_no_dialog() {
+        let set = ProviderSet::builtin().unwrap();
+        let claude = set.get("claude_code").unwrap();
+        let recorded =
+            include_str!("../../fixtures/screens/claude_code/2.1.332/processing--slow-reply-2.txt");
+        let mut rows: Vec<&str> = recorded.lines().collect();
+        let spinner = rows
+            .iter()
+            .position(|r| r.starts_with("* "))
+            .expect("the spinner row");
+        rows.insert(
+            spinner + 1,
+            "  ⎿  Tip: Press Enter to queue messages while Claude works",
+        );
+        let view = super::super::view::ScreenView::from_text(&rows.join("\n"), "", "claude");
+        let detection = super::super::engine::evaluate(claude, &view);
+        assert_eq!(
+            detection.verdict,
+            Some(crate::status::rules::Verdict::Processing),
+            "{:?}",
+            detection.rule
+        );
+        // The same words in a dialog's footer still make one.
+        let dialog = "────────────\n Pick one\n ❯ 1. This\n   2. That\n Press enter to confirm";
+        let view = super::super::view::ScreenView::from_text(dialog, "", "claude");
+        let codex = set.get("codex").unwrap();
+        assert_eq!(
+            super::super::engine::evaluate(codex, &view).verdict,
+            Some(crate::status::rules::Verdict::WaitingUserAnswer)
+        );
+    }
+
     #[test]
     fn user_files_replace_and_extend_the_builtins() {
         let dir = tempfile::tempdir().unwrap();

@@ -11,6 +11,7 @@
 //! | `input` | rows inside the input box |
 //! | `below_input` | rows under the input box (the footer; empty when there is none) |
 //! | `after_last_rule` | rows after the last horizontal rule |
+//! | `live` | where a dialog can be: from the input box's top rule down when one is drawn (a dialog replaces the box or shows in it; the transcript and spinner tips above are not it), else every row |
 //! | `title` | the pane title |
 //!
 //! The input box is the last two horizontal rules at most a few rows apart. Any region can be
@@ -33,6 +34,8 @@ pub enum Region {
     BelowInput,
     /// Rows after the last horizontal rule.
     AfterLastRule,
+    /// Where a dialog can be: from the input box's top rule down, else every row.
+    Live,
     /// The pane title.
     Title,
 }
@@ -46,6 +49,7 @@ impl Region {
             Region::Input => "input",
             Region::BelowInput => "below_input",
             Region::AfterLastRule => "after_last_rule",
+            Region::Live => "live",
             Region::Title => "title",
         }
     }
@@ -113,6 +117,8 @@ impl ScreenView {
             (Region::Input, Some((upper, lower))) => &rows[upper + 1..lower],
             (Region::BelowInput, Some((_, lower))) => &rows[lower + 1..],
             (Region::Input | Region::BelowInput, None) => &[],
+            (Region::Live, Some((upper, _))) => &rows[upper..],
+            (Region::Live, None) => rows,
             (Region::AfterLastRule, _) => match layout.last_rule {
                 Some(last) => &rows[last + 1..],
                 None => &[],

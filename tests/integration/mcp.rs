@@ -391,10 +391,31 @@ fn mcp_clients_cannot_type_into_a_shell_unless_the_daemon_allows_it() {
     );
     assert!(refused.contains("--mcp-allow-shell"), "{refused}");
     assert_eq!(server.panectl_ok(&["inbox", "--json"]), "");
+    // Nor launch an agent with arguments or environment of its own (issue 31, item 6).
+    let windows = || server.tmux(&["list-windows", "-a"]).lines().count();
+    let before = windows();
+    for arguments in [
+        json!({"provider": "fake_agent", "args": ["--dangerously-skip-permissions"]}),
+        json!({"provider": "fake_agent", "env": {"LD_PRELOAD": "/tmp/evil.so"}}),
+    ] {
+        let refused = call_err(&runtime, &client, "launch_agent", arguments);
+        assert!(
+            refused.contains("MCP clients may not choose") && refused.contains("--mcp-allow-args"),
+            "{refused}"
+        );
+    }
+    assert_eq!(windows(), before, "a refused launch made a window");
 
-    // A daemon started with --mcp-allow-shell lets it through.
+    // A daemon started with --mcp-allow-shell and --mcp-allow-args lets them through.
     assert!(daemon.stop(Duration::from_secs(10)));
-    let _daemon = setup.daemon_with(2, &["--mcp-allow-shell"]);
+    let _daemon = setup.daemon_with(2, &["--mcp-allow-shell", "--mcp-allow-args"]);
+    let launched = call_ok(
+        &runtime,
+        &client,
+        "launch_agent",
+        json!({"provider": "fake_agent", "env": {"PANECTL_TEST_ENV": "1"}, "timeout_seconds": 30}),
+    );
+    assert!(launched.contains("\"pane\""), "{launched}");
     call_ok(
         &runtime,
         &client,

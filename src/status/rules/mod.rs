@@ -40,7 +40,7 @@
 //! id = "claude_code.working"         # unique, shown by `panectl explain` and in events
 //! status = "processing"              # processing | ready | idle | completed | waiting_user_answer | error
 //! priority = 80                      # higher is tried first
-//! region = "below_input"             # whole | above_input | input | below_input | after_last_rule | title
+//! region = "below_input"             # whole | above_input | input | below_input | after_last_rule | live | title
 //! lines = 3                          # optional: only the region's last N non-empty rows
 //! contains = ["esc to interrupt"]    # every one must appear
 //! any = []                           # at least one must appear (when given)
