@@ -29,7 +29,8 @@ use crate::events::{DaemonEvent, EventBus, EventKind};
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub(crate) struct EventsQuery {
-    /// Only the events about this pane (`%N`).
+    /// Only the events about this pane (`%N`, or any name a pane route takes); a pane that
+    /// does not exist is a 404.
     pane: Option<String>,
     /// Only these event types, comma-separated (an unknown one is a 400 that lists the valid
     /// ones).
@@ -214,6 +215,8 @@ fn event_stream(
             description = "An unknown event type (the message lists the valid ones).",
             body = ErrorBody
         ),
+        (status = 404, response = super::responses::PaneNotFound),
+        (status = 409, response = super::responses::PaneAmbiguous),
     )
 )]
 pub(crate) async fn events(
@@ -221,7 +224,13 @@ pub(crate) async fn events(
     Query(query): Query<EventsQuery>,
     headers: HeaderMap,
 ) -> Result<impl IntoResponse, ApiError> {
-    let filter = Filter::from_query(&query)?;
+    let mut filter = Filter::from_query(&query)?;
+    // A pane is named as anywhere else (`%N`, `alpha`, `work:1.0`), and must exist: a
+    // stream for a pane that is not there would wait for ever for nothing.
+    if let Some(name) = filter.pane.take() {
+        let (pane, _) = state.ctx.find(&name).await?;
+        filter.pane = Some(pane.pane.to_string());
+    }
     let bus = state.ctx.bus.clone();
     let last = headers
         .get("last-event-id")

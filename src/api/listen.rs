@@ -36,8 +36,8 @@ pub const LOG_EVERY: Duration = Duration::from_secs(10);
 /// How long connections may take to finish their requests once the daemon stops.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
-/// How long a connection over the cap waits for a place before it is answered 503 (as many
-/// connections as the cap may wait; more are closed at once).
+/// How long a connection over the cap waits for a place before it is answered 503 (twice as
+/// many connections as the cap may wait; more are closed at once).
 const OVERFLOW_WAIT: Duration = Duration::from_secs(5);
 
 /// The limits of one listener.
@@ -194,9 +194,10 @@ pub async fn serve<L: Accept>(
     cancel: CancellationToken,
 ) {
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
-    // Connections over the cap waiting for a place; more than that many are answered 503 at
-    // once.
-    let waiting = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    // Connections over the cap waiting for a place (or being answered 503): twice the cap;
+    // past that a connection is closed at once, which bounds the descriptors a flood can hold
+    // (the other listener shares them).
+    let waiting = Arc::new(Semaphore::new(limits.max_connections.max(1) * 2));
     let slots = StreamSlots::new(&limits);
     let shared = Arc::new(Shared {
         name,
@@ -252,8 +253,6 @@ pub async fn serve<L: Accept>(
             }
             None => {
                 let permits = Arc::clone(&permits);
-                // As many again may wait; past that a connection is closed at once, which
-                // bounds the descriptors a flood can hold (the other listener shares them).
                 let Ok(waiting) = Arc::clone(&waiting).try_acquire_owned() else {
                     drop(io);
                     continue;
@@ -263,12 +262,15 @@ pub async fn serve<L: Accept>(
                         .await
                         .ok()
                         .and_then(Result::ok);
-                    drop(waiting);
                     match place {
                         Some(permit) => {
+                            drop(waiting);
                             serve_counted(io, app, limits, cancel, permit, shared).await;
                         }
-                        None => serve_connection(io, overloaded(), limits, &cancel).await,
+                        None => {
+                            serve_connection(io, overloaded(), limits, &cancel).await;
+                            drop(waiting);
+                        }
                     }
                 });
             }

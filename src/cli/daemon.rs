@@ -448,10 +448,21 @@ fn detach(
         word.push(&log);
         command.arg(word);
     }
+    // What the daemon says before its log is set up, or as it fails (the error the binary
+    // prints on its way out), goes to the log too: "see the log" then finds the reason.
+    let stderr = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&log)
+            .map_or_else(|_| Stdio::null(), Stdio::from)
+    };
     command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stderr(stderr);
     // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
     unsafe {
         command.pre_exec(|| {
@@ -477,7 +488,8 @@ fn detach(
         }
         if let Some(status) = child.try_wait()? {
             bail!(
-                "the daemon exited at start ({status}); see {}",
+                "the daemon exited at start ({status}): {}(the whole log: {})",
+                last_words(&log),
                 log.display()
             );
         }
@@ -489,6 +501,18 @@ fn detach(
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// The last line the log holds (the reason a daemon exited), followed by a space; empty when
+/// there is none.
+fn last_words(log: &std::path::Path) -> String {
+    let text = std::fs::read(log).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| format!("{} ", l.trim().escape_debug()))
+        .unwrap_or_default()
 }
 
 /// Waits (a few seconds at most) until the server's `@panectl_pid` names the daemon started, so

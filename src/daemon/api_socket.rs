@@ -73,6 +73,16 @@ pub async fn serve(
             None
         }
     };
+    // SIGUSR1 is tmux's "make your socket again": the same here (its default would end the
+    // daemon and leave its files).
+    let mut user1 =
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()) {
+            Ok(user1) => Some(user1),
+            Err(error) => {
+                warn!(%error, "cannot handle SIGUSR1");
+                None
+            }
+        };
     // Whether the last attempt to make the socket again failed (logged once, not every 2 s).
     let mut failing = false;
     let mut interval = tokio::time::interval(CHECK_INTERVAL);
@@ -87,10 +97,20 @@ pub async fn serve(
                 std::future::pending::<()>().await;
             }
         };
+        let user1_received = async {
+            let signalled = match user1.as_mut() {
+                Some(user1) => user1.recv().await.is_some(),
+                None => false,
+            };
+            if !signalled {
+                std::future::pending::<()>().await;
+            }
+        };
         tokio::select! {
             () = cancel.cancelled() => break,
             _ = interval.tick() => {}
             () = hung_up => info!("SIGHUP: checking the API socket"),
+            () = user1_received => info!("SIGUSR1: checking the API socket"),
         }
         if bound.is_some() && FileIdentity::of_path(&socket) == bound {
             continue;

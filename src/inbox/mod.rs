@@ -16,31 +16,53 @@ use crate::events::{EventBus, EventKind};
 pub use assignments::{Assignment, AssignmentState, NewAssignment};
 pub use store::{InboxError, Message, NewMessage, State, Store};
 
+/// Whether a base directory of the default inbox path is the user's own: missing (it will be
+/// made 0700), or the user's and not writable by others. `HOME=/tmp` is not: a shared
+/// directory where another user could have made `.local/state` first.
+fn own_or_missing(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::metadata(dir) {
+        Ok(metadata) => metadata.uid() == crate::trust::uid() && metadata.mode() & 0o022 == 0,
+        Err(error) => error.kind() == std::io::ErrorKind::NotFound,
+    }
+}
+
 /// `$XDG_STATE_HOME/panectl/<server>/inbox.sqlite`, else `$HOME/.local/state/...`, else the
 /// same under the home directory the user database gives for this uid; `server` is the daemon's
 /// per-server file stem, so each tmux server has its own inbox. Never a shared directory such
-/// as `/tmp`: with no home at all this is an error that says what to set. Relative values are
-/// ignored, as the XDG specification says.
+/// as `/tmp`: a base that is not the user's own (or is writable by others) is passed over, and
+/// with none left this is an error that says what to set. Relative values are ignored, as the
+/// XDG specification says.
 pub fn default_path(server: &str) -> Result<PathBuf, InboxError> {
-    let absolute = |name: &str| {
-        std::env::var_os(name)
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
+    let variable = |name: &str| std::env::var_os(name).map(PathBuf::from);
+    let user_home = || {
+        nix::unistd::User::from_uid(nix::unistd::geteuid())
+            .ok()
+            .flatten()
+            .map(|user| user.dir)
     };
-    let base = absolute("XDG_STATE_HOME")
-        .or_else(|| absolute("HOME").map(|home| home.join(".local/state")))
-        .or_else(|| {
-            nix::unistd::User::from_uid(nix::unistd::geteuid())
-                .ok()
-                .flatten()
-                .map(|user| user.dir)
-                .filter(|dir| dir.is_absolute() && dir != Path::new("/"))
-                .map(|home| home.join(".local/state"))
-        })
+    state_dir(variable("XDG_STATE_HOME"), variable("HOME"), user_home)
+        .map(|base| base.join("panectl").join(server).join("inbox.sqlite"))
         .ok_or(InboxError::NoStateDir {
             uid: crate::trust::uid(),
-        })?;
-    Ok(base.join("panectl").join(server).join("inbox.sqlite"))
+        })
+}
+
+/// The first of the state directories that is absolute and the user's own.
+fn state_dir(
+    xdg_state_home: Option<PathBuf>,
+    home: Option<PathBuf>,
+    user_home: impl FnOnce() -> Option<PathBuf>,
+) -> Option<PathBuf> {
+    let usable = |dir: &PathBuf| dir.is_absolute() && dir != Path::new("/") && own_or_missing(dir);
+    xdg_state_home
+        .filter(usable)
+        .or_else(|| home.filter(usable).map(|home| home.join(".local/state")))
+        .or_else(|| {
+            user_home()
+                .filter(usable)
+                .map(|home| home.join(".local/state"))
+        })
 }
 
 type Job = Box<dyn FnOnce(&mut Store) + Send>;
@@ -162,4 +184,40 @@ pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shared_home_is_passed_over_for_the_inbox() {
+        let mine = tempfile::tempdir().unwrap();
+        let home = mine.path().to_path_buf();
+        // `HOME=/tmp`: sticky and writable by everyone.
+        let tmp = PathBuf::from("/tmp");
+        assert_eq!(
+            state_dir(None, Some(tmp.clone()), || Some(home.clone())),
+            Some(home.join(".local/state"))
+        );
+        assert_eq!(
+            state_dir(Some(tmp.clone()), Some(tmp.clone()), || None),
+            None
+        );
+        // A home of one's own, and one that does not exist yet, are taken.
+        assert_eq!(
+            state_dir(None, Some(home.clone()), || None),
+            Some(home.join(".local/state"))
+        );
+        let later = home.join("not-yet");
+        assert_eq!(
+            state_dir(Some(later.clone()), None, || None),
+            Some(later.clone())
+        );
+        // Relative values are ignored.
+        assert_eq!(
+            state_dir(Some("rel".into()), Some(home.clone()), || None),
+            Some(home.join(".local/state"))
+        );
+    }
 }

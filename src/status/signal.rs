@@ -163,8 +163,9 @@ pub fn title_effect(provider: &str, title: &str) -> Effect {
 }
 
 /// A hook event of the agent in a pane, as `panectl hook` sends it to the daemon
-/// (`POST /v1/panes/{pane}/hook`).
+/// (`POST /v1/panes/{pane}/hook`). Unknown fields are refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct HookReport {
     /// The hook's `hook_event_name`: Claude Code's `SessionStart`, `UserPromptSubmit`,
     /// `PreToolUse`, `PostToolUse`, `PermissionRequest`, `Notification`, `Stop`, `StopFailure`,
@@ -178,8 +179,8 @@ pub struct HookReport {
     /// `SessionStart`'s `source` (`startup`, `resume`, `clear`; `compact` says nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
-    /// The agent's process (`CLAUDE_PID`, else the hook's parent): the hook counts only while
-    /// it runs in the pane (else it is stale).
+    /// The agent's process as the hook saw it (`CLAUDE_PID`, else the hook's parent), for the
+    /// record only: the daemon takes the sender from the socket, never from this field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
     /// The agent's session id, for the record.

@@ -344,6 +344,12 @@ fn idle_event_streams_leave_room_for_short_requests_and_nothing_is_reset() {
             .expect("api_socket")
             .to_string(),
     );
+    // A stream for a pane that is not there is a 404, not a subscription to nothing.
+    let missing = unix_status_line(
+        &socket,
+        b"GET /v1/events?pane=%25999 HTTP/1.1\r\nHost: panectl\r\nConnection: close\r\n\r\n",
+    );
+    assert!(missing.contains(" 404 "), "{missing}");
     let streams: Vec<std::os::unix::net::UnixStream> = (0..512)
         .filter_map(|_| {
             let mut stream = std::os::unix::net::UnixStream::connect(&socket).ok()?;

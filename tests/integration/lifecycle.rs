@@ -249,6 +249,39 @@ fn detach_fails_at_once_without_a_server() {
     );
 }
 
+/// A detached daemon that fails as it starts says why, and its log has the reason too (issue
+/// 31, item 8: "see log" named a log without it).
+#[test]
+fn a_detached_daemon_that_fails_at_start_says_why() {
+    let server = TmuxServer::start(80, 24);
+    let not_a_dir = server.dir().join("file");
+    std::fs::write(&not_a_dir, "x").expect("a file");
+    let log = server.dir().join("detached.log");
+    let inbox = not_a_dir.join("inbox.sqlite");
+    let output = run(
+        panectl_in(&server, "run-f"),
+        &[
+            "daemon",
+            "--detach",
+            "--inbox",
+            inbox.to_str().expect("UTF-8"),
+            "--log-file",
+            log.to_str().expect("UTF-8"),
+        ],
+    );
+    assert!(!output.status.success());
+    let said = text(&output);
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(said.contains("inbox"), "{said}");
+    assert!(logged.contains("inbox"), "the log says nothing: {logged:?}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&log)
+        .expect("the log")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
 #[test]
 fn with_wait_for_server_a_detached_daemon_waits_and_says_why_it_is_degraded() {
     let _lock = daemon_test_lock();

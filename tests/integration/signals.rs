@@ -161,6 +161,13 @@ fn a_hook_applies_only_from_the_panes_agent_whatever_its_body_says() {
     );
     assert_eq!(answer["status_source"], "screen");
     assert_eq!(pane(&server)["status"], "idle");
+    // Unknown fields are refused, as the API says.
+    let (status, refused) = server.api_post_status(
+        "/v1/panes/%250/hook",
+        &serde_json::json!({"event": "Stop", "trust_me": true}),
+    );
+    assert_eq!(status, 400, "{refused}");
+    assert!(refused.to_string().contains("trust_me"), "{refused}");
     // From a process under the pane's program: it applies.
     hook_in_pane(
         &server,

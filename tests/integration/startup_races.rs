@@ -227,6 +227,20 @@ fn a_deleted_or_replaced_api_socket_is_made_again_and_sighup_does_it_at_once() {
             .log_text()
             .contains("SIGHUP: checking the API socket")
     });
+    // SIGUSR1, tmux's "make your socket again", does the same and does not end the daemon
+    // (its default action would, leaving its files).
+    std::fs::remove_file(&socket).expect("delete the socket");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(daemon.pid() as i32),
+        nix::sys::signal::Signal::SIGUSR1,
+    )
+    .expect("signal the daemon");
+    wait_for_socket(&server, &socket, "SIGUSR1 to make the socket again");
+    server.wait_for("the SIGUSR1 in the log", Duration::from_secs(5), || {
+        daemon
+            .log_text()
+            .contains("SIGUSR1: checking the API socket")
+    });
     // The daemon lives on.
     assert!(cli_reaches(&server));
 }
