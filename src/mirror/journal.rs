@@ -2,8 +2,10 @@
 //! and resize since, kept so that a divergence can be replayed and turned into a fixture.
 //!
 //! Sans-IO and bounded: past [`JOURNAL_BYTES`] of output the journal starts again from a
-//! snapshot of the mirror's own screen (taken where nothing is half-read), so it holds at
-//! most about twice that.
+//! snapshot of the mirror's own screen (taken where nothing is half-read). No snapshot can be
+//! taken while the screen is inside a sequence (an escape string a program never ends, say),
+//! so past [`JOURNAL_MAX_BYTES`] the journal drops its steps and says it is truncated until
+//! the screen is at rest again: it never holds more than that.
 
 use serde::{Deserialize, Serialize};
 
@@ -12,6 +14,11 @@ use crate::screen::{PaneScreen, Snapshot};
 /// Output a journal keeps before it starts again from a snapshot of the screen: enough for
 /// the seconds between two watchdog checks of a busy pane, small enough for many panes.
 pub const JOURNAL_BYTES: usize = 1 << 20;
+
+/// Output a journal keeps at most: past it, while the screen is mid-sequence and no checkpoint
+/// can be taken, the steps are dropped and the journal is truncated. Twice [`JOURNAL_BYTES`],
+/// so a long sequence a program does end (an image, a clipboard copy) is usually kept whole.
+pub const JOURNAL_MAX_BYTES: usize = 2 * JOURNAL_BYTES;
 
 /// Where a journal starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,7 +49,11 @@ pub struct Journal {
     start: JournalStart,
     snapshot: Snapshot,
     steps: Vec<Step>,
+    /// Output bytes kept in `steps`.
     bytes: usize,
+    /// Steps were dropped since the start (see [`JOURNAL_MAX_BYTES`]): what is kept cannot be
+    /// replayed, and nothing more is kept until a checkpoint can be taken.
+    truncated: bool,
 }
 
 impl Journal {
@@ -65,32 +76,53 @@ impl Journal {
             snapshot,
             steps: Vec::new(),
             bytes: 0,
+            truncated: false,
         }
     }
 
-    /// Records output the screen was just fed. Past the limit, and where the screen has
-    /// nothing half-read, the journal starts again from the screen as it is now.
+    /// Records output the screen was just fed. Past [`JOURNAL_BYTES`] (or once truncated), and
+    /// where the screen has nothing half-read, the journal starts again from the screen as it
+    /// is now; past [`JOURNAL_MAX_BYTES`] with the screen mid-sequence, it is truncated.
     pub fn output(&mut self, data: &[u8], screen: &PaneScreen) {
-        self.bytes += data.len();
-        match self.steps.last_mut() {
-            Some(Step::Output(last)) => last.extend_from_slice(data),
-            _ => self.steps.push(Step::Output(data.to_vec())),
+        if !self.truncated {
+            self.bytes += data.len();
+            match self.steps.last_mut() {
+                Some(Step::Output(last)) => last.extend_from_slice(data),
+                _ => self.steps.push(Step::Output(data.to_vec())),
+            }
         }
-        if self.bytes > JOURNAL_BYTES
-            && let Some(snapshot) = screen.snapshot()
-        {
+        if !self.truncated && self.bytes <= JOURNAL_BYTES {
+            return;
+        }
+        if let Some(snapshot) = screen.snapshot() {
             *self = Journal::from(JournalStart::Checkpoint, snapshot);
+        } else if self.bytes > JOURNAL_MAX_BYTES {
+            self.truncate();
         }
     }
 
-    /// Records a resize.
-    pub fn resize(&mut self, width: u16, height: u16) {
-        self.steps.push(Step::Resize([width, height]));
+    /// Drops the steps: they are too long to keep, and the screen cannot be snapshot yet.
+    fn truncate(&mut self) {
+        self.steps = Vec::new();
+        self.bytes = 0;
+        self.truncated = true;
     }
 
-    /// Output bytes recorded.
+    /// Records a resize (not kept once truncated: nothing before it could be replayed).
+    pub fn resize(&mut self, width: u16, height: u16) {
+        if !self.truncated {
+            self.steps.push(Step::Resize([width, height]));
+        }
+    }
+
+    /// Output bytes kept.
     pub fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// Whether steps were dropped since the start, so that it cannot be replayed.
+    pub fn truncated(&self) -> bool {
+        self.truncated
     }
 
     /// Where it starts, the snapshot and the steps.
@@ -253,6 +285,11 @@ pub struct DivergenceRecord {
     pub snapshot: SnapshotRecord,
     /// Output and resizes since, in order.
     pub steps: Vec<Step>,
+    /// The daemon dropped steps (the screen stayed mid-sequence past
+    /// [`JOURNAL_MAX_BYTES`] of output): the record cannot be replayed from its start, and
+    /// says only what the two screens were. Absent in records older than the field.
+    #[serde(default)]
+    pub truncated: bool,
     /// What tmux showed.
     pub tmux_screen: ScreenRecord,
     /// What the mirror showed.
@@ -260,7 +297,8 @@ pub struct DivergenceRecord {
 }
 
 impl DivergenceRecord {
-    /// Replays the record through a fresh screen model.
+    /// Replays the record through a fresh screen model (meaningless for a
+    /// [`DivergenceRecord::truncated`] one: steps are missing).
     pub fn replay(&self) -> PaneScreen {
         replay(
             &Snapshot::from(&self.snapshot),
@@ -367,6 +405,65 @@ mod tests {
         let again = replay(&snapshot, steps, 50);
         assert_eq!(again.capture_rows(false), screen.capture_rows(false));
         assert_eq!(again.cursor(), screen.cursor());
+    }
+
+    #[test]
+    fn an_unterminated_escape_string_truncates_the_journal_at_its_cap() {
+        let mut screen = PaneScreen::with_scrollback(30, 5, 50);
+        let mut journal = Journal::blank(30, 5);
+        feed(&mut screen, &mut journal, b"before\r\n\x1b]");
+        // 20 MB of a string never ended, in the chunks tmux reads.
+        let chunk = vec![b'A'; 64 << 10];
+        for _ in 0..(20 << 20) / chunk.len() {
+            feed(&mut screen, &mut journal, &chunk);
+            assert!(journal.bytes() <= JOURNAL_MAX_BYTES, "{}", journal.bytes());
+        }
+        assert!(journal.truncated());
+        let (start, _, steps) = journal.parts();
+        assert_eq!(start, JournalStart::Blank);
+        assert!(steps.is_empty());
+        // Nor are resizes kept while nothing before them can be replayed.
+        screen.resize(31, 5);
+        journal.resize(31, 5);
+        assert!(journal.parts().2.is_empty());
+        // The string ends: the journal starts again from the screen, whole.
+        feed(&mut screen, &mut journal, b"\x07after");
+        assert!(!journal.truncated());
+        let (start, snapshot, steps) = journal.parts();
+        assert_eq!(start, JournalStart::Checkpoint);
+        let snapshot = snapshot.clone();
+        assert!(steps.is_empty());
+        feed(&mut screen, &mut journal, b" more");
+        let again = replay(&snapshot, journal.parts().2, 50);
+        assert_eq!(again.capture_rows(false), screen.capture_rows(false));
+        assert_eq!(screen.text(), "before\nafter more");
+    }
+
+    #[test]
+    fn a_long_string_that_ends_before_the_cap_is_kept_whole() {
+        let mut screen = PaneScreen::with_scrollback(30, 5, 50);
+        let mut journal = Journal::blank(30, 5);
+        let image = [
+            &b"\x1bPq"[..],
+            &vec![b'~'; JOURNAL_BYTES * 3 / 2],
+            b"\x1b\\",
+        ]
+        .concat();
+        feed(&mut screen, &mut journal, &image[..JOURNAL_BYTES + 10]);
+        assert!(!journal.truncated());
+        assert_eq!(journal.parts().0, JournalStart::Blank);
+        feed(&mut screen, &mut journal, &image[JOURNAL_BYTES + 10..]);
+        assert!(!journal.truncated());
+        assert_eq!(journal.parts().0, JournalStart::Checkpoint);
+    }
+
+    #[test]
+    fn records_without_the_truncated_field_read_as_whole() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/divergences");
+        let text = std::fs::read_to_string(dir.join("early-answer-unicode-cat.json")).unwrap();
+        assert!(!text.contains("\"truncated\""));
+        let record: DivergenceRecord = serde_json::from_str(&text).unwrap();
+        assert!(!record.truncated);
     }
 
     #[test]

@@ -417,6 +417,7 @@ impl PaneMirror {
             start,
             snapshot: snapshot.into(),
             steps: steps.to_vec(),
+            truncated: self.journal.truncated(),
             tmux_screen: shown_record(shown),
             mirror_screen: ScreenRecord::of(&self.screen),
         }));
@@ -624,6 +625,31 @@ mod tests {
         let difference = pane.confirm_divergence().expect("a divergence").difference;
         assert!(difference.contains("EEEEE"), "{difference}");
         assert_eq!(pane.counters.divergences, 1);
+    }
+
+    #[test]
+    fn a_divergence_inside_an_unterminated_escape_saves_a_small_truncated_record() {
+        let mut pane = PaneMirror::new(row(), 1024);
+        pane.seeded(&snapshot(&["hello", "", ""], (5, 0)), GapReason::Seeded);
+        pane.output(b"\x1b]");
+        let chunk = vec![b'A'; 64 << 10];
+        for _ in 0..(20 << 20) / chunk.len() {
+            pane.output(&chunk);
+            assert!(pane.journal.bytes() <= super::super::journal::JOURNAL_MAX_BYTES);
+        }
+        let other = ShownScreen::new(
+            vec![b"EEEEE".to_vec(), b"".to_vec(), b"".to_vec()],
+            (5, 0),
+            false,
+            false,
+        );
+        pane.suspect(&other);
+        let record = pane.confirm_divergence().expect("a divergence");
+        assert!(record.truncated);
+        assert!(record.steps.is_empty());
+        let json = serde_json::to_vec_pretty(&record).unwrap();
+        assert!(json.len() < 64 << 10, "{} bytes", json.len());
+        assert!(String::from_utf8_lossy(&json).contains("\"truncated\": true"));
     }
 
     #[test]

@@ -336,6 +336,36 @@ mod tests {
     }
 
     #[test]
+    fn a_string_never_ended_leaves_no_trace_in_the_parser_however_long() {
+        // OSC, DCS (its parameters and its data), APC, SOS/PM and tmux's rename string:
+        // their bytes are parsed past, so 20 MB leave the parser as the first kilobyte did.
+        let cases: [(&[u8], &[u8]); 6] = [
+            (b"\x1b]", b"52;c;QUJD"),
+            (b"\x1bP", b"1;2;"),
+            (b"\x1bPq", b"#0;2;0;0;0~~~~"),
+            (b"\x1b_", b"Gf=100;AAAA"),
+            (b"\x1bX", b"text"),
+            (b"\x1bk", b"name"),
+        ];
+        for (start, filler) in cases {
+            let mut screen = PaneScreen::new(20, 3);
+            screen.feed(b"text\r\n");
+            screen.feed(start);
+            let chunk = filler.repeat((64 << 10) / filler.len());
+            screen.feed(&chunk[..1024]);
+            let early = format!("{:?}", screen.terminal);
+            for _ in 0..(20 << 20) / chunk.len() {
+                screen.feed(&chunk);
+            }
+            assert_eq!(format!("{:?}", screen.terminal), early, "{start:?}");
+            assert!(screen.snapshot().is_none());
+            // It ends: nothing was printed.
+            screen.feed(b"\x1b\\");
+            assert_eq!(screen.text(), "text");
+        }
+    }
+
+    #[test]
     fn reseed_rebuilds_screen_history_and_cursor() {
         let mut screen = PaneScreen::new(10, 3);
         screen.feed(b"garbage that will be replaced");

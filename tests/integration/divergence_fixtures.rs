@@ -59,6 +59,10 @@ fn kept_divergences_replay_to_tmuxs_screen_or_are_explained() {
     assert!(!records.is_empty());
     for (path, record) in records {
         let name = path.display();
+        assert!(
+            !record.truncated,
+            "{name}: a truncated record cannot be replayed from its start"
+        );
         let replay = record.replay();
         let replayed = ScreenRecord::of(&replay);
         // Both in the model's codes (tmux 3.4 and later print the same cells otherwise).
