@@ -28,7 +28,7 @@ fn main() -> ExitCode {
             if cli::is_broken_pipe(&error) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("panectl: {error:#}");
+            eprintln!("panectl: {}", cli::printable_error(&error));
             cli::exit::of_error(&error)
         }
     }

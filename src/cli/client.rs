@@ -61,6 +61,21 @@ pub(super) fn printable(text: &str) -> String {
     shown
 }
 
+/// Text of several lines from elsewhere (a pane's text, an agent's answer, an error that
+/// quotes them) for a terminal: the newlines stay, as its structure; every other control
+/// character is escaped as [`printable`] does.
+pub(super) fn printable_lines(text: &str) -> String {
+    text.split('\n')
+        .map(printable)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// An error as panectl reports it (`{error:#}`, its causes after colons), [`printable_lines`].
+pub fn printable_error(error: &anyhow::Error) -> String {
+    printable_lines(&format!("{error:#}"))
+}
+
 /// [`text`] made [`printable`], for human output.
 pub(super) fn shown(value: &Value, key: &str) -> String {
     printable(&text(value, key))
@@ -159,7 +174,13 @@ pub fn screen(server: &ServerArgs, pane: &str, ansi: bool) -> anyhow::Result<Exi
     );
     let answer = block_on(async { Ok(client.get(&path).await?) })?;
     let mut out = std::io::stdout().lock();
-    out.write_all(&answer.body)?;
+    // `--ansi` asks for the screen's own codes; the text alone never holds a control
+    // character, and escaping makes sure of it.
+    if ansi {
+        out.write_all(&answer.body)?;
+    } else {
+        out.write_all(printable_lines(&String::from_utf8_lossy(&answer.body)).as_bytes())?;
+    }
     if !answer.body.ends_with(b"\n") {
         out.write_all(b"\n")?;
     }
@@ -539,7 +560,7 @@ pub fn last(server: &ServerArgs, pane: &str, json: bool) -> anyhow::Result<ExitC
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = std::io::stdout().lock();
-    out.write_all(&answer.body)?;
+    out.write_all(printable_lines(&String::from_utf8_lossy(&answer.body)).as_bytes())?;
     out.write_all(b"\n")?;
     Ok(ExitCode::SUCCESS)
 }
@@ -651,7 +672,7 @@ pub fn providers(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
 
 #[cfg(test)]
 mod tests {
-    use super::{clock, printable};
+    use super::{clock, printable, printable_error, printable_lines};
 
     #[test]
     fn event_times_read_as_a_clock() {
@@ -666,5 +687,18 @@ mod tests {
             "a\\x1b]0;pwned\\x07\\x1b[2J\\x09b\\x9bc\\x7f"
         );
         assert_eq!(printable("✳ Claude Code 漢字"), "✳ Claude Code 漢字");
+    }
+
+    #[test]
+    fn lines_keep_their_newlines_and_nothing_else_of_control() {
+        assert_eq!(
+            printable_lines("answer:\n\u{1b}]52;c;cHduZWQ=\u{7}\n\u{1b}[2J\u{9b}31m\r\n"),
+            "answer:\n\\x1b]52;c;cHduZWQ=\\x07\n\\x1b[2J\\x9b31m\\x0d\n"
+        );
+        let error = anyhow::anyhow!("tmux said \u{1b}]0;title\u{7}").context("cannot run");
+        assert_eq!(
+            printable_error(&error),
+            "cannot run: tmux said \\x1b]0;title\\x07"
+        );
     }
 }

@@ -461,7 +461,8 @@ pub fn doctor(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
                 Level::Warn => "warn",
                 Level::Fail => "FAIL",
             };
-            let mut lines = check.message.lines();
+            // A message may quote what tmux holds (an option's value, say).
+            let mut lines = check.message.lines().map(super::client::printable);
             writeln!(
                 out,
                 "{level:<5} {:<8} {}",

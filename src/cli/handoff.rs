@@ -110,7 +110,8 @@ pub fn handoff(server: &ServerArgs, args: &TaskArgs) -> anyhow::Result<ExitCode>
             Ok(ExitCode::SUCCESS)
         }
         Ok(answer) => {
-            let text = answer.answer;
+            // The worker's answer is its pane's text: shown, never obeyed by the terminal.
+            let text = super::client::printable_lines(&answer.answer);
             print!("{text}");
             if !text.ends_with('\n') {
                 println!();
@@ -118,7 +119,7 @@ pub fn handoff(server: &ServerArgs, args: &TaskArgs) -> anyhow::Result<ExitCode>
             Ok(ExitCode::SUCCESS)
         }
         Err(error) => {
-            eprintln!("panectl: {error:#}");
+            eprintln!("panectl: {}", super::client::printable_error(&error));
             Ok(super::exit::of_error(&error))
         }
     }

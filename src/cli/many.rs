@@ -16,7 +16,9 @@ use panectl::daemon::discovery;
 use serde_json::Value;
 
 use super::ServerArgs;
-use super::client::{EventFilter, block_on, follow_events, print_panes, print_pretty};
+use super::client::{
+    EventFilter, block_on, follow_events, print_panes, print_pretty, printable, printable_error,
+};
 use super::is_broken_pipe;
 
 /// A running daemon and its server.
@@ -143,7 +145,11 @@ pub fn ls_all(json: bool) -> anyhow::Result<ExitCode> {
         match answer {
             Ok(panes) => listed.extend(panes.into_iter().map(|p| (daemon.label.as_str(), p))),
             Err(error) => {
-                eprintln!("panectl: {}: {error}", daemon.label);
+                eprintln!(
+                    "panectl: {}: {}",
+                    printable(&daemon.label),
+                    printable(&error.to_string())
+                );
                 code = super::exit::of_error(&error.into());
             }
         }
@@ -187,7 +193,11 @@ pub fn events_all(json: bool, filter: &EventFilter) -> anyhow::Result<ExitCode> 
             if is_broken_pipe(&error) {
                 return Ok(ExitCode::SUCCESS);
             }
-            eprintln!("panectl: {}: {error:#}", daemon.label);
+            eprintln!(
+                "panectl: {}: {}",
+                printable(&daemon.label),
+                printable_error(&error)
+            );
             code = super::exit::of_error(&error);
         }
     }

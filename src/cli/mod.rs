@@ -25,6 +25,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+pub use client::printable_error;
 use panectl::ids::PaneId;
 use panectl::tmux::ServerAddress;
 

@@ -225,7 +225,7 @@ pub fn wait(
             Ok(ExitCode::from(super::exit::NOT_REACHED))
         }
         Err(error) => {
-            eprintln!("panectl: {error:#}");
+            eprintln!("panectl: {}", super::client::printable_error(&error));
             Ok(super::exit::of_error(&error))
         }
     }

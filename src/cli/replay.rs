@@ -7,7 +7,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use panectl::ids::PaneId;
+use panectl::mirror::journal::ScreenRecord;
 use panectl::replay::{ReplayError, ReplayOptions, replay};
+
+use super::client::printable;
 
 /// Parses `WIDTHxHEIGHT`.
 pub fn parse_size(text: &str) -> Result<(u16, u16), String> {
@@ -35,8 +38,9 @@ pub fn run(
         Ok(result) => result,
         Err(ReplayError::NotControlMode(reason)) => {
             eprintln!(
-                "panectl: {} is not a tmux control-mode transcript: {reason}",
-                transcript.display()
+                "panectl: {} is not a tmux control-mode transcript: {}",
+                printable(&transcript.display().to_string()),
+                printable(&reason)
             );
             return Ok(ExitCode::from(super::exit::REFUSED));
         }
@@ -61,7 +65,7 @@ pub fn run(
         stdout.write_all(text.as_bytes())?;
     }
     for error in &result.first_errors {
-        eprintln!("panectl: warning: {error}");
+        eprintln!("panectl: warning: {}", printable(error));
     }
     let unlisted = result
         .parse_errors
@@ -84,41 +88,37 @@ struct DivergenceReport<'a> {
     /// What the daemon logged.
     difference: &'a str,
     explained: Option<&'a str>,
+    /// The daemon dropped steps: the record cannot be replayed, and the verdicts below are
+    /// `null`.
+    truncated: bool,
     /// The replay gives the screen the mirror had.
-    reproduces_mirror: bool,
+    reproduces_mirror: Option<bool>,
     /// The replay gives the screen tmux had.
-    equals_tmux: bool,
+    equals_tmux: Option<bool>,
     /// Where the replay differs from tmux's screen.
     replay_vs_tmux: Option<String>,
     /// The last point of the output (in bytes) at which the replay showed tmux's screen.
     tmux_at_byte: Option<usize>,
 }
 
-/// `panectl replay --divergence`: replays a divergence record through the screen model.
+/// `panectl replay --divergence`: replays a divergence record through the screen model. A
+/// record comes from elsewhere (a bug report, say): every field of it is printed with its
+/// control characters escaped.
 pub fn divergence(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
-    use panectl::mirror::journal::{ScreenRecord, Step};
+    use panectl::mirror::journal::Step;
     let text = std::fs::read(path).with_context(|| format!("cannot open {}", path.display()))?;
     let record: panectl::mirror::DivergenceRecord = match serde_json::from_slice(&text) {
         Ok(record) => record,
         Err(error) => {
             eprintln!(
-                "panectl: {} is not a divergence record: {error}",
-                path.display()
+                "panectl: {} is not a divergence record: {}",
+                printable(&path.display().to_string()),
+                printable(&error.to_string())
             );
             return Ok(ExitCode::from(super::exit::REFUSED));
         }
     };
-    let replay = record.replay();
-    let replayed = ScreenRecord::of(&replay);
-    // tmux's rows in the model's codes: tmux 3.4 and later print the same cells otherwise.
-    let (width, height) = replay.size();
-    let replay_vs_tmux = (replayed != record.tmux_screen)
-        .then(|| {
-            replayed
-                .recaptured(width, height)
-                .difference(&record.tmux_screen.recaptured(width, height), "tmux")
-        })
-        .flatten();
+    let verdict = (!record.truncated).then(|| judge(&record));
     let report = DivergenceReport {
         pane: &record.pane,
         tmux: &record.tmux,
@@ -139,57 +139,98 @@ pub fn divergence(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
             .count(),
         difference: &record.difference,
         explained: record.explained.as_deref(),
-        reproduces_mirror: replayed == record.mirror_screen,
-        equals_tmux: replay_vs_tmux.is_none(),
-        tmux_at_byte: match replay_vs_tmux {
-            Some(_) => record.tmux_point(),
-            None => None,
-        },
-        replay_vs_tmux,
+        truncated: record.truncated,
+        reproduces_mirror: verdict.as_ref().map(|v| v.reproduces_mirror),
+        equals_tmux: verdict.as_ref().map(|v| v.replay_vs_tmux.is_none()),
+        tmux_at_byte: verdict.as_ref().and_then(|v| v.tmux_at_byte),
+        replay_vs_tmux: verdict.and_then(|v| v.replay_vs_tmux),
     };
     let mut stdout = std::io::stdout().lock();
     if json {
         serde_json::to_writer(&mut stdout, &report)?;
         stdout.write_all(b"\n")?;
     } else {
-        let yes = |b: bool| if b { "yes" } else { "no" };
-        writeln!(
-            stdout,
-            "pane {} (tmux {}): from a {:?} start, {} steps ({} bytes of output, {} resizes)",
-            report.pane,
-            report.tmux,
-            report.start,
-            report.steps,
-            report.output_bytes,
-            report.resizes
-        )?;
-        writeln!(stdout, "the daemon saw: {}", report.difference)?;
-        if let Some(explained) = report.explained {
-            writeln!(stdout, "explained: {explained}")?;
-        }
-        writeln!(
-            stdout,
-            "replay gives the mirror's screen: {}",
-            yes(report.reproduces_mirror)
-        )?;
-        match &report.replay_vs_tmux {
-            None => writeln!(stdout, "replay gives tmux's screen: yes")?,
-            Some(difference) => {
-                writeln!(stdout, "replay gives tmux's screen: no ({difference})")?;
-                match report.tmux_at_byte {
-                    Some(at) => writeln!(
-                        stdout,
-                        "tmux's screen is the replay's after {at} of the {} bytes: tmux answered from an earlier point of the output",
-                        report.output_bytes
-                    )?,
-                    None => writeln!(stdout, "tmux's screen is at no point of the replay")?,
-                }
+        print_divergence(&mut stdout, &report)?;
+    }
+    Ok(match report.equals_tmux {
+        Some(true) => ExitCode::SUCCESS,
+        Some(false) => ExitCode::from(super::exit::NOT_REACHED),
+        None => ExitCode::from(super::exit::REFUSED),
+    })
+}
+
+/// What replaying a whole record says.
+struct Verdict {
+    reproduces_mirror: bool,
+    replay_vs_tmux: Option<String>,
+    tmux_at_byte: Option<usize>,
+}
+
+/// Replays a record that is not truncated and compares the result with both screens.
+fn judge(record: &panectl::mirror::DivergenceRecord) -> Verdict {
+    let replay = record.replay();
+    let replayed = ScreenRecord::of(&replay);
+    // tmux's rows in the model's codes: tmux 3.4 and later print the same cells otherwise.
+    let (width, height) = replay.size();
+    let replay_vs_tmux = (replayed != record.tmux_screen)
+        .then(|| {
+            replayed
+                .recaptured(width, height)
+                .difference(&record.tmux_screen.recaptured(width, height), "tmux")
+        })
+        .flatten();
+    Verdict {
+        reproduces_mirror: replayed == record.mirror_screen,
+        tmux_at_byte: replay_vs_tmux.as_ref().and_then(|_| record.tmux_point()),
+        replay_vs_tmux,
+    }
+}
+
+/// The text report: each field from the record made [`printable`].
+fn print_divergence(out: &mut impl Write, report: &DivergenceReport<'_>) -> std::io::Result<()> {
+    let yes = |b: bool| if b { "yes" } else { "no" };
+    writeln!(
+        out,
+        "pane {} (tmux {}): from a {:?} start, {} steps ({} bytes of output, {} resizes)",
+        printable(report.pane),
+        printable(report.tmux),
+        report.start,
+        report.steps,
+        report.output_bytes,
+        report.resizes
+    )?;
+    writeln!(out, "the daemon saw: {}", printable(report.difference))?;
+    if let Some(explained) = report.explained {
+        writeln!(out, "explained: {}", printable(explained))?;
+    }
+    if report.truncated {
+        return writeln!(
+            out,
+            "truncated: the daemon dropped output it could not keep (the screen stayed inside \
+             one escape sequence too long), so the record cannot be replayed from its start \
+             and gives no verdict"
+        );
+    }
+    if let Some(reproduces) = report.reproduces_mirror {
+        writeln!(out, "replay gives the mirror's screen: {}", yes(reproduces))?;
+    }
+    match &report.replay_vs_tmux {
+        None => writeln!(out, "replay gives tmux's screen: yes")?,
+        Some(difference) => {
+            writeln!(
+                out,
+                "replay gives tmux's screen: no ({})",
+                printable(difference)
+            )?;
+            match report.tmux_at_byte {
+                Some(at) => writeln!(
+                    out,
+                    "tmux's screen is the replay's after {at} of the {} bytes: tmux answered from an earlier point of the output",
+                    report.output_bytes
+                )?,
+                None => writeln!(out, "tmux's screen is at no point of the replay")?,
             }
         }
     }
-    Ok(if report.equals_tmux {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(super::exit::NOT_REACHED)
-    })
+    Ok(())
 }

@@ -103,3 +103,109 @@ fn bad_arguments_are_explained() {
         .failure()
         .stderr(predicates::str::contains("invalid pane id"));
 }
+
+/// A divergence record as someone hostile would attach it to a bug report: every text field
+/// holds sequences that set the clipboard (OSC 52), the title, clear the screen, and a C1 CSI.
+fn hostile_record() -> serde_json::Value {
+    let screen =
+        |row: &str| serde_json::json!({"rows": [row, ""], "cursor": [0, 0], "alternate": false});
+    serde_json::json!({
+        "panectl": "0.1.0",
+        "tmux": "3.3a\u{1b}]0;title\u{7}",
+        "pane": "%1\u{1b}]52;c;cHduZWQ=\u{7}",
+        "difference": "row 0: \u{1b}[2J\u{1b}[H\u{9b}31mcleared\nsecond line\r",
+        "explained": "\u{1b}]52;c;cHduZWQ=\u{1b}\\ and \u{90}q\u{9c}\u{7f}",
+        "scrollback": 10,
+        "start": "seed",
+        "snapshot": {"width": 20, "height": 2, "primary": ["", ""], "cursor": [0, 0]},
+        "steps": [{"output": "\\x1b]0;title\\x07hello"}],
+        "tmux_screen": screen("\\x1b]8;;x\\x1b\\\\other\u{1b}[2J\u{9b}"),
+        "mirror_screen": screen("hello"),
+    })
+}
+
+/// Whether text could reach a terminal as a control: any C0 but a newline, DEL or C1.
+fn controls_in(text: &[u8]) -> Vec<char> {
+    String::from_utf8_lossy(text)
+        .chars()
+        .filter(|c| *c != '\n' && c.is_control())
+        .collect()
+}
+
+#[test]
+fn a_hostile_divergence_record_prints_no_control_character() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("record.json");
+    let record = hostile_record();
+    std::fs::write(&path, serde_json::to_vec_pretty(&record).unwrap()).expect("write record");
+    let output = panectl()
+        .args(["replay", "--divergence"])
+        .arg(&path)
+        .output()
+        .expect("run panectl");
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = String::from_utf8(output.stdout.clone()).expect("utf-8");
+    assert_eq!(controls_in(&output.stdout), [], "{text}");
+    assert_eq!(controls_in(&output.stderr), [], "{output:?}");
+    // Shown, escaped, not dropped.
+    assert!(
+        text.contains("pane %1\\x1b]52;c;cHduZWQ=\\x07 (tmux 3.3a\\x1b]0;title\\x07)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\\x9b31mcleared\\x0asecond line\\x0d"),
+        "{text}"
+    );
+    assert!(
+        text.contains("explained: \\x1b]52;c;cHduZWQ=\\x1b\\ and \\x90q\\x9c\\x7f"),
+        "{text}"
+    );
+    assert!(text.contains("replay gives tmux's screen: no"), "{text}");
+
+    // A record refused for a field it cannot read quotes that field escaped too.
+    let mut bad = record;
+    bad["start"] = serde_json::json!("\u{1b}]0;title\u{7}\u{9b}2J");
+    std::fs::write(&path, serde_json::to_vec(&bad).unwrap()).expect("write record");
+    let output = panectl()
+        .args(["replay", "--divergence"])
+        .arg(&path)
+        .output()
+        .expect("run panectl");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("is not a divergence record"), "{stderr}");
+    assert_eq!(controls_in(&output.stderr), [], "{stderr}");
+}
+
+#[test]
+fn a_truncated_divergence_record_says_it_cannot_be_replayed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("record.json");
+    let mut record = hostile_record();
+    record["truncated"] = serde_json::json!(true);
+    record["steps"] = serde_json::json!([]);
+    std::fs::write(&path, serde_json::to_vec(&record).unwrap()).expect("write record");
+    let output = panectl()
+        .args(["replay", "--divergence"])
+        .arg(&path)
+        .output()
+        .expect("run panectl");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let text = String::from_utf8(output.stdout).expect("utf-8");
+    assert!(text.contains("cannot be replayed from its start"), "{text}");
+    assert!(!text.contains("replay gives"), "{text}");
+    let output = panectl()
+        .args(["replay", "--divergence", "--json"])
+        .arg(&path)
+        .output()
+        .expect("run panectl");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    assert_eq!(report["truncated"], true, "{report:#}");
+    assert_eq!(report["equals_tmux"], serde_json::Value::Null, "{report:#}");
+    assert_eq!(
+        report["reproduces_mirror"],
+        serde_json::Value::Null,
+        "{report:#}"
+    );
+}
