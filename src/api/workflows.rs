@@ -101,8 +101,10 @@ pub(crate) async fn launch(
 /// Type text into the pane
 ///
 /// Types `text` literally (`send-keys -l`: key names and tmux formats mean nothing), then
-/// presses Enter unless `enter` is false. Unlike a message, it is sent at once, whatever the
-/// agent is doing.
+/// presses Enter unless `enter` is false, and confirms the submit as the inbox does: the turn
+/// began (the status left `idle`/`completed`) or the text left the input. An Enter the agent
+/// did not take (one still starting) while the text sits in its input is pressed once more.
+/// Unlike a message, it is sent at once, whatever the agent is doing.
 #[utoipa::path(
     post,
     path = "/v1/panes/{pane}/input",
@@ -111,7 +113,11 @@ pub(crate) async fn launch(
     params(PanePath),
     request_body = InputBody,
     responses(
-        (status = 204, description = "Sent."),
+        (
+            status = 200,
+            description = "Sent, and submitted unless `enter` was false.",
+            body = crate::orchestration::input::InputAnswer
+        ),
         (
             status = 400,
             description = "Empty `text` with `enter: false`, or text tmux cannot carry (a NUL \
@@ -120,7 +126,12 @@ pub(crate) async fn launch(
         ),
         (status = 404, response = PaneNotFound),
         (status = 409, response = PaneRefused),
-        (status = 502, description = "tmux refused or skipped the command.", body = ErrorBody),
+        (
+            status = 502,
+            description = "tmux refused or skipped the command, or the text still sits in the \
+                           input after two Enters (not submitted).",
+            body = ErrorBody
+        ),
         (status = 503, response = PaneUnavailable),
     )
 )]
@@ -130,8 +141,8 @@ pub(crate) async fn input(
     headers: HeaderMap,
     Json(body): Json<InputBody>,
 ) -> Result<Response, ApiError> {
-    input::input(&state.ctx, &name, &body, from_mcp(&headers)).await?;
-    Ok(StatusCode::NO_CONTENT.into_response())
+    let answer = input::input(&state.ctx, &name, &body, from_mcp(&headers)).await?;
+    Ok(axum::Json(answer).into_response())
 }
 
 /// Press keys in the pane
@@ -149,7 +160,11 @@ pub(crate) async fn input(
     params(PanePath),
     request_body = KeysBody,
     responses(
-        (status = 204, description = "Sent."),
+        (
+            status = 200,
+            description = "Sent, and submitted unless `enter` was false.",
+            body = crate::orchestration::input::InputAnswer
+        ),
         (
             status = 400,
             description = "No keys, or a word that is not a key name (the error names it).",

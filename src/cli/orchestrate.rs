@@ -171,7 +171,8 @@ pub fn input(
         enter: Some(enter),
         allow_shell,
     };
-    block_on(async { Ok(client.post_empty(&path, &body).await?) })?;
+    let _answer: panectl::orchestration::input::InputAnswer =
+        block_on(async { Ok(client.post_json(&path, &body).await?) })?;
     Ok(ExitCode::SUCCESS)
 }
 

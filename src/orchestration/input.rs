@@ -3,10 +3,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use std::time::Duration;
+
 use super::{Context, Error};
 use crate::control::command::{Line, commands};
 use crate::ids::PaneId;
-use crate::status::Status;
+use crate::status::{Phase, Status};
 use crate::tmux::ConnectionHandle;
 use crate::tmux::watch::{PaneWatch, Seen};
 
@@ -68,33 +70,136 @@ async fn run(handle: &ConnectionHandle, line: Line) -> Result<(), Error> {
     super::first_reply_line(handle, line).await.map(|_| ())
 }
 
+/// The answer of `POST /v1/panes/{pane}/input`.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct InputAnswer {
+    /// The pane.
+    #[schema(value_type = PaneId)]
+    pub pane: String,
+    /// Whether the text was submitted: the turn began (the status left `idle`/`completed`)
+    /// or the text left the input. `false` only with `enter: false` (nothing to submit).
+    pub submitted: bool,
+    /// How many times Enter was pressed: 2 when the first was lost (an agent still starting
+    /// takes the text but not yet its submit key).
+    pub enters: u8,
+    /// The pane's status after it.
+    #[schema(value_type = Status)]
+    pub status: String,
+}
+
+/// Between typing the text and pressing Enter: agents that read the Enter in the same read as
+/// the text take it as part of the text.
+const SUBMIT_DELAY: Duration = Duration::from_millis(150);
+
+/// How long a submit key has to show (the status busy, or the text gone from the input)
+/// before Enter is pressed once more.
+const CONFIRM: Duration = Duration::from_secs(2);
+
+/// How often the pane is looked at while a submit key is confirmed.
+const POLL: Duration = Duration::from_millis(50);
+
 /// `POST /v1/panes/{pane}/input`: types the text (`send-keys -l`, nothing expanded), then
-/// Enter unless `enter` is false.
-pub async fn input(state: &Context, name: &str, body: &InputBody, mcp: bool) -> Result<(), Error> {
+/// presses Enter unless `enter` is false, and confirms the submit as the inbox does: the turn
+/// began, or the text left the input. An Enter that left the text sitting in the input of an
+/// agent still ready (one still starting drops it) is pressed once more; a text still there
+/// after that is an error.
+pub async fn input(
+    state: &Context,
+    name: &str,
+    body: &InputBody,
+    mcp: bool,
+) -> Result<InputAnswer, Error> {
     let (pane, handle) = state.find(name).await?;
     super::shell_guard::ShellPermission::of(state.mcp_allow_shell, mcp, body.allow_shell)
         .check(&pane)?;
-    let mut line = None::<Line>;
-    if !body.text.is_empty() {
-        let command = commands::send_literal(pane.pane, body.text.as_bytes())
-            .map_err(|e| Error::BadRequest(e.to_string()))?;
-        line = Some(Line::new(command));
-    }
-    if body.enter.unwrap_or(true) {
-        let enter = commands::send_key(pane.pane, "Enter");
-        line = Some(match line {
-            Some(line) => line.then(enter),
-            None => Line::new(enter),
-        });
-    }
-    let Some(line) = line else {
+    let enter = body.enter.unwrap_or(true);
+    if body.text.is_empty() && !enter {
         return Err(Error::BadRequest(
             "nothing to send: empty text and no Enter".into(),
         ));
+    }
+    let id = pane.pane;
+    let input_text = || async { handle.input_text(id).await.ok().flatten() };
+    let before = input_text().await.unwrap_or_default();
+    if !body.text.is_empty() {
+        let command = commands::send_literal(id, body.text.as_bytes())
+            .map_err(|e| Error::BadRequest(e.to_string()))?;
+        run(&handle, Line::new(command)).await?;
+    }
+    let status_now = || async {
+        state
+            .find(&id.to_string())
+            .await
+            .map(|(p, _)| p.status)
+            .unwrap_or(Status::Unknown)
     };
-    run(&handle, line).await?;
-    let _ = handle.input_sent(pane.pane).await;
-    Ok(())
+    if !enter {
+        return Ok(InputAnswer {
+            pane: id.to_string(),
+            submitted: false,
+            enters: 0,
+            status: status_now().await.to_string(),
+        });
+    }
+    if !body.text.is_empty() {
+        tokio::time::sleep(SUBMIT_DELAY).await;
+    }
+    let typed = input_text().await.unwrap_or_default();
+    let mut enters = 0;
+    let submitted = loop {
+        run(&handle, Line::new(commands::send_key(id, "Enter"))).await?;
+        enters += 1;
+        let _ = handle.input_sent(id).await;
+        if submit_seen(&status_now, &input_text, &before, &typed).await {
+            break true;
+        }
+        // Enter once more only if nothing but the typed text can take it: the agent is still
+        // ready and the text still sits in its input.
+        let sitting = typed != before && input_text().await.as_deref() == Some(typed.as_str());
+        if enters == 2 || !sitting || !status_now().await.is_ready() {
+            break !sitting;
+        }
+        tracing::info!(pane = %id, "the text still sits in the input after Enter: once more");
+    };
+    if !submitted {
+        return Err(Error::Failed(format!(
+            "{id} did not take the Enter: the text still sits in its input after {enters} \
+             presses (is the agent still starting, or showing a dialog?)"
+        )));
+    }
+    Ok(InputAnswer {
+        pane: id.to_string(),
+        submitted,
+        enters,
+        status: status_now().await.to_string(),
+    })
+}
+
+/// Waits up to [`CONFIRM`] for a submit to show: a busy status, or the input no longer holding
+/// the typed text. A text that was not seen in the input (an empty one, or a program that
+/// shows no input) shows nothing to wait for but the status.
+async fn submit_seen<S, SF, I, IF>(status: &S, input: &I, before: &str, typed: &str) -> bool
+where
+    S: Fn() -> SF,
+    SF: std::future::Future<Output = Status>,
+    I: Fn() -> IF,
+    IF: std::future::Future<Output = Option<String>>,
+{
+    let deadline = tokio::time::Instant::now() + CONFIRM;
+    loop {
+        let now = status().await;
+        if matches!(now.phase(), Phase::Busy | Phase::Blocked) {
+            return true;
+        }
+        if typed != before && input().await.is_some_and(|text| text != typed) {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            // Nothing was typed to watch leave: a ready status is all there is to see.
+            return typed == before;
+        }
+        tokio::time::sleep(POLL).await;
+    }
 }
 
 /// `POST /v1/panes/{pane}/keys`: presses tmux keys by name, each checked first.

@@ -544,6 +544,9 @@ enum WaitError {
     NotReady(Option<Status>),
 }
 
+/// How long a launched agent's status must stay ready before the launch says it is.
+const READY_HOLD: Duration = Duration::from_millis(1000);
+
 /// How many times one start-up dialog is answered before panectl gives up on it.
 const MAX_ANSWERS_PER_PROMPT: usize = 3;
 
@@ -574,6 +577,16 @@ async fn wait_until_ready(
             other => return Err(WaitError::NotReady(other)),
         };
         if status.is_ready() {
+            // Ready for a moment is not ready: Claude Code 2.1.332 draws its prompt, then a
+            // start-up dialog, or takes a submit only a moment later. Ready means ready for
+            // READY_HOLD without a change.
+            let hold = (tokio::time::Instant::now() + READY_HOLD).min(deadline);
+            let (changed, _) = await_status(state, pane, |s| s != status, Some(hold))
+                .await
+                .map_err(WaitError::Api)?;
+            if changed {
+                continue;
+            }
             return Ok((status, accepted));
         }
         // A dialog: one the rules declare, answered if the caller opted in.

@@ -99,3 +99,61 @@ fn claude_code_workers_take_handoffs_and_assignments() {
         || server.panectl_ok(&["status", &first]).trim() == "completed",
     );
 }
+
+/// An orchestrator that types the moment `launch` returns (issue 31, item 9): the launch says
+/// ready only once Claude Code takes input, and `input` confirms its Enter started the turn
+/// (pressing it once more if the text still sat in the input box), so the model gets the
+/// prompt every time.
+#[test]
+fn input_the_moment_launch_returns_starts_the_turn() {
+    let _guard = daemon_test_lock();
+    let model = FakeModel::start();
+    let claude = ClaudeHome::new();
+    let server = TmuxServer::start(120, 40);
+    let _daemon = server.start_daemon(&[]);
+    server.wait_for_panes(1);
+    let work = claude.work().to_string_lossy().into_owned();
+    for round in 0..2 {
+        let name = format!("quick{round}");
+        let mut args = vec![
+            "launch".to_string(),
+            "claude_code".into(),
+            "--name".into(),
+            name.clone(),
+            "--cwd".into(),
+            work.clone(),
+            "--timeout".into(),
+            "90".into(),
+        ];
+        for pair in claude.launch_env(&model.url()) {
+            args.extend(["--env".to_string(), pair]);
+        }
+        let launched = server
+            .panectl()
+            .args(&args)
+            .output()
+            .expect("run panectl launch");
+        assert!(launched.status.success(), "{launched:?}");
+        let pane = String::from_utf8_lossy(&launched.stdout).trim().to_string();
+        let prompt = format!("reply:Answer {round} at once.");
+        let typed = server
+            .panectl()
+            .args(["input", &pane, &prompt])
+            .output()
+            .expect("run panectl input");
+        assert!(typed.status.success(), "{typed:?}");
+        server.wait_for(
+            "the prompt to reach the model",
+            Duration::from_secs(30),
+            || {
+                model
+                    .log()
+                    .iter()
+                    .any(|l| l.prompt.contains(&format!("Answer {round} at once.")))
+            },
+        );
+        server.wait_for("the turn to end", Duration::from_secs(30), || {
+            server.panectl_ok(&["status", &pane]).trim() == "completed"
+        });
+    }
+}
