@@ -160,11 +160,7 @@ pub(crate) async fn input(
     params(PanePath),
     request_body = KeysBody,
     responses(
-        (
-            status = 200,
-            description = "Sent, and submitted unless `enter` was false.",
-            body = crate::orchestration::input::InputAnswer
-        ),
+        (status = 204, description = "Sent."),
         (
             status = 400,
             description = "No keys, or a word that is not a key name (the error names it).",

@@ -363,10 +363,12 @@ fn text_for_a_plain_shell_is_refused_unless_allowed() {
     server.wait_for("the typed command to run", Duration::from_secs(10), || {
         server.tmux_screen("%1").contains("\nTYPED-42")
     });
-    let (status, _) = server.api_post_status(
+    let (status, answer) = server.api_post_status(
         "/v1/panes/%252/input",
         &serde_json::json!({"text": "to cat", "allow_shell": true}),
     );
-    assert_eq!(status, 204);
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["submitted"], true, "{answer}");
+    assert_eq!(answer["enters"], 1, "{answer}");
     assert!(!server.tmux_screen("%1").contains("REFUSED"));
 }
