@@ -19,7 +19,7 @@ use crate::status::Status;
 use crate::status::engine::{self, RuleReport};
 use crate::status::pane::{PaneAgent, ProviderSource};
 use crate::status::providers::SHELL;
-use crate::status::signal::{HookAnswer, HookReport, Reported, Signal, StatusSource};
+use crate::status::signal::{Effect, HookAnswer, HookReport, Reported, Signal, StatusSource};
 use crate::status::tracker::Change;
 use crate::status::view::{Region, ScreenView};
 
@@ -307,8 +307,13 @@ impl SessionCore {
             detail: report.detail(),
             pid: Some(agent_pid),
         };
-        let effect = report.effect();
         let agent = self.agents.get_mut(&pane)?;
+        // What the event means is the provider's data (its `[signals.hooks]`).
+        let effect = agent.provider().map_or(Effect::Ignore, |provider| {
+            provider
+                .signals
+                .hook_effect(&report.event, report.detail_word())
+        });
         let outcome = agent.signal_received(signal, effect, now);
         debug!(session = %self.session, %pane, event = %report.event, applied = outcome.applied, reason = ?outcome.reason, "hook");
         let reply = answer(agent, outcome.applied, outcome.reason.map(str::to_string));

@@ -340,7 +340,7 @@ impl PaneAgent {
     /// The pane's title changed: for providers whose titles carry a status, that is a signal.
     pub fn title_changed(&mut self, title: &str, now: Instant) -> Option<Change> {
         let provider = self.provider.as_ref()?;
-        let effect = signal::title_effect(&provider.id, title);
+        let effect = provider.signals.title_effect(title);
         match effect {
             Effect::Ignore => None,
             // A title that no longer says anything clears only what a title said.
@@ -682,7 +682,7 @@ mod tests {
                 detail: format!("hook {event}"),
                 pid: Some(42),
             },
-            signal::hook_effect(event, kind, None),
+            claude().signals.hook_effect(event, kind),
         )
     }
 

@@ -90,42 +90,6 @@ pub struct Signal {
     pub pid: Option<u32>,
 }
 
-/// What a hook event says. Claude Code 2.1.332 event names (and Gemini CLI 0.61's, which
-/// differ) with the fields that matter: `notification_type` of `Notification`, `source` of
-/// `SessionStart`.
-pub fn hook_effect(event: &str, notification_type: Option<&str>, source: Option<&str>) -> Effect {
-    use Effect::{Clear, Ignore, Report};
-    use Reported::Ready;
-    let status = |s| Report(Reported::Status(s));
-    match event {
-        // A prompt was submitted, a tool runs, the context is being compacted.
-        "UserPromptSubmit" | "PreToolUse" | "PostToolUse" | "PostToolUseFailure"
-        | "PostToolBatch" | "SubagentStart" | "PreCompact" | "BeforeAgent" | "BeforeTool"
-        | "AfterTool" | "BeforeModel" | "PreCompress" => status(Status::Processing),
-        // A permission dialog opened.
-        "PermissionRequest" => status(Status::WaitingUserAnswer),
-        "Notification" => match notification_type {
-            // Claude Code: a permission dialog or an MCP elicitation; Gemini CLI: a tool's.
-            Some("permission_prompt" | "elicitation_dialog" | "ToolPermission") => {
-                status(Status::WaitingUserAnswer)
-            }
-            // "Claude is waiting for your input": sent long after the turn ended.
-            Some("idle_prompt") => Report(Ready),
-            _ => Ignore,
-        },
-        // The turn is over.
-        "Stop" | "AfterAgent" => status(Status::Completed),
-        "StopFailure" => status(Status::Error),
-        "SessionStart" => match source {
-            Some("compact") => Ignore,
-            // startup, resume, clear: a fresh prompt.
-            _ => status(Status::Idle),
-        },
-        "SessionEnd" => Clear,
-        _ => Ignore,
-    }
-}
-
 /// What a Codex OSC 7501 report says. Seen on Codex 0.171: `working` when a turn starts,
 /// `blocked` (`kind=permission`) as an approval dialog opens, `done` when the turn ends,
 /// followed at once by `idle`; `idle` alone at start-up.
@@ -138,27 +102,6 @@ pub fn osc_effect(report: &AgentReport) -> Effect {
         "idle" => Effect::Report(Reported::Ready),
         "error" => status(Status::Error),
         _ => Effect::Ignore,
-    }
-}
-
-/// What a pane title says, for the providers whose titles are reliable enough. Gemini CLI
-/// 0.61: `✦  Working… (DIR)` while a turn runs and `✋  Action Required (DIR)` in a tool
-/// dialog; its `◇  Ready` is not used (it shows during start-up dialogs and after errors).
-/// Codex's titles say the same as its OSC reports, which come first; Claude Code's say less
-/// than its hooks.
-pub fn title_effect(provider: &str, title: &str) -> Effect {
-    if provider != "gemini_cli" {
-        return Effect::Ignore;
-    }
-    let title = title.trim_start();
-    let status = |s| Effect::Report(Reported::Status(s));
-    if title.starts_with("✦") && title.contains("Working") {
-        status(Status::Processing)
-    } else if title.starts_with("✋") && title.contains("Action Required") {
-        status(Status::WaitingUserAnswer)
-    } else {
-        // Whatever a title said before no longer holds.
-        Effect::Clear
     }
 }
 
@@ -193,13 +136,10 @@ pub struct HookReport {
 }
 
 impl HookReport {
-    /// What it does to the status.
-    pub fn effect(&self) -> Effect {
-        hook_effect(
-            &self.event,
-            self.notification_type.as_deref(),
-            self.source.as_deref(),
-        )
+    /// The word that makes the event specific, for a provider's `EVENT:DETAIL` hook keys:
+    /// the notification type, else the session's source.
+    pub fn detail_word(&self) -> Option<&str> {
+        self.notification_type.as_deref().or(self.source.as_deref())
     }
 
     /// The event in words: `Notification(permission_prompt)`, `Stop`.
@@ -245,35 +185,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn claude_code_hooks_map_to_statuses() {
-        let report = |s| Effect::Report(Reported::Status(s));
-        assert_eq!(
-            hook_effect("UserPromptSubmit", None, None),
-            report(Status::Processing)
-        );
-        assert_eq!(
-            hook_effect("Notification", Some("permission_prompt"), None),
-            report(Status::WaitingUserAnswer)
-        );
-        assert_eq!(
-            hook_effect("Notification", Some("idle_prompt"), None),
-            Effect::Report(Reported::Ready)
-        );
-        assert_eq!(hook_effect("Stop", None, None), report(Status::Completed));
-        assert_eq!(
-            hook_effect("SessionStart", None, Some("startup")),
-            report(Status::Idle)
-        );
-        assert_eq!(
-            hook_effect("SessionStart", None, Some("compact")),
-            Effect::Ignore
-        );
-        assert_eq!(hook_effect("SessionEnd", None, None), Effect::Clear);
-        assert_eq!(hook_effect("MessageDisplay", None, None), Effect::Ignore);
-    }
-
-    #[test]
-    fn codex_reports_and_gemini_titles_map_to_statuses() {
+    fn codex_reports_map_to_statuses() {
         let report = |state: &str| AgentReport {
             state: state.into(),
             app: Some("codex".into()),
@@ -285,15 +197,5 @@ mod tests {
         );
         assert_eq!(osc_effect(&report("idle")), Effect::Report(Reported::Ready));
         assert_eq!(osc_effect(&report("bogus")), Effect::Ignore);
-        assert_eq!(
-            title_effect("gemini_cli", "✦  Working… (work)   "),
-            Effect::Report(Reported::Status(Status::Processing))
-        );
-        assert_eq!(
-            title_effect("gemini_cli", "✋  Action Required (work)"),
-            Effect::Report(Reported::Status(Status::WaitingUserAnswer))
-        );
-        assert_eq!(title_effect("gemini_cli", "◇  Ready (work)"), Effect::Clear);
-        assert_eq!(title_effect("codex", "✦  Working…"), Effect::Ignore);
     }
 }

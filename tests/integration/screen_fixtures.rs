@@ -59,7 +59,9 @@ fn every_recorded_screen_is_classified_as_recorded() {
             let capture = meta_path.with_extension(extension);
             let bytes = std::fs::read(&capture)
                 .unwrap_or_else(|_| panic!("{} is missing", capture.display()));
-            let view = view_of_capture(&bytes, title, "");
+            // The pane's foreground command, where the recording says (a shell's rules read it).
+            let command = meta["command"].as_str().unwrap_or_default();
+            let view = view_of_capture(&bytes, title, command);
             let (status, detection) = classify(provider, &view);
             *per_provider.entry(provider_id.to_string()).or_default() += 1;
             if status != expected {
@@ -145,4 +147,68 @@ fn the_dialog_layer_alone_tells_every_recorded_dialog_from_every_other_screen() 
         dialogs + others,
         failures.join("\n")
     );
+}
+
+/// Every built-in provider has a recorded screen of each status its own rules claim (a `ready`
+/// rule: an `idle` or a `completed` one), or says in its rule file why it has none
+/// (`unrecorded`), which docs/status.md repeats; and docs/status.md names every built-in
+/// provider. Adding a provider is a rule file plus recordings, and nothing ships unrecorded
+/// unnoticed.
+#[test]
+fn every_builtin_provider_has_recordings_of_what_its_rules_claim() {
+    use panectl::status::rules::Verdict;
+    let set = ProviderSet::builtin().unwrap();
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/status.md"))
+            .expect("docs/status.md");
+    let mut recorded =
+        std::collections::BTreeMap::<String, std::collections::BTreeSet<String>>::new();
+    for meta_path in recorded_screens() {
+        let meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&meta_path).unwrap()).expect("metadata");
+        recorded
+            .entry(meta["provider"].as_str().unwrap_or_default().to_string())
+            .or_default()
+            .insert(meta["status"].as_str().unwrap_or_default().to_string());
+    }
+    let mut problems = Vec::new();
+    for provider in set.iter() {
+        let id = provider.id.to_string();
+        if !docs.contains(&format!("`{id}`")) {
+            problems.push(format!("docs/status.md does not name `{id}`"));
+        }
+        let have = recorded.get(&id).cloned().unwrap_or_default();
+        let mut missing = std::collections::BTreeSet::new();
+        for rule in provider.rules.iter().filter(|r| r.layer.is_none()) {
+            let wanted: &[&str] = match rule.verdict {
+                Verdict::Ready => &["idle", "completed"],
+                other => &[other.as_str()],
+            };
+            if !wanted.iter().any(|status| have.contains(*status)) {
+                missing.insert(wanted.join(" or "));
+            }
+        }
+        match (&provider.unrecorded, missing.is_empty()) {
+            (None, true) => {}
+            (None, false) => problems.push(format!(
+                "{id}: its rules claim {missing:?} but no screen of it is recorded (record it, \
+                 or say why not with `unrecorded` in its rule file)"
+            )),
+            (Some(_), _) if !have.is_empty() => problems.push(format!(
+                "{id}: says it is unrecorded, yet screens of it are recorded"
+            )),
+            (Some(_), _) => {
+                let said = docs
+                    .lines()
+                    .any(|l| l.contains(&format!("`{id}`")) && l.contains("not recorded"));
+                if !said {
+                    problems.push(format!(
+                        "{id} is unrecorded: docs/status.md must say so on a line naming `{id}` \
+                         (\"not recorded\")"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

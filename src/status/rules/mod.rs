@@ -76,6 +76,10 @@ use toml::Spanned;
 
 use super::Status;
 use super::view::Region;
+use signals::SignalsSpec;
+pub use signals::{Meaning, Signals, TitleSignal};
+
+pub mod signals;
 
 /// Why a rule file was refused. Names the file and the line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -152,15 +156,10 @@ struct FileSpec {
     launch: Option<LaunchSpec>,
     #[serde(default)]
     signals: SignalsSpec,
+    /// Why the provider has no recorded screens (a CLI that cannot be run here).
+    unrecorded: Option<String>,
     #[serde(default)]
     rules: Vec<RuleSpec>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SignalsSpec {
-    #[serde(default)]
-    osc_7501: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -459,6 +458,10 @@ pub struct Provider {
     pub launch: Option<Launch>,
     /// Which of the agent's own signals are believed for its panes.
     pub signals: Signals,
+    /// Why its rules were written without recorded screens, when they were (a CLI that cannot
+    /// be installed or run offline): the recordings test holds every other built-in provider
+    /// to recordings of each status its rules claim.
+    pub unrecorded: Option<String>,
     /// Its rules, highest priority first (file order among equals); after
     /// [`Provider::inherit`], the layer's too.
     pub rules: Vec<Rule>,
@@ -466,15 +469,6 @@ pub struct Provider {
     pub is_layer: bool,
     /// How it inherits the layer.
     pub layer_use: LayerUse,
-}
-
-/// The agent's own status signals a provider's panes are read for (its `[signals]` table):
-/// a signal is believed only from the CLI that sends it, so another program printing the
-/// same bytes in another agent's pane (a `tail -f` of a log) cannot forge a status.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Signals {
-    /// OSC 7501 reports in the output (`ESC ] 7501 ; state=... ESC \`: Codex).
-    pub osc_7501: bool,
 }
 
 /// How a provider inherits the shared layer of rules (`providers/common.toml`): its `[layer]`
@@ -802,6 +796,8 @@ impl Provider {
                 ));
             }
         };
+        let signals =
+            Signals::from_spec(spec.signals).map_err(|(offset, message)| error(offset, message))?;
         let layer_use = match spec.layer {
             None => LayerUse::default(),
             Some(layer) => {
@@ -831,9 +827,8 @@ impl Provider {
             last_response,
             delivery,
             launch,
-            signals: Signals {
-                osc_7501: spec.signals.osc_7501,
-            },
+            signals,
+            unrecorded: spec.unrecorded,
             rules,
             is_layer,
             layer_use,
