@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# tmux targets such as '$0' (session 0) are literal here, not shell expansions.
+# shellcheck disable=SC2016
 # Records the control-mode transcripts in fixtures/transcripts/ from a real tmux.
 #
 # Each fixture directory holds:

@@ -29,4 +29,5 @@ pub mod screen;
 pub mod session;
 pub mod status;
 pub mod tmux;
+pub mod tmux_version;
 pub mod trust;

@@ -1,7 +1,7 @@
 //! What a remote host has for panectl (its tmux, python3 for the attach gate), learned with one
 //! probe over ssh, and how control clients can attach there.
 
-use crate::tmux::versions::{self, TmuxVersion};
+use crate::tmux_version::{self as versions, TmuxVersion};
 
 /// What the remote host has, learned once per connection.
 #[derive(Debug, Clone, PartialEq, Eq)]

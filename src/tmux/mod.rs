@@ -3,8 +3,10 @@
 pub mod attach;
 pub mod connection;
 pub mod sessions;
-pub mod versions;
 pub mod watch;
+
+/// The tmux versions panectl knows (kept under `tmux::versions` for the binary).
+pub use crate::tmux_version as versions;
 
 pub use crate::address::{AddressError, ServerAddress};
 pub use connection::{

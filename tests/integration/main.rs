@@ -14,6 +14,7 @@ mod daemon;
 mod decoder_properties;
 mod delivery_faults;
 mod divergence_fixtures;
+mod doc_paths;
 mod doctor;
 mod event_resume;
 mod exit_codes;
