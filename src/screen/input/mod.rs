@@ -7,47 +7,14 @@
 //! that ends one read from the pane (each read starts a new `screen_write_ctx`). The mirror
 //! acts as if neither happened; the watchdog's resync repairs the rare screen where one did.
 
+mod sgr;
+mod states;
+
 use super::cell::{Attrs, Colour, Style};
 use super::width::{Width, width};
 use super::writer::{self, Glyph, Screen};
-
-/// Parser states, as tmux names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    Ground,
-    EscEnter,
-    EscIntermediate,
-    CsiEnter,
-    CsiParameter,
-    CsiIntermediate,
-    CsiIgnore,
-    DcsEnter,
-    DcsParameter,
-    DcsIntermediate,
-    DcsHandler,
-    DcsEscape,
-    DcsIgnore,
-    OscString,
-    ApcString,
-    RenameString,
-    ConsumeSt,
-}
-
-/// What a byte does in a state (tmux's transition handlers).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Action {
-    None,
-    Print,
-    Intermediate,
-    Parameter,
-    Input,
-    C0,
-    Esc,
-    Csi,
-    DcsDispatch,
-    TopBitSet,
-    EndBel,
-}
+use sgr::{set_256, set_rgb, set_underline, sgr_colon};
+use states::{Action, State, transition};
 
 /// The pen: the style characters are written in, and the character sets.
 #[derive(Debug, Clone, Copy, Default)]
@@ -821,7 +788,7 @@ fn known_csi(ch: u8, interm: &[u8]) -> bool {
 }
 
 /// A parameter as tmux's `strtonum(0, INT_MAX)` reads it.
-fn number(digits: &[u8]) -> Option<i32> {
+pub(super) fn number(digits: &[u8]) -> Option<i32> {
     let mut value: i64 = 0;
     for &digit in digits {
         if !digit.is_ascii_digit() {
@@ -833,105 +800,6 @@ fn number(digits: &[u8]) -> Option<i32> {
         }
     }
     i32::try_from(value).ok()
-}
-
-fn set_underline(attrs: &mut Attrs, kind: Attrs) {
-    attrs.remove(Attrs::ALL_UNDERLINES);
-    attrs.insert(kind);
-}
-
-/// SGR 38/48/58 `;5;n`.
-fn set_256(style: &mut Style, which: i32, c: Option<i32>) {
-    match c {
-        Some(c) if (0..=255).contains(&c) => {
-            let colour = Colour::Palette(c as u8);
-            match which {
-                38 => style.fg = colour,
-                48 => style.bg = colour,
-                _ => style.underline = colour,
-            }
-        }
-        _ => match which {
-            38 => style.fg = Colour::Default,
-            48 => style.bg = Colour::Default,
-            _ => {}
-        },
-    }
-}
-
-/// SGR 38/48/58 `;2;r;g;b`; false (and nothing set) when a component is missing or too large.
-fn set_rgb(style: &mut Style, which: i32, r: Option<i32>, g: Option<i32>, b: Option<i32>) -> bool {
-    let component = |c: Option<i32>| c.filter(|c| (0..=255).contains(c)).map(|c| c as u8);
-    let (Some(r), Some(g), Some(b)) = (component(r), component(g), component(b)) else {
-        return false;
-    };
-    let colour = Colour::Rgb(r, g, b);
-    match which {
-        38 => style.fg = colour,
-        48 => style.bg = colour,
-        _ => style.underline = colour,
-    }
-    true
-}
-
-/// An SGR parameter with colons (tmux's `input_csi_dispatch_sgr_colon`).
-fn sgr_colon(style: &mut Style, text: &[u8]) {
-    let mut p = [-1i32; 8];
-    let mut n = 0;
-    for part in text.split(|&b| b == b':') {
-        if !part.is_empty() {
-            let Some(value) = number(part) else {
-                return;
-            };
-            p[n] = value;
-        }
-        n += 1;
-        if n == p.len() {
-            return;
-        }
-    }
-    if n == 0 {
-        return;
-    }
-    if p[0] == 4 {
-        if n != 2 {
-            return;
-        }
-        let attrs = &mut style.attrs;
-        match p[1] {
-            0 => attrs.remove(Attrs::ALL_UNDERLINES),
-            1 => set_underline(attrs, Attrs::UNDERLINE),
-            2 => set_underline(attrs, Attrs::DOUBLE_UNDERLINE),
-            3 => set_underline(attrs, Attrs::CURLY_UNDERLINE),
-            4 => set_underline(attrs, Attrs::DOTTED_UNDERLINE),
-            5 => set_underline(attrs, Attrs::DASHED_UNDERLINE),
-            _ => {}
-        }
-        return;
-    }
-    if n < 2 || !matches!(p[0], 38 | 48 | 58) {
-        return;
-    }
-    let value = |v: i32| (v != -1).then_some(v);
-    match p[1] {
-        2 => {
-            if n < 3 {
-                return;
-            }
-            let i = if n == 5 { 2 } else { 3 };
-            if n < i + 3 {
-                return;
-            }
-            set_rgb(style, p[0], value(p[i]), value(p[i + 1]), value(p[i + 2]));
-        }
-        5 => {
-            if n < 3 {
-                return;
-            }
-            set_256(style, p[0], value(p[2]));
-        }
-        _ => {}
-    }
 }
 
 /// Decodes a complete UTF-8 sequence the way glibc's `mbtowc` accepts it (no overlong forms,
@@ -952,118 +820,6 @@ fn decode(bytes: &[u8]) -> Option<u32> {
     };
     // The lead and continuation bytes were checked as they came.
     (cp >= min && cp <= 0x10ffff && !(0xd800..=0xdfff).contains(&cp)).then_some(cp)
-}
-
-/// tmux's transition tables: what `ch` does in `state`, and the state it leads to.
-fn transition(state: State, ch: u8) -> (Action, Option<State>) {
-    use Action as A;
-    use State as S;
-    // Anywhere except in a DCS string: CAN and SUB abort, ESC starts over.
-    let anywhere = !matches!(state, S::DcsHandler | S::DcsEscape);
-    if anywhere {
-        match ch {
-            0x18 | 0x1a => return (A::C0, Some(S::Ground)),
-            0x1b => return (A::None, Some(S::EscEnter)),
-            _ => {}
-        }
-    }
-    let c0 = matches!(ch, 0x00..=0x17 | 0x19 | 0x1c..=0x1f);
-    match state {
-        S::Ground => match ch {
-            _ if c0 => (A::C0, None),
-            0x20..=0x7e => (A::Print, None),
-            0x7f => (A::None, None),
-            _ => (A::TopBitSet, None),
-        },
-        S::EscEnter => match ch {
-            _ if c0 => (A::C0, None),
-            0x20..=0x2f => (A::Intermediate, Some(S::EscIntermediate)),
-            0x50 => (A::None, Some(S::DcsEnter)),
-            0x58 | 0x5e => (A::None, Some(S::ConsumeSt)),
-            0x5b => (A::None, Some(S::CsiEnter)),
-            0x5d => (A::None, Some(S::OscString)),
-            0x5f => (A::None, Some(S::ApcString)),
-            0x6b => (A::None, Some(S::RenameString)),
-            0x30..=0x7e => (A::Esc, Some(S::Ground)),
-            _ => (A::None, None),
-        },
-        S::EscIntermediate => match ch {
-            _ if c0 => (A::C0, None),
-            0x20..=0x2f => (A::Intermediate, None),
-            0x30..=0x7e => (A::Esc, Some(S::Ground)),
-            _ => (A::None, None),
-        },
-        S::CsiEnter => match ch {
-            _ if c0 => (A::C0, None),
-            0x20..=0x2f => (A::Intermediate, Some(S::CsiIntermediate)),
-            0x30..=0x3b => (A::Parameter, Some(S::CsiParameter)),
-            0x3c..=0x3f => (A::Intermediate, Some(S::CsiParameter)),
-            0x40..=0x7e => (A::Csi, Some(S::Ground)),
-            _ => (A::None, None),
-        },
-        S::CsiParameter => match ch {
-            _ if c0 => (A::C0, None),
-            0x20..=0x2f => (A::Intermediate, Some(S::CsiIntermediate)),
-            0x30..=0x3b => (A::Parameter, None),
-            0x3c..=0x3f => (A::None, Some(S::CsiIgnore)),
-            0x40..=0x7e => (A::Csi, Some(S::Ground)),
-            _ => (A::None, None),
-        },
-        S::CsiIntermediate => match ch {
-            _ if c0 => (A::C0, None),
-            0x20..=0x2f => (A::Intermediate, None),
-            0x30..=0x3f => (A::None, Some(S::CsiIgnore)),
-            0x40..=0x7e => (A::Csi, Some(S::Ground)),
-            _ => (A::None, None),
-        },
-        S::CsiIgnore => match ch {
-            _ if c0 => (A::C0, None),
-            0x40..=0x7e => (A::None, Some(S::Ground)),
-            _ => (A::None, None),
-        },
-        S::DcsEnter => match ch {
-            _ if c0 => (A::None, None),
-            0x20..=0x2f => (A::Intermediate, Some(S::DcsIntermediate)),
-            0x30..=0x39 | 0x3b => (A::Parameter, Some(S::DcsParameter)),
-            0x3a => (A::None, Some(S::DcsIgnore)),
-            0x3c..=0x3f => (A::Intermediate, Some(S::DcsParameter)),
-            0x40..=0x7e => (A::Input, Some(S::DcsHandler)),
-            _ => (A::None, None),
-        },
-        S::DcsParameter => match ch {
-            _ if c0 => (A::None, None),
-            0x20..=0x2f => (A::Intermediate, Some(S::DcsIntermediate)),
-            0x30..=0x39 | 0x3b => (A::Parameter, None),
-            0x3a | 0x3c..=0x3f => (A::None, Some(S::DcsIgnore)),
-            0x40..=0x7e => (A::Input, Some(S::DcsHandler)),
-            _ => (A::None, None),
-        },
-        S::DcsIntermediate => match ch {
-            _ if c0 => (A::None, None),
-            0x20..=0x2f => (A::Intermediate, None),
-            0x30..=0x3f => (A::None, Some(S::DcsIgnore)),
-            0x40..=0x7e => (A::Input, Some(S::DcsHandler)),
-            _ => (A::None, None),
-        },
-        S::DcsHandler => match ch {
-            0x1b => (A::None, Some(S::DcsEscape)),
-            _ => (A::Input, None),
-        },
-        S::DcsEscape => match ch {
-            0x5c => (A::DcsDispatch, Some(S::Ground)),
-            _ => (A::Input, Some(S::DcsHandler)),
-        },
-        S::DcsIgnore | S::ConsumeSt => (A::None, None),
-        S::OscString => match ch {
-            0x07 => (A::EndBel, Some(S::Ground)),
-            0x20..=0xff => (A::Input, None),
-            _ => (A::None, None),
-        },
-        S::ApcString | S::RenameString => match ch {
-            0x20..=0xff => (A::Input, None),
-            _ => (A::None, None),
-        },
-    }
 }
 
 #[cfg(test)]
