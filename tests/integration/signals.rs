@@ -81,11 +81,32 @@ fn hook_in_pane(server: &TmuxServer, json: &str, before: &str, after: &str) {
     server.tmux(&["send-keys", "-t", "%0", "Enter"]);
 }
 
+/// A rules directory whose `shell.toml` is the built-in shell provider with a `[signals.hooks]`
+/// table: hooks are a provider's data, and a shell pane running `panectl hook` stands in for
+/// an agent whose hooks say these things.
+fn shell_with_hooks() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("rules dir");
+    let rules = format!(
+        "{}\n[signals.hooks]\nUserPromptSubmit = \"processing\"\nPermissionRequest = \"waiting_user_answer\"\n\"Notification:permission_prompt\" = \"waiting_user_answer\"\nStop = \"completed\"\n",
+        include_str!("../../src/status/providers/shell.toml")
+    );
+    std::fs::write(dir.path().join("shell.toml"), rules).expect("write shell.toml");
+    dir
+}
+
+fn start_daemon_with_shell_hooks(
+    server: &TmuxServer,
+) -> (crate::support::Daemon, tempfile::TempDir) {
+    let rules = shell_with_hooks();
+    let dir = rules.path().to_string_lossy().into_owned();
+    (server.start_daemon(&["--rules-dir", &dir]), rules)
+}
+
 #[test]
 fn a_waiting_hook_beats_the_screens_processing_until_the_screen_changes() {
     let _guard = daemon_test_lock();
     let server = TmuxServer::start(80, 24);
-    let _daemon = server.start_daemon(&[]);
+    let (_daemon, _rules) = start_daemon_with_shell_hooks(&server);
     server.wait_for_panes(1);
     server.wait_for("the shell to be idle", Duration::from_secs(5), || {
         let pane = pane(&server);
@@ -137,7 +158,7 @@ fn a_waiting_hook_beats_the_screens_processing_until_the_screen_changes() {
 fn a_hook_applies_only_from_the_panes_agent_whatever_its_body_says() {
     let _guard = daemon_test_lock();
     let server = TmuxServer::start(80, 24);
-    let _daemon = server.start_daemon(&[]);
+    let (_daemon, _rules) = start_daemon_with_shell_hooks(&server);
     server.wait_for_panes(1);
     server.wait_for("the shell to be idle", Duration::from_secs(5), || {
         pane(&server)["status"] == "idle"
