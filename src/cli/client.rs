@@ -10,6 +10,7 @@ use panectl::api::wire::{
 };
 use panectl::daemon::discovery;
 use panectl::status::Status;
+use panectl::status::decision::Decision;
 use panectl::status::signal::StatusSource;
 use serde::Serialize;
 use serde_json::Value;
@@ -452,6 +453,8 @@ pub struct Shown<'a> {
     pub signal: Option<(&'a SignalReport, Status, f64)>,
     /// Every rule on the screen.
     pub rules: &'a [RuleReport],
+    /// The dialog's question and options, when it waits for an answer.
+    pub decision: Option<&'a Decision>,
 }
 
 impl<'a> Shown<'a> {
@@ -471,8 +474,29 @@ impl<'a> Shown<'a> {
                 )
             }),
             rules: &explanation.rules,
+            decision: explanation.decision.as_ref(),
         }
     }
+}
+
+/// A dialog's question and options for people: the question indented, then each option with
+/// its number, a pointer on the pointed one, and the keys that pick it.
+pub fn write_decision(out: &mut impl Write, decision: &Decision) -> std::io::Result<()> {
+    writeln!(out, "   decision {}:", decision.fingerprint)?;
+    for line in decision.question.lines() {
+        writeln!(out, "     {}", printable(line))?;
+    }
+    for choice in &decision.options {
+        writeln!(
+            out,
+            "   {} {}. {}   [{}]",
+            if choice.pointed { ">" } else { " " },
+            choice.number,
+            printable(&choice.label),
+            choice.keys.join(" "),
+        )?;
+    }
+    Ok(())
 }
 
 /// Prints an explanation (from the daemon or from a file) for people.
@@ -501,6 +525,9 @@ pub fn print_explanation(explanation: &Shown<'_>) -> std::io::Result<()> {
             screen_status,
             screen_changed_seconds,
         )?;
+    }
+    if let Some(decision) = explanation.decision {
+        write_decision(&mut out, decision)?;
     }
     // Every rule: `=>` the one that decided, `+` others that matched.
     let mut table = Table::new(&["", "PRIORITY", "RULE", "VERDICT", "WHY"])

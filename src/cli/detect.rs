@@ -96,12 +96,17 @@ pub fn explain_file(file: &Path, provider: Option<&str>, json: bool) -> anyhow::
         }
         None => (Status::Unknown, None, Vec::new()),
     };
+    let rows: Vec<&str> = view.rows.iter().map(String::as_str).collect();
+    let decision = found
+        .filter(|_| status == Status::WaitingUserAnswer)
+        .and_then(|provider| panectl::status::decision::for_provider(provider, &rows));
     let explanation = json!({
         "file": file.display().to_string(),
         "provider": found.map(|p| p.id.to_string()),
         "status": status,
         "rule": rule,
         "rules": rules,
+        "decision": decision,
     });
     if json {
         println!("{}", serde_json::to_string_pretty(&explanation)?);
@@ -114,6 +119,7 @@ pub fn explain_file(file: &Path, provider: Option<&str>, json: bool) -> anyhow::
             source: None,
             signal: None,
             rules: &rules,
+            decision: decision.as_ref(),
         })?;
     }
     Ok(ExitCode::SUCCESS)

@@ -74,6 +74,10 @@ pub struct Explanation {
     /// Every rule of the provider on the current screen, in the order they are tried (empty
     /// without a provider).
     pub rules: Vec<RuleReport>,
+    /// The dialog's question and options, when the pane waits for an answer and its screen
+    /// shows them (see `status::decision`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<crate::status::decision::Decision>,
 }
 
 /// The agent's own report in force, for `explain`.
@@ -467,6 +471,14 @@ impl SessionCore {
                 pid: signal.pid,
             }),
             rules,
+            decision: agent.provider().and_then(|provider| {
+                let waiting =
+                    [agent.status(), agent.screen_status()].contains(&Status::WaitingUserAnswer);
+                let rows: Vec<&str> = view.rows.iter().map(String::as_str).collect();
+                waiting
+                    .then(|| crate::status::decision::for_provider(provider, &rows))
+                    .flatten()
+            }),
         })
     }
 

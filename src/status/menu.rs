@@ -18,6 +18,8 @@ pub struct MenuMatch {
     pub options: usize,
     /// Whether its options are numbered.
     pub numbered: bool,
+    /// The column (in chars) where the options' text (or number) starts.
+    pub text_column: usize,
 }
 
 /// Characters that frame a dialog's rows.
@@ -27,7 +29,7 @@ fn is_border(c: char) -> bool {
 
 /// The row without the frame at its start: the column (in chars) where its content starts,
 /// and the content. `None` for a row with nothing in it but spaces and borders.
-fn content(row: &str) -> Option<(usize, &str)> {
+pub(super) fn content(row: &str) -> Option<(usize, &str)> {
     let mut column = 0;
     for (offset, c) in row.char_indices() {
         if c == ' ' || is_border(c) {
@@ -42,7 +44,7 @@ fn content(row: &str) -> Option<(usize, &str)> {
 
 /// `1. ` / `12) `: the length of a number marker at the start of `text`, if there is one
 /// followed by option text.
-fn number_marker(text: &str) -> Option<usize> {
+pub(super) fn number_marker(text: &str) -> Option<usize> {
     let digits = text.chars().take_while(char::is_ascii_digit).count();
     if !(1..=2).contains(&digits) {
         return None;
@@ -57,7 +59,7 @@ fn number_marker(text: &str) -> Option<usize> {
 }
 
 /// What a row is, seen from the pointed option whose text starts at `text_column`.
-enum Row {
+pub(super) enum Row {
     /// Another option of the menu.
     Option,
     /// A row that belongs to the option above (indented deeper).
@@ -66,7 +68,7 @@ enum Row {
     Other,
 }
 
-fn classify(row: &str, text_column: usize, numbered: bool) -> Row {
+pub(super) fn classify(row: &str, text_column: usize, numbered: bool) -> Row {
     let Some((column, text)) = content(row) else {
         return Row::Other;
     };
@@ -132,6 +134,7 @@ impl Menu {
             pointer_row: index,
             options,
             numbered,
+            text_column,
         })
     }
 }

@@ -11,6 +11,7 @@ mod cli_replay;
 mod command_roundtrip;
 mod connection;
 mod daemon;
+mod decisions;
 mod decoder_properties;
 mod delivery_faults;
 mod divergence_fixtures;

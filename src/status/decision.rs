@@ -1,0 +1,370 @@
+//! A dialog on an agent's screen as data: the question, the options in order, which one is
+//! pointed at, the keys that pick each, and a fingerprint of the dialog as shown.
+//!
+//! The dialog layer already knows a dialog when it sees one ([`super::menu`]); this reads what
+//! it says, so that a person or an orchestrator can answer it by option rather than by keys
+//! typed blind. Two shapes are read, whatever the CLI:
+//!
+//! - a **menu**: options one per row under a pointer glyph (Claude Code, Codex, Gemini CLI);
+//!   an option is picked by moving the pointer to it and pressing Enter, which works whether
+//!   or not the CLI also takes digits;
+//! - a **letter prompt** on the last row: `Run shell command? (Y)es/(N)o/(D)on't ask again
+//!   [Yes]:` (Aider); an option is picked by its letter and Enter.
+//!
+//! The fingerprint hashes the question and the options' text, not the pointer: the same dialog
+//! with the pointer moved is the same decision, another dialog in the same place is not.
+//! Sans-IO: rows in, data out.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+use super::menu::{Row, classify, content, number_marker};
+use super::rules::{DEFAULT_MENU_POINTERS, Menu, Provider};
+
+/// The most rows above the options read as the question.
+const QUESTION_ROWS: usize = 12;
+
+/// A dialog's question and options.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Decision {
+    /// The dialog's text above its options (what is asked, the command and why), one line per
+    /// screen row.
+    pub question: String,
+    /// The options, in the order shown.
+    pub options: Vec<Choice>,
+    /// Identifies this dialog as shown (16 hex digits): answers name it so that they never
+    /// land on another dialog.
+    pub fingerprint: String,
+}
+
+/// One option of a dialog.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Choice {
+    /// Its number as shown in a numbered menu, else its place from 1.
+    pub number: usize,
+    /// Its text as shown, without pointer or number.
+    pub label: String,
+    /// Rows under it that belong to it (a description, the rest of a wrapped label).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+    /// Whether the pointer is on it (or, for a letter prompt, whether it is the default).
+    pub pointed: bool,
+    /// The tmux key names that pick it, in order.
+    pub keys: Vec<String>,
+}
+
+/// Which option an answer asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// By number (as shown in a numbered menu, else the place from 1).
+    Option(usize),
+    /// By label: the option whose label is this text (ignoring case), else the one option
+    /// whose label starts with it.
+    Label(String),
+    /// The dialog's first affirmative option (Yes, Allow, Approve, Proceed, Trust, ...).
+    Yes,
+    /// The dialog's first negative option (No, Deny, Reject, Cancel, Don't, ...).
+    No,
+}
+
+/// Why an answer names no option of the dialog.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no option {asked} in this dialog; its options are: {}", .options.join("; "))]
+pub struct NoSuchOption {
+    /// What was asked for, as said to a person.
+    pub asked: String,
+    /// The dialog's options, numbered.
+    pub options: Vec<String>,
+}
+
+const AFFIRMATIVE: &[&str] = &[
+    "yes", "y", "allow", "approve", "proceed", "trust", "accept", "continue", "ok", "confirm",
+];
+const NEGATIVE: &[&str] = &[
+    "no", "n", "deny", "reject", "cancel", "don't", "do not", "decline", "esc", "abort",
+];
+
+/// The first word of a label, lower case, without trailing punctuation.
+fn first_words(label: &str) -> String {
+    label.trim().to_lowercase()
+}
+
+fn starts_with_word(label: &str, words: &[&str]) -> bool {
+    let label = first_words(label);
+    words.iter().any(|word| {
+        label.strip_prefix(word).is_some_and(|rest| {
+            rest.chars()
+                .next()
+                .is_none_or(|c| !c.is_alphanumeric() && c != '\'')
+        })
+    })
+}
+
+impl Decision {
+    /// The option `answer` asks for.
+    pub fn choose(&self, answer: &Answer) -> Result<&Choice, NoSuchOption> {
+        let found = match answer {
+            Answer::Option(number) => self.options.iter().find(|c| c.number == *number),
+            Answer::Label(text) => {
+                let wanted = text.trim().to_lowercase();
+                let exact = self
+                    .options
+                    .iter()
+                    .find(|c| c.label.to_lowercase() == wanted);
+                let mut prefixed = self
+                    .options
+                    .iter()
+                    .filter(|c| !wanted.is_empty() && c.label.to_lowercase().starts_with(&wanted));
+                exact.or_else(|| match (prefixed.next(), prefixed.next()) {
+                    (Some(only), None) => Some(only),
+                    _ => None,
+                })
+            }
+            Answer::Yes => self
+                .options
+                .iter()
+                .find(|c| starts_with_word(&c.label, AFFIRMATIVE)),
+            Answer::No => self
+                .options
+                .iter()
+                .find(|c| starts_with_word(&c.label, NEGATIVE)),
+        };
+        found.ok_or_else(|| NoSuchOption {
+            asked: match answer {
+                Answer::Option(number) => number.to_string(),
+                Answer::Label(text) => format!("{text:?}"),
+                Answer::Yes => "yes".into(),
+                Answer::No => "no".into(),
+            },
+            options: self
+                .options
+                .iter()
+                .map(|c| format!("{}. {}", c.number, c.label))
+                .collect(),
+        })
+    }
+}
+
+/// The decision on a screen of `provider`'s agent: its menus with the pointers the provider's
+/// dialogs use.
+pub fn for_provider(provider: &Provider, rows: &[&str]) -> Option<Decision> {
+    let menu = Menu {
+        numbered: None,
+        min_options: 2,
+        pointers: provider
+            .layer_use
+            .pointers
+            .clone()
+            .unwrap_or_else(|| DEFAULT_MENU_POINTERS.to_string()),
+    };
+    extract(rows, &menu)
+}
+
+/// The decision on `rows` (the screen's rows, top to bottom): the last menu `menu` finds, else
+/// a letter prompt on the last row with text. `None` when neither is there.
+pub fn extract(rows: &[&str], menu: &Menu) -> Option<Decision> {
+    from_menu(rows, menu).or_else(|| from_letter_prompt(rows))
+}
+
+fn from_menu(rows: &[&str], menu: &Menu) -> Option<Decision> {
+    let found = menu.find(rows)?;
+    let column = found.text_column;
+    // The first row of the menu: walk up from the pointer while rows belong to it.
+    let mut first = found.pointer_row;
+    while first > 0 {
+        match classify(rows[first - 1], column, found.numbered) {
+            Row::Option | Row::Continuation => first -= 1,
+            Row::Other => break,
+        }
+    }
+    // A continuation above the first option is not part of it.
+    while first < found.pointer_row
+        && !matches!(classify(rows[first], column, found.numbered), Row::Option)
+    {
+        first += 1;
+    }
+    let mut options: Vec<Choice> = Vec::new();
+    for (index, row) in rows.iter().enumerate().skip(first) {
+        let kind = if index == found.pointer_row {
+            Row::Option
+        } else {
+            classify(row, column, found.numbered)
+        };
+        let text = option_text(row, column);
+        match kind {
+            Row::Option => {
+                // A numbered menu keeps its numbers (a scrolled one starts past 1).
+                let marker = found.numbered.then(|| number_marker(text)).flatten();
+                let shown = marker.and_then(|len| text[..len - 2].parse().ok());
+                let label = marker.map_or(text, |len| text[len..].trim_start());
+                options.push(Choice {
+                    number: shown.unwrap_or(options.len() + 1),
+                    label: label.to_string(),
+                    detail: String::new(),
+                    pointed: index == found.pointer_row,
+                    keys: Vec::new(),
+                });
+            }
+            Row::Continuation => {
+                if let Some(last) = options.last_mut() {
+                    if !last.detail.is_empty() {
+                        last.detail.push('\n');
+                    }
+                    last.detail.push_str(content(row).map_or("", |(_, t)| t));
+                }
+            }
+            Row::Other if index > found.pointer_row => break,
+            Row::Other => {}
+        }
+    }
+    let pointed = options.iter().position(|c| c.pointed)?;
+    for (place, choice) in options.iter_mut().enumerate() {
+        let key = if place > pointed { "Down" } else { "Up" };
+        choice.keys = std::iter::repeat_n(key.to_string(), place.abs_diff(pointed))
+            .chain(std::iter::once("Enter".to_string()))
+            .collect();
+    }
+    let question = question_above(rows, first);
+    Some(Decision {
+        fingerprint: fingerprint(&question, &options),
+        question,
+        options,
+    })
+}
+
+/// An option row's text from `column` on: the pointed row's text after its pointer, the
+/// others' text where it starts.
+fn option_text(row: &str, column: usize) -> &str {
+    let Some((start, text)) = content(row) else {
+        return "";
+    };
+    if start >= column {
+        return text;
+    }
+    // Skip the pointer glyph and the spaces after it.
+    let mut chars = text.char_indices().skip(column - start);
+    chars
+        .next()
+        .map_or("", |(offset, _)| text[offset..].trim_start())
+}
+
+/// Characters of a rule row: a row made only of these is a rule, not text.
+fn is_rule_char(c: char) -> bool {
+    ('\u{2500}'..='\u{257f}').contains(&c) || matches!(c, '▀' | '▄' | '━' | '─' | ' ')
+}
+
+/// A dashed rule (Claude Code frames the command it asks about with them): part of the dialog.
+fn is_dashed_rule(text: &str) -> bool {
+    text.chars()
+        .all(|c| matches!(c, '╌' | '┄' | '┈' | '╍' | '┅' | '┉' | ' '))
+}
+
+/// The rows above the menu that ask: up from the menu past blank rows right above it, then
+/// until two blank rows in a row, a solid rule or [`QUESTION_ROWS`] rows. A single blank row
+/// separates paragraphs of the question.
+fn question_above(rows: &[&str], first: usize) -> String {
+    let mut lines: Vec<&str> = Vec::new();
+    let mut index = first;
+    let mut blanks = 0;
+    while index > 0 && lines.len() < QUESTION_ROWS {
+        index -= 1;
+        match content(rows[index]) {
+            None if lines.is_empty() => continue,
+            None => {
+                blanks += 1;
+                if blanks == 2 {
+                    break;
+                }
+            }
+            Some((_, text)) if is_dashed_rule(text) => {}
+            Some((_, text)) if text.chars().all(is_rule_char) => break,
+            Some((_, text)) => {
+                if blanks == 1 {
+                    lines.push("");
+                }
+                blanks = 0;
+                lines.push(text);
+            }
+        }
+    }
+    lines.reverse();
+    lines.join("\n")
+}
+
+/// `(Y)es/(N)o/(D)on't ask again` at the end of a prompt.
+/// (`None` only if the pattern were wrong, which a unit test rules out.)
+static LETTER_OPTIONS: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"\([A-Za-z]\)[^/()]*(?:/\([A-Za-z]\)[^/()]*)+$").ok());
+
+/// `(Y)es/(N)o/(D)on't ask again [Yes]:` at the end of the last row with text.
+fn from_letter_prompt(rows: &[&str]) -> Option<Decision> {
+    let last = rows.iter().rev().find_map(|row| content(row))?.1;
+    let (before_default, default) = match last.trim_end().strip_suffix(':') {
+        Some(rest) => match rest.trim_end().strip_suffix(']') {
+            Some(rest) => {
+                let open = rest.rfind('[')?;
+                (&rest[..open], Some(rest[open + 1..].trim()))
+            }
+            None => (rest, None),
+        },
+        None => (last.trim_end(), None),
+    };
+    let before_default = before_default.trim_end();
+    // The options: `(L)abel` parts joined by `/` at the end.
+    let tail = LETTER_OPTIONS.as_ref()?.find(before_default)?.as_str();
+    let mut options = Vec::new();
+    for part in tail.split('/') {
+        let mut chars = part.chars();
+        let (Some('('), Some(letter), Some(')')) = (chars.next(), chars.next(), chars.next())
+        else {
+            return None;
+        };
+        if !letter.is_ascii_alphabetic() {
+            return None;
+        }
+        let label = format!("{letter}{}", chars.as_str());
+        options.push(Choice {
+            number: options.len() + 1,
+            pointed: default.is_some_and(|d| d.eq_ignore_ascii_case(&label)),
+            keys: vec![letter.to_ascii_lowercase().to_string(), "Enter".into()],
+            label,
+            detail: String::new(),
+        });
+    }
+    if options.len() < 2 {
+        return None;
+    }
+    let question = before_default[..before_default.len() - tail.len()]
+        .trim()
+        .to_string();
+    Some(Decision {
+        fingerprint: fingerprint(&question, &options),
+        question,
+        options,
+    })
+}
+
+/// FNV-1a over the question and the options' text: stable across runs and machines.
+fn fingerprint(question: &str, options: &[Choice]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut feed = |bytes: &[u8]| {
+        for byte in bytes {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        hash ^= 0xff;
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    };
+    feed(question.as_bytes());
+    for choice in options {
+        feed(choice.label.as_bytes());
+        feed(choice.detail.as_bytes());
+    }
+    format!("{hash:016x}")
+}
+
+#[cfg(test)]
+#[path = "decision_tests.rs"]
+mod tests;

@@ -1,0 +1,255 @@
+//! Decisions read from recorded screens of real CLIs, and from the shapes the recordings do
+//! not have (a pointer on option 2, a wrapped option, a scrolled menu).
+
+use super::*;
+use crate::status::rules::DEFAULT_MENU_POINTERS;
+
+fn menu() -> Menu {
+    Menu {
+        numbered: None,
+        min_options: 2,
+        pointers: DEFAULT_MENU_POINTERS.to_string(),
+    }
+}
+
+fn decide(screen: &str) -> Option<Decision> {
+    let rows: Vec<&str> = screen.lines().collect();
+    extract(&rows, &menu())
+}
+
+fn labels(decision: &Decision) -> Vec<&str> {
+    decision.options.iter().map(|c| c.label.as_str()).collect()
+}
+
+fn recorded(path: &str) -> Decision {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/screens")
+            .join(path),
+    )
+    .expect("a recorded screen");
+    decide(&text).unwrap_or_else(|| panic!("no decision in {path}"))
+}
+
+#[test]
+fn the_letter_pattern_compiles() {
+    assert!(LETTER_OPTIONS.is_some());
+}
+
+#[test]
+fn claude_codes_bash_permission() {
+    let d = recorded("claude_code/2.1.332/waiting_user_answer--tool-permission.txt");
+    assert_eq!(d.options.len(), 4);
+    assert_eq!(d.options[0].label, "Yes");
+    assert!(
+        d.options[1]
+            .label
+            .starts_with("Yes, and always allow access to ")
+    );
+    assert_eq!(d.options[3].label, "No");
+    assert!(d.options[0].pointed && !d.options[3].pointed);
+    assert_eq!(d.options[0].keys, ["Enter"]);
+    assert_eq!(d.options[3].keys, ["Down", "Down", "Down", "Enter"]);
+    for part in [
+        "Bash command",
+        "Run the command the test asked for",
+        "sleep 3 && touch tool-output.txt",
+        "Do you want to proceed?",
+    ] {
+        assert!(d.question.contains(part), "{part} in {:?}", d.question);
+    }
+    assert!(!d.question.contains('╌'), "{:?}", d.question);
+    assert_eq!(d.choose(&Answer::Yes).unwrap().number, 1);
+    assert_eq!(d.choose(&Answer::No).unwrap().number, 4);
+    assert_eq!(d.choose(&Answer::Label("no".into())).unwrap().number, 4);
+    assert_eq!(d.fingerprint.len(), 16);
+}
+
+#[test]
+fn codexs_command_approval() {
+    let d = recorded("codex/0.171.0/waiting_user_answer--tool-permission.txt");
+    assert_eq!(
+        labels(&d),
+        [
+            "Yes, proceed (y)",
+            "Yes, and don't ask again for commands that start with `sleep 3` (p)",
+            "No, and tell Codex what to do differently (esc)",
+        ]
+    );
+    assert!(
+        d.question
+            .contains("Would you like to run the following command?")
+    );
+    assert!(d.question.contains("$ sleep 3 && touch tool-output.txt"));
+    assert_eq!(d.choose(&Answer::No).unwrap().number, 3);
+    // The narrow recording is the same dialog.
+    let narrow = recorded("codex/0.171.0/waiting_user_answer--tool-permission-80x24.txt");
+    assert_eq!(labels(&narrow), labels(&d));
+}
+
+#[test]
+fn gemini_clis_tool_confirmation_in_its_box() {
+    let d = recorded("gemini_cli/0.61.0/waiting_user_answer--tool-permission.txt");
+    assert_eq!(
+        labels(&d),
+        [
+            "Allow once",
+            "Allow for this session",
+            "No, suggest changes (esc)"
+        ]
+    );
+    assert_eq!(d.question, "Allow execution of [Shell]?");
+    assert_eq!(d.choose(&Answer::Yes).unwrap().label, "Allow once");
+    assert_eq!(d.choose(&Answer::No).unwrap().number, 3);
+    let trust = recorded("gemini_cli/0.61.0/waiting_user_answer--startup-folder-trust.txt");
+    assert_eq!(trust.choose(&Answer::No).unwrap().label, "Don't trust");
+    assert!(
+        trust
+            .question
+            .contains("Do you trust the files in this folder?")
+    );
+}
+
+#[test]
+fn a_dialog_without_a_negative_option_says_which_it_has() {
+    let d = recorded("codex/0.171.0/waiting_user_answer--startup-folder-trust.txt");
+    assert_eq!(d.choose(&Answer::Yes).unwrap().label, "Trust and continue");
+    let error = d.choose(&Answer::No).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "no option no in this dialog; its options are: 1. Trust and continue; 2. Back to Agent Command Center"
+    );
+    assert!(d.choose(&Answer::Option(3)).is_err());
+    assert!(d.choose(&Answer::Label("Back".into())).is_ok());
+}
+
+#[test]
+fn aiders_letter_prompts() {
+    let d = recorded("aider/0.86.2/waiting_user_answer--tool-permission.txt");
+    assert_eq!(labels(&d), ["Yes", "No", "Don't ask again"]);
+    assert_eq!(d.question, "Run shell command?");
+    assert!(d.options[0].pointed, "[Yes] is the default");
+    assert_eq!(d.choose(&Answer::No).unwrap().keys, ["n", "Enter"]);
+    assert_eq!(
+        d.choose(&Answer::Label("don't".into())).unwrap().keys,
+        ["d", "Enter"]
+    );
+    let git = recorded("aider/0.86.2/waiting_user_answer--startup-create-git-repo.txt");
+    assert_eq!(labels(&git), ["Yes", "No"]);
+    assert!(
+        git.question.contains("(recommended)?"),
+        "{:?}",
+        git.question
+    );
+}
+
+#[test]
+fn the_pointer_on_option_two_moves_up_and_keeps_the_fingerprint() {
+    let first =
+        " Do you want to proceed?\n ❯ 1. Yes\n   2. Yes, always\n   3. No\n\n Esc to cancel";
+    let second =
+        " Do you want to proceed?\n   1. Yes\n ❯ 2. Yes, always\n   3. No\n\n Esc to cancel";
+    let a = decide(first).unwrap();
+    let b = decide(second).unwrap();
+    assert!(b.options[1].pointed);
+    assert_eq!(b.options[0].keys, ["Up", "Enter"]);
+    assert_eq!(b.options[2].keys, ["Down", "Enter"]);
+    assert_eq!(b.options[1].keys, ["Enter"]);
+    assert_eq!(a.fingerprint, b.fingerprint);
+    // Another dialog in the same place is another decision.
+    let other = decide(&first.replace("proceed", "edit main.rs")).unwrap();
+    assert_ne!(other.fingerprint, a.fingerprint);
+}
+
+#[test]
+fn a_wrapped_option_and_a_description_belong_to_their_option() {
+    let screen = " Pick one\n ❯ 1. Yes, and always allow access to a folder whose\n      name is long\n   2. No\n\n";
+    let d = decide(screen).unwrap();
+    assert_eq!(d.options.len(), 2);
+    assert_eq!(d.options[0].detail, "name is long");
+    let described = " Default?\n ❯ Yes, make it my default\n     (you can change it in /permissions)\n   No, ask me each time";
+    let d = decide(described).unwrap();
+    assert_eq!(
+        labels(&d),
+        ["Yes, make it my default", "No, ask me each time"]
+    );
+    assert_eq!(d.options[0].detail, "(you can change it in /permissions)");
+    assert_eq!(d.choose(&Answer::No).unwrap().keys, ["Down", "Enter"]);
+}
+
+#[test]
+fn a_scrolled_menu_keeps_its_numbers() {
+    let screen = " Choose a model\n   4. four\n ❯ 5. five\n   6. six\n";
+    let d = decide(screen).unwrap();
+    let numbers: Vec<usize> = d.options.iter().map(|c| c.number).collect();
+    assert_eq!(numbers, [4, 5, 6]);
+    assert_eq!(d.choose(&Answer::Option(4)).unwrap().keys, ["Up", "Enter"]);
+    assert!(d.choose(&Answer::Option(1)).is_err());
+}
+
+#[test]
+fn a_prompt_or_an_answer_is_no_decision() {
+    assert!(decide("────────\n❯ what is 1. or 2.?\n────────\n  ? for shortcuts").is_none());
+    assert!(decide("• Here:\n  1. one\n  2. two").is_none());
+    assert!(decide("$ echo (a)/(b)\n(a)/(b)\n$ ").is_none());
+}
+
+#[test]
+fn an_ambiguous_label_prefix_picks_nothing() {
+    let d = decide(" Go?\n ❯ 1. Yes\n   2. Yes, always\n   3. No").unwrap();
+    assert_eq!(d.choose(&Answer::Label("yes".into())).unwrap().number, 1);
+    assert!(d.choose(&Answer::Label("yes,".into())).is_ok());
+    let two = decide(" Go?\n ❯ 1. Allow once\n   2. Allow always\n   3. No").unwrap();
+    assert!(two.choose(&Answer::Label("allow".into())).is_err());
+}
+
+/// Screens whose dialog is not read, and why.
+const NOT_READ: &[(&str, &str)] = &[(
+    "opencode/1.18.33/waiting_user_answer--tool-permission.txt",
+    "its options sit side by side on one row, the chosen one marked only by colour",
+)];
+
+#[test]
+fn every_recorded_dialog_but_the_listed_ones_yields_a_decision_with_one_pointer_at_most() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/screens");
+    let mut read = 0;
+    for provider in std::fs::read_dir(&root).unwrap().flatten() {
+        for version in std::fs::read_dir(provider.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            for file in std::fs::read_dir(version.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let name = file.file_name().to_string_lossy().into_owned();
+                if !(name.starts_with("waiting_user_answer--") && name.ends_with(".txt")) {
+                    continue;
+                }
+                let relative = file
+                    .path()
+                    .strip_prefix(&root)
+                    .unwrap()
+                    .display()
+                    .to_string();
+                let text = std::fs::read_to_string(file.path()).unwrap();
+                let decision = decide(&text);
+                if NOT_READ.iter().any(|(path, _)| *path == relative) {
+                    assert!(
+                        decision.is_none(),
+                        "{relative} is read now: take it off NOT_READ"
+                    );
+                    continue;
+                }
+                let decision = decision.unwrap_or_else(|| panic!("no decision in {relative}"));
+                assert!(decision.options.len() >= 2, "{relative}");
+                assert!(decision.options.iter().filter(|c| c.pointed).count() <= 1);
+                assert!(!decision.question.is_empty(), "{relative}");
+                read += 1;
+            }
+        }
+    }
+    assert!(read >= 10, "only {read} recorded dialogs");
+}

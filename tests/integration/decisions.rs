@@ -1,0 +1,113 @@
+//! Decisions in a live pane: a program in a shell pane draws a dialog (a question, a pointed
+//! menu that moves with the arrow keys), the daemon reads it as a decision with `explain`, and
+//! the keys the decision names for an option pick that option in the real program.
+
+use std::time::Duration;
+
+use crate::support::{TmuxServer, daemon_test_lock};
+
+/// A dialog drawn the way agent CLIs draw them: the pointer moves with Up/Down, Enter picks.
+const DIALOG: &str = r#"
+import os, sys, termios, tty
+options = ["Yes", "Yes, and don't ask again for this command", "No"]
+at = 0
+def draw():
+    sys.stdout.write("\x1b[H\x1b[2J Run `rm -rf build`?\r\n Do you want to proceed?\r\n")
+    for i, label in enumerate(options):
+        sys.stdout.write(" %s %d. %s\r\n" % ("\u276f" if i == at else " ", i + 1, label))
+    sys.stdout.write("\r\n Esc to cancel")
+    sys.stdout.flush()
+fd = sys.stdin.fileno()
+tty.setraw(fd)
+draw()
+buffer = b""
+while True:
+    buffer += os.read(fd, 16)
+    while buffer:
+        if buffer.startswith(b"\x1b[B"):
+            at = min(at + 1, len(options) - 1); buffer = buffer[3:]; draw()
+        elif buffer.startswith(b"\x1b[A"):
+            at = max(at - 1, 0); buffer = buffer[3:]; draw()
+        elif buffer[:1] == b"\r":
+            termios.tcsetattr(fd, termios.TCSADRAIN, termios.tcgetattr(fd))
+            sys.stdout.write("\x1b[H\x1b[2Jchose %d\r\n" % (at + 1)); sys.stdout.flush()
+            os._exit(0)
+        elif buffer.startswith(b"\x1b") and len(buffer) < 3:
+            break
+        else:
+            buffer = buffer[1:]
+"#;
+
+fn explain(server: &TmuxServer) -> serde_json::Value {
+    serde_json::from_str(&server.panectl_ok(&["explain", "%0", "--json"])).expect("explain JSON")
+}
+
+#[test]
+fn a_dialog_in_a_pane_is_a_decision_whose_keys_pick_the_option() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let _daemon = server.start_daemon(&[]);
+    server.wait_for_panes(1);
+    let script = server.dir().join("dialog.py");
+    std::fs::write(&script, DIALOG).expect("write the dialog");
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%0",
+        "-l",
+        &format!("python3 {}", script.display()),
+    ]);
+    server.tmux(&["send-keys", "-t", "%0", "Enter"]);
+    let mut decision = serde_json::Value::Null;
+    server.wait_for("a decision", Duration::from_secs(10), || {
+        decision = explain(&server)["decision"].clone();
+        !decision.is_null()
+    });
+    assert_eq!(
+        decision["question"],
+        "Run `rm -rf build`?\nDo you want to proceed?"
+    );
+    let labels: Vec<&str> = decision["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        ["Yes", "Yes, and don't ask again for this command", "No"]
+    );
+    assert_eq!(decision["options"][0]["pointed"], true);
+    let fingerprint = decision["fingerprint"].as_str().unwrap().to_string();
+    // Move the pointer by hand: the same decision, other keys.
+    server.tmux(&["send-keys", "-t", "%0", "Down"]);
+    server.wait_for("the pointer on 2", Duration::from_secs(5), || {
+        explain(&server)["decision"]["options"][1]["pointed"] == true
+    });
+    let moved = explain(&server)["decision"].clone();
+    assert_eq!(moved["fingerprint"], fingerprint.as_str());
+    let keys: Vec<String> = moved["options"][2]["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(keys, ["Down", "Enter"]);
+    // People see it too.
+    let text = server.panectl_ok(&["explain", "%0"]);
+    assert!(
+        text.contains(&format!("decision {fingerprint}")) && text.contains("> 2. Yes, and don't"),
+        "{text}"
+    );
+    let mut command = vec!["send-keys", "-t", "%0"];
+    command.extend(keys.iter().map(String::as_str));
+    server.tmux(&command);
+    server.wait_for("option 3 taken", Duration::from_secs(5), || {
+        server
+            .tmux(&["capture-pane", "-p", "-t", "%0"])
+            .contains("chose 3")
+    });
+    server.wait_for("no decision", Duration::from_secs(5), || {
+        explain(&server)["decision"].is_null()
+    });
+}
