@@ -360,6 +360,7 @@ pub async fn run(
         mcp_allow_shell: options.mcp_allow_shell,
         mcp_allow_args: options.mcp_allow_args,
         seen: seen_panes,
+        answering: std::sync::Arc::default(),
         tasks: tracker.clone(),
     };
     tracker.spawn(crate::orchestration::handoff::resume(context.clone()));

@@ -4,6 +4,7 @@
 //! function takes the daemon's [`Context`] and answers with a typed [`Error`], which the HTTP
 //! layer turns into a status code.
 
+pub mod answer;
 pub mod handoff;
 pub mod input;
 pub mod launch;
@@ -56,6 +57,9 @@ pub struct Context {
     pub mcp_allow_args: bool,
     /// The completed agents an attached client has seen.
     pub seen: watch::Receiver<std::collections::BTreeSet<PaneId>>,
+    /// Held while a dialog is answered: answers are taken one at a time, so two racing for
+    /// one dialog cannot both press keys into it.
+    pub answering: Arc<tokio::sync::Mutex<()>>,
     /// The daemon's task tracker: work that outlives a request (following an assignment) runs
     /// on it, so that shutdown waits for it.
     pub tasks: TaskTracker,
