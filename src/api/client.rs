@@ -238,12 +238,12 @@ impl ApiClient {
 
     /// `GET /v1/panes`: every pane the daemon mirrors.
     pub async fn panes(&self) -> Result<Vec<PaneSummary>, ClientError> {
-        self.get_json("/v1/panes").await
+        self.get_json(&super::routes::Route::Panes {}.path()).await
     }
 
     /// `GET /v1/panes/{pane}`: one pane, by any pane name.
     pub async fn pane(&self, name: &str) -> Result<PaneSummary, ClientError> {
-        self.get_json(&format!("/v1/panes/{}", encode_segment(name)))
+        self.get_json(&super::routes::Route::Pane { pane: name }.path())
             .await
     }
 

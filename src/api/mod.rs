@@ -1,4 +1,4 @@
-//! The daemon's local API: the HTTP layer ([`server`] with its routes, [`workflows`] over
+//! The daemon's local API: the HTTP layer ([`server`] serving the table of [`routes`], [`workflows`] over
 //! [`crate::orchestration`]), its listeners ([`listen`], [`tcp`]) and the client the CLI uses
 //! ([`client`]), and the types on the wire between them ([`wire`]), described by the OpenAPI
 //! document generated from them ([`openapi`]).
@@ -14,6 +14,7 @@ pub mod openapi;
 pub(crate) mod panes;
 pub(crate) mod params;
 mod responses;
+pub mod routes;
 pub mod server;
 pub mod state;
 pub mod tcp;

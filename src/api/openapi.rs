@@ -77,78 +77,63 @@ const DESCRIPTION: &str = "HTTP/1.1 and JSON. The daemon serves it on a Unix soc
     with a 4xx/5xx status. This document is generated from the daemon's code; the human \
     reference is docs/API.md.";
 
-/// The document, as the derive assembles it from the handlers and the types they name.
-#[derive(OpenApi)]
-#[openapi(
-    info(title = "panectl API", description = DESCRIPTION),
-    servers(
-        (
-            url = "http://panectl",
-            description = "The Unix socket (any host name), e.g. `curl --unix-socket \"$SOCK\" \
-                           http://panectl/v1/health`."
-        ),
-    ),
-    security((), ("bearer" = [])),
-    tags(
-        (name = "daemon", description = "The daemon itself."),
-        (name = "panes", description = "Mirrored panes: metadata, screens, output."),
-        (name = "status", description = "Providers and agent status."),
-        (name = "inbox", description = "Messages delivered to agents when they are ready."),
-        (
-            name = "orchestration",
-            description = "Typing, keys, waiting, launching agents, handing off work."
-        ),
-        (name = "events", description = "The event stream."),
-    ),
-    paths(
-        super::health::health,
-        serve,
-        super::panes::list_panes,
-        super::panes::one_pane,
-        super::panes::screen,
-        super::panes::output,
-        super::panes::explain,
-        super::panes::last_response,
-        super::panes::set_provider,
-        super::panes::hook,
-        super::panes::set_transport,
-        super::panes::set_session_transport,
-        super::panes::providers,
-        super::messages::send_message,
-        super::workflows::input,
-        super::workflows::keys,
-        super::workflows::wait,
-        super::workflows::launch,
-        super::workflows::handoff,
-        super::workflows::assign,
-        super::workflows::assignments,
-        super::workflows::assignment,
-        super::messages::list_messages,
-        super::messages::one_message,
-        super::messages::cancel_message,
-        super::events::events,
-    ),
-    components(
-        schemas(
-            super::events::Event,
-            crate::mirror::ring::Gap,
-            crate::pipe::Transport,
-            crate::status::rules::Verdict,
-        ),
-        responses(
-            Unauthorized,
-            UnreadableBody,
-            UnreadableQuery,
-            PaneNotFound,
-            PaneAmbiguous,
-            PaneRefused,
-            PaneUnavailable,
-            InboxFailed,
-        )
-    ),
-    modifiers(&TcpListener)
-)]
-struct ApiDoc;
+/// Makes [`ApiDoc`] with the paths of the table of routes ([`super::routes::route_table`]), in
+/// its order.
+macro_rules! api_doc {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident { $($param:ident),* } => $module:ident :: $handler:ident / $spec:ident,
+            $holds:literal;
+    )*) => {
+        /// The document, as the derive assembles it from the handlers and the types they name.
+        #[derive(OpenApi)]
+        #[openapi(
+            info(title = "panectl API", description = DESCRIPTION),
+            servers(
+                (
+                    url = "http://panectl",
+                    description = "The Unix socket (any host name), e.g. `curl --unix-socket \"$SOCK\" \
+                                   http://panectl/v1/health`."
+                ),
+            ),
+            security((), ("bearer" = [])),
+            tags(
+                (name = "daemon", description = "The daemon itself."),
+                (name = "panes", description = "Mirrored panes: metadata, screens, output."),
+                (name = "status", description = "Providers and agent status."),
+                (name = "inbox", description = "Messages delivered to agents when they are ready."),
+                (
+                    name = "orchestration",
+                    description = "Typing, keys, waiting, launching agents, handing off work."
+                ),
+                (name = "events", description = "The event stream."),
+            ),
+            paths($(super::$module::$handler),*),
+            components(
+                schemas(
+                    super::events::Event,
+                    crate::mirror::ring::Gap,
+                    crate::pipe::Transport,
+                    crate::status::rules::Verdict,
+                ),
+                responses(
+                    Unauthorized,
+                    UnreadableBody,
+                    UnreadableQuery,
+                    PaneNotFound,
+                    PaneAmbiguous,
+                    PaneRefused,
+                    PaneUnavailable,
+                    InboxFailed,
+                )
+            ),
+            modifiers(&TcpListener)
+        )]
+        struct ApiDoc;
+    };
+}
+
+super::routes::route_table!(api_doc);
 
 /// The TCP listener (`panectl daemon --listen`): its server entry, its bearer token, and the
 /// 401 every route answers there without one.

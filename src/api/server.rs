@@ -17,7 +17,7 @@
 //! | `GET /v1/events` | Server-Sent Events: every change, numbered |
 //!
 //! and the orchestration routes (messages, input, keys, wait, agents, handoff, assign); the
-//! whole list is [`routes`], described in `docs/API.md` and served as OpenAPI at
+//! whole list is the table of [`super::routes`], described in `docs/API.md` and served as OpenAPI at
 //! `GET /v1/openapi.json` (generated from the handlers' and the wire types' annotations by
 //! [`super::openapi`]). `{pane}` is any name [`crate::orchestration::names::resolve`] accepts, percent-encoded.
 
@@ -29,7 +29,6 @@ use std::time::Instant;
 use axum::Router;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use tokio::net::{UnixListener, UnixStream};
 use tokio_util::sync::CancellationToken;
 
@@ -94,94 +93,9 @@ pub async fn serve(
     super::listen::serve(listener, router(state), limits, "unix", cancel).await;
 }
 
-/// One route of the API: the router and the OpenAPI document's check are made from the same
-/// list, so that a route the document leaves out fails a test.
-pub(crate) struct Route {
-    /// The HTTP method (lowercase, as in OpenAPI).
-    #[cfg_attr(not(test), expect(dead_code, reason = "read by the OpenAPI check"))]
-    pub method: &'static str,
-    /// The path template.
-    pub path: &'static str,
-    /// The handler.
-    pub handler: axum::routing::MethodRouter<ApiState>,
-    /// Whether its requests hold their connection (a stream, a long wait): they take one of the
-    /// [`super::listen::StreamSlots`], so that short requests always find a place.
-    pub holds: bool,
-}
-
-/// Every route.
-pub(crate) fn routes() -> Vec<Route> {
-    use axum::routing::post;
-    let get_route = |path, handler| Route {
-        method: "get",
-        path,
-        handler,
-        holds: false,
-    };
-    let post_route = |path, handler| Route {
-        method: "post",
-        path,
-        handler,
-        holds: false,
-    };
-    let holding = |route: Route| Route {
-        holds: true,
-        ..route
-    };
-    vec![
-        get_route("/v1/health", get(super::health::health)),
-        get_route("/v1/openapi.json", get(super::openapi::serve)),
-        get_route("/v1/panes", get(super::panes::list_panes)),
-        get_route("/v1/panes/{pane}", get(super::panes::one_pane)),
-        get_route("/v1/panes/{pane}/screen", get(super::panes::screen)),
-        get_route("/v1/panes/{pane}/output", get(super::panes::output)),
-        get_route("/v1/panes/{pane}/explain", get(super::panes::explain)),
-        get_route(
-            "/v1/panes/{pane}/last-response",
-            get(super::panes::last_response),
-        ),
-        post_route(
-            "/v1/panes/{pane}/provider",
-            post(super::panes::set_provider),
-        ),
-        post_route("/v1/panes/{pane}/hook", post(super::panes::hook)),
-        post_route(
-            "/v1/panes/{pane}/transport",
-            post(super::panes::set_transport),
-        ),
-        post_route(
-            "/v1/sessions/{session}/transport",
-            post(super::panes::set_session_transport),
-        ),
-        get_route("/v1/providers", get(super::panes::providers)),
-        post_route(
-            "/v1/panes/{pane}/messages",
-            post(super::messages::send_message),
-        ),
-        post_route("/v1/panes/{pane}/input", post(super::workflows::input)),
-        post_route("/v1/panes/{pane}/keys", post(super::workflows::keys)),
-        holding(post_route(
-            "/v1/panes/{pane}/wait",
-            post(super::workflows::wait),
-        )),
-        holding(post_route("/v1/agents", post(super::workflows::launch))),
-        holding(post_route("/v1/handoff", post(super::workflows::handoff))),
-        post_route("/v1/assign", post(super::workflows::assign)),
-        get_route("/v1/assignments", get(super::workflows::assignments)),
-        get_route("/v1/assignments/{id}", get(super::workflows::assignment)),
-        get_route("/v1/messages", get(super::messages::list_messages)),
-        get_route("/v1/messages/{id}", get(super::messages::one_message)),
-        post_route(
-            "/v1/messages/{id}/cancel",
-            post(super::messages::cancel_message),
-        ),
-        holding(get_route("/v1/events", get(super::events::events))),
-    ]
-}
-
-/// The routes.
+/// The routes of [`super::routes`], each route that holds its connection behind a stream slot.
 pub fn router(state: ApiState) -> Router {
-    routes()
+    super::routes::served()
         .into_iter()
         .fold(Router::new(), |router, route| {
             let handler = if route.holds {
@@ -191,7 +105,7 @@ pub fn router(state: ApiState) -> Router {
             } else {
                 route.handler
             };
-            router.route(route.path, handler)
+            router.route(&route.path, handler)
         })
         // A 1 MiB message sent as `body_hex` is 2 MiB of JSON.
         .layer(axum::extract::DefaultBodyLimit::max(4 << 20))
@@ -323,11 +237,12 @@ mod tests {
                 );
             }
         }
-        let served: BTreeSet<(String, String)> = routes()
+        let routes = super::super::routes::served();
+        let served: BTreeSet<(String, String)> = routes
             .iter()
-            .map(|r| (r.method.to_string(), r.path.to_string()))
+            .map(|r| (r.method.clone(), r.path.clone()))
             .collect();
-        assert_eq!(routes().len(), served.len(), "a route is listed twice");
+        assert_eq!(routes.len(), served.len(), "a route is listed twice");
         let missing: Vec<_> = served.difference(&documented).collect();
         let extra: Vec<_> = documented.difference(&served).collect();
         assert!(

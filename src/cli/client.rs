@@ -3,7 +3,8 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use panectl::api::client::{ApiClient, encode_segment};
+use panectl::api::client::ApiClient;
+use panectl::api::routes::Route;
 use panectl::api::wire::{
     Explanation, Health, PaneSummary, ProviderBody, ProviderInfo, RuleReport,
     SessionTransportAnswer, SignalReport, TransportBody,
@@ -168,11 +169,8 @@ fn dash(cell: String) -> String {
 
 pub fn screen(server: &ServerArgs, pane: &str, ansi: bool) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
-    let path = format!(
-        "/v1/panes/{}/screen{}",
-        encode_segment(pane),
-        if ansi { "?format=ansi" } else { "" }
-    );
+    let query: &[(&str, &str)] = if ansi { &[("format", "ansi")] } else { &[] };
+    let path = Route::PaneScreen { pane }.with_query(query);
     let answer = block_on(async { Ok(client.get(&path).await?) })?;
     let mut out = std::io::stdout().lock();
     // `--ansi` asks for the screen's own codes; the text alone never holds a control
@@ -190,10 +188,9 @@ pub fn screen(server: &ServerArgs, pane: &str, ansi: bool) -> anyhow::Result<Exi
 
 pub fn output(server: &ServerArgs, pane: &str, from: Option<u64>) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
-    let mut path = format!("/v1/panes/{}/output", encode_segment(pane));
-    if let Some(from) = from {
-        path.push_str(&format!("?from={from}"));
-    }
+    let from = from.map(|from| from.to_string());
+    let query: Vec<(&str, &str)> = from.iter().map(|from| ("from", from.as_str())).collect();
+    let path = Route::PaneOutput { pane }.with_query(&query);
     let answer = block_on(async { Ok(client.get(&path).await?) })?;
     if let Some(missed) = answer.header("x-panectl-missed") {
         eprintln!("panectl: bytes {missed} have left the daemon's buffer");
@@ -219,7 +216,7 @@ pub fn output(server: &ServerArgs, pane: &str, from: Option<u64>) -> anyhow::Res
 /// `panectl health`: exit code 0 when the daemon is `ok`, 1 when `degraded`.
 pub fn health(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
-    let health: Health = block_on(async { Ok(client.get_json("/v1/health").await?) })?;
+    let health: Health = block_on(async { Ok(client.get_json(&Route::Health {}.path()).await?) })?;
     let code = if health.status == "ok" {
         ExitCode::SUCCESS
     } else {
@@ -355,7 +352,7 @@ impl EventFilter {
     pub(super) fn path(&self) -> String {
         let mut query = Vec::new();
         if let Some(pane) = &self.pane {
-            query.push(format!("pane={}", encode_segment(pane)));
+            query.push(("pane", pane.clone()));
         }
         let types: Vec<&str> = if !self.types.is_empty() {
             self.types.iter().map(String::as_str).collect()
@@ -369,13 +366,13 @@ impl EventFilter {
                 .collect()
         };
         if !types.is_empty() {
-            query.push(format!("type={}", encode_segment(&types.join(","))));
+            query.push(("type", types.join(",")));
         }
-        if query.is_empty() {
-            "/v1/events".to_string()
-        } else {
-            format!("/v1/events?{}", query.join("&"))
-        }
+        let query: Vec<(&str, &str)> = query
+            .iter()
+            .map(|(name, value)| (*name, value.as_str()))
+            .collect();
+        Route::Events {}.with_query(&query)
     }
 }
 
@@ -565,7 +562,7 @@ pub fn print_explanation(explanation: &Shown<'_>) -> std::io::Result<()> {
 
 pub fn explain(server: &ServerArgs, pane: &str, json: bool) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
-    let path = format!("/v1/panes/{}/explain", encode_segment(pane));
+    let path = Route::PaneExplain { pane }.path();
     let explanation: Explanation = block_on(async { Ok(client.get_json(&path).await?) })?;
     if json {
         print_pretty(&explanation)?;
@@ -577,7 +574,7 @@ pub fn explain(server: &ServerArgs, pane: &str, json: bool) -> anyhow::Result<Ex
 
 pub fn last(server: &ServerArgs, pane: &str, json: bool) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
-    let path = format!("/v1/panes/{}/last-response", encode_segment(pane));
+    let path = Route::PaneLastResponse { pane }.path();
     let answer = block_on(async { Ok(client.get(&path).await?) })?;
     if json {
         print_pretty(&serde_json::json!({
@@ -599,7 +596,7 @@ pub fn set_provider(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
-    let path = format!("/v1/panes/{}/provider", encode_segment(pane));
+    let path = Route::PaneProvider { pane }.path();
     let body = ProviderBody {
         provider: (provider != "auto").then(|| provider.to_string()),
     };
@@ -628,7 +625,7 @@ pub fn transport(
     let pane: PaneSummary = block_on(async {
         Ok(match transport {
             Some(transport) => {
-                let path = format!("/v1/panes/{}/transport", encode_segment(pane));
+                let path = Route::PaneTransport { pane }.path();
                 client
                     .post_json(&path, &TransportBody { transport })
                     .await?
@@ -651,7 +648,7 @@ pub fn session_transport(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
-    let path = format!("/v1/sessions/{}/transport", encode_segment(session));
+    let path = Route::SessionTransport { session }.path();
     let body = TransportBody { transport };
     let answer: SessionTransportAnswer =
         block_on(async { Ok(client.post_json(&path, &body).await?) })?;
@@ -679,7 +676,7 @@ pub fn session_transport(
 pub fn providers(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let providers: Vec<ProviderInfo> =
-        block_on(async { Ok(client.get_json("/v1/providers").await?) })?;
+        block_on(async { Ok(client.get_json(&Route::Providers {}.path()).await?) })?;
     if json {
         print_pretty(&providers)?;
         return Ok(ExitCode::SUCCESS);

@@ -12,6 +12,7 @@ use anyhow::{Context, bail};
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, FromArgMatches, Subcommand, ValueEnum};
 use panectl::api::client::ClientError;
+use panectl::api::routes::Route;
 use panectl::api::wire::Health;
 use panectl::daemon::discovery;
 use panectl::daemon::{self, DaemonOptions};
@@ -539,7 +540,7 @@ fn wait_until_started(options: &DaemonOptions, socket: &std::path::Path) {
     let waited = block_on(async {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         while tokio::time::Instant::now() < deadline {
-            match client.get_json::<Health>("/v1/health").await {
+            match client.get_json::<Health>(&Route::Health {}.path()).await {
                 Ok(health) if health.status == "starting" => {}
                 _ => return Ok(()),
             }
@@ -556,7 +557,7 @@ fn wait_until_started(options: &DaemonOptions, socket: &std::path::Path) {
 /// none answers.
 fn running(server: &ServerArgs) -> anyhow::Result<Option<Health>> {
     let client = client(server)?;
-    let answer = block_on(async { Ok(client.get_json::<Health>("/v1/health").await) })?;
+    let answer = block_on(async { Ok(client.get_json::<Health>(&Route::Health {}.path()).await) })?;
     match answer {
         Ok(health) => Ok(Some(health)),
         Err(ClientError::NoDaemon { .. }) => Ok(None),

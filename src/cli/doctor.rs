@@ -5,6 +5,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use panectl::api::routes::Route;
 use panectl::api::wire::Health;
 use panectl::daemon::discovery;
 use panectl::tmux::ServerAddress;
@@ -203,17 +204,18 @@ fn checks(server: &ServerArgs) -> anyhow::Result<Vec<Check>> {
     }
     let found = discovery::find_api(&address);
     let daemon = client(server)?;
-    let health = match block_on(async { Ok(daemon.get_json::<Health>("/v1/health").await) }) {
-        Ok(Ok(health)) => Some(health),
-        Ok(Err(error)) => {
-            checks.push(check("daemon", Level::Warn, format!("{error}")));
-            None
-        }
-        Err(error) => {
-            checks.push(check("daemon", Level::Warn, format!("{error:#}")));
-            None
-        }
-    };
+    let health =
+        match block_on(async { Ok(daemon.get_json::<Health>(&Route::Health {}.path()).await) }) {
+            Ok(Ok(health)) => Some(health),
+            Ok(Err(error)) => {
+                checks.push(check("daemon", Level::Warn, format!("{error}")));
+                None
+            }
+            Err(error) => {
+                checks.push(check("daemon", Level::Warn, format!("{error:#}")));
+                None
+            }
+        };
     if let Some(health) = &health {
         daemon_checks(&mut checks, health, found.published);
     }

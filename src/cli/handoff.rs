@@ -4,6 +4,7 @@ use std::io::Read;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use panectl::api::routes::Route;
 use panectl::api::wire::{Assigned, Assignment, HandoffAnswer, HandoffBody};
 
 use super::ServerArgs;
@@ -101,7 +102,7 @@ pub fn handoff(server: &ServerArgs, args: &TaskArgs) -> anyhow::Result<ExitCode>
         let client = client(server)?;
         block_on(async {
             default_launch_session(&client, &mut body, server.own_pane()).await;
-            Ok(client.post_json("/v1/handoff", &body).await?)
+            Ok(client.post_json(&Route::Handoff {}.path(), &body).await?)
         })
     })();
     match result {
@@ -162,7 +163,7 @@ pub fn assign(
     let client = client(server)?;
     let assigned: Assigned = block_on(async {
         default_launch_session(&client, &mut body, server.own_pane()).await;
-        Ok(client.post_json("/v1/assign", &body).await?)
+        Ok(client.post_json(&Route::Assign {}.path(), &body).await?)
     })?;
     if args.json {
         super::client::print_pretty(&assigned)?;
@@ -179,13 +180,8 @@ pub fn assign(
 /// `panectl assignments [--state S] [--json]`.
 pub fn list(server: &ServerArgs, state: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
-    let path = match state {
-        Some(state) => format!(
-            "/v1/assignments?state={}",
-            panectl::api::client::encode_segment(state)
-        ),
-        None => "/v1/assignments".to_string(),
-    };
+    let query: Vec<(&str, &str)> = state.iter().map(|state| ("state", *state)).collect();
+    let path = Route::Assignments {}.with_query(&query);
     let all: Vec<Assignment> = block_on(async { Ok(client.get_json(&path).await?) })?;
     if json {
         for a in &all {

@@ -11,7 +11,8 @@ use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
-use panectl::api::client::{ApiClient, encode_segment};
+use panectl::api::client::ApiClient;
+use panectl::api::routes::Route;
 use panectl::daemon::discovery;
 use panectl::status::signal::HookReport;
 use serde_json::Value;
@@ -93,7 +94,7 @@ fn send(server: &ServerArgs, args: &HookArgs, time_ms: u64) -> anyhow::Result<()
         socket.display().to_string(),
         server.start_command(),
     );
-    let path = format!("/v1/panes/{}/hook", encode_segment(&pane));
+    let path = Route::PaneHook { pane: &pane }.path();
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?

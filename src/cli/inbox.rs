@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use panectl::api::client::encode_segment;
+use panectl::api::routes::Route;
 use panectl::api::wire::{Message, SendBody};
 
 use super::ServerArgs;
@@ -69,7 +69,7 @@ pub(super) fn queue(
         allow_shell,
     };
     let client = client(server)?;
-    let path = format!("/v1/panes/{}/messages", encode_segment(pane));
+    let path = Route::PaneMessages { pane }.path();
     block_on(async { Ok(client.post_json(&path, &request).await?) })
 }
 
@@ -137,16 +137,12 @@ pub fn list(
 ) -> anyhow::Result<ExitCode> {
     let mut query = Vec::new();
     if let Some(pane) = pane {
-        query.push(format!("pane={}", encode_segment(pane)));
+        query.push(("pane", pane));
     }
     if let Some(state) = state {
-        query.push(format!("state={}", encode_segment(state)));
+        query.push(("state", state));
     }
-    let path = if query.is_empty() {
-        "/v1/messages".to_string()
-    } else {
-        format!("/v1/messages?{}", query.join("&"))
-    };
+    let path = Route::Messages {}.with_query(&query);
     let client = client(server)?;
     let messages: Vec<Message> = block_on(async { Ok(client.get_json(&path).await?) })?;
     if json {
@@ -185,7 +181,10 @@ pub fn list(
 /// `panectl inbox cancel ID`.
 pub fn cancel(server: &ServerArgs, id: i64, json: bool) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
-    let path = format!("/v1/messages/{id}/cancel");
+    let path = Route::CancelMessage {
+        id: &id.to_string(),
+    }
+    .path();
     let message: Message =
         block_on(async { Ok(client.post_json(&path, &serde_json::json!({})).await?) })?;
     if json {

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use panectl::api::client::ApiClient;
+use panectl::api::routes::Route;
 use panectl::api::wire::{Health, PaneSummary};
 use panectl::daemon::discovery;
 use serde_json::Value;
@@ -74,11 +75,9 @@ pub(super) fn daemons() -> anyhow::Result<Vec<Daemon>> {
             ApiClient::new(socket, shown, "panectl daemon --detach".into())
         })
         .collect();
+    let health = Route::Health {}.path();
     let answers = block_on(async {
-        Ok(
-            futures::future::join_all(clients.iter().map(|c| c.get_json::<Health>("/v1/health")))
-                .await,
-        )
+        Ok(futures::future::join_all(clients.iter().map(|c| c.get_json::<Health>(&health))).await)
     })?;
     let mut found: Vec<(Health, ApiClient)> = answers
         .into_iter()

@@ -4,7 +4,8 @@ use std::process::ExitCode;
 
 use std::collections::BTreeMap;
 
-use panectl::api::client::{ApiClient, encode_segment};
+use panectl::api::client::ApiClient;
+use panectl::api::routes::Route;
 use panectl::api::wire::{InputBody, KeysBody, LaunchBody, Launched, WaitAnswer, WaitBody};
 
 use super::ServerArgs;
@@ -146,7 +147,7 @@ pub fn launch(server: &ServerArgs, args: LaunchArgs) -> anyhow::Result<ExitCode>
     let launched: Launched = block_on(async {
         let mut body = body;
         default_session(&client, &mut body, server.own_pane()).await;
-        Ok(client.post_json("/v1/agents", &body).await?)
+        Ok(client.post_json(&Route::Agents {}.path(), &body).await?)
     })?;
     if args_json {
         super::client::print_pretty(&launched)?;
@@ -165,7 +166,7 @@ pub fn input(
     allow_shell: bool,
 ) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
-    let path = format!("/v1/panes/{}/input", encode_segment(pane));
+    let path = Route::PaneInput { pane }.path();
     let body = InputBody {
         text: text.to_string(),
         enter: Some(enter),
@@ -179,7 +180,7 @@ pub fn input(
 /// `panectl key PANE KEY...`.
 pub fn key(server: &ServerArgs, pane: &str, keys: &[String]) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
-    let path = format!("/v1/panes/{}/keys", encode_segment(pane));
+    let path = Route::PaneKeys { pane }.path();
     let body = KeysBody {
         keys: keys.to_vec(),
     };
@@ -198,7 +199,7 @@ pub fn wait(
 ) -> anyhow::Result<ExitCode> {
     let result = (|| -> anyhow::Result<WaitAnswer> {
         let client = client(server)?;
-        let path = format!("/v1/panes/{}/wait", encode_segment(pane));
+        let path = Route::PaneWait { pane }.path();
         let body = WaitBody {
             until: until.to_vec(),
             timeout_seconds: timeout.map(|t| t.as_secs_f64()),

@@ -28,7 +28,8 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde::Serialize;
 
-use crate::api::client::{ApiClient, ClientError, encode_segment};
+use crate::api::client::{ApiClient, ClientError};
+use crate::api::routes::Route;
 use crate::api::wire::{Assigned, HandoffAnswer, Launched, Message};
 pub use params::{
     AssignParams, HandoffParams, LaunchParams, PaneParams, SendMessageParams, assign_body,
@@ -70,10 +71,6 @@ fn failed(what: &str, error: ClientError) -> String {
         }
         other => format!("{what}: {other}"),
     }
-}
-
-fn pane_path(pane: &str, rest: &str) -> String {
-    format!("/v1/panes/{}{rest}", encode_segment(pane))
 }
 
 /// An answer of the daemon as pretty JSON, its keys sorted as they have always been (it goes
@@ -147,7 +144,7 @@ impl PanectlMcp {
         let body = send_body(&params, &self.sender());
         let message: Message = self
             .client
-            .post_json(&pane_path(&params.pane, "/messages"), &body)
+            .post_json(&Route::PaneMessages { pane: &params.pane }.path(), &body)
             .await
             .map_err(|e| failed("send_message", e))?;
         Ok(format!(
@@ -162,7 +159,7 @@ impl PanectlMcp {
     async fn read_screen(&self, Parameters(params): Parameters<PaneParams>) -> ToolResult {
         let answer = self
             .client
-            .get(&pane_path(&params.pane, "/screen"))
+            .get(&Route::PaneScreen { pane: &params.pane }.path())
             .await
             .map_err(|e| failed("read_screen", e))?;
         Ok(body_text(&answer.body))
@@ -174,7 +171,7 @@ impl PanectlMcp {
     async fn last_response(&self, Parameters(params): Parameters<PaneParams>) -> ToolResult {
         let answer = self
             .client
-            .get(&pane_path(&params.pane, "/last-response"))
+            .get(&Route::PaneLastResponse { pane: &params.pane }.path())
             .await
             .map_err(|e| failed("last_response", e))?;
         Ok(body_text(&answer.body))
@@ -195,7 +192,7 @@ impl PanectlMcp {
         }
         let launched: Launched = self
             .client
-            .post_json("/v1/agents", &body)
+            .post_json(&Route::Agents {}.path(), &body)
             .await
             .map_err(|e| failed("launch_agent", e))?;
         Ok(pretty(&launched))
@@ -211,7 +208,7 @@ impl PanectlMcp {
         let body = handoff_body(&params, &self.sender())?;
         let answer: HandoffAnswer = self
             .client
-            .post_json("/v1/handoff", &body)
+            .post_json(&Route::Handoff {}.path(), &body)
             .await
             .map_err(|e| failed("handoff", e))?;
         Ok(handoff_text(&answer))
@@ -228,7 +225,7 @@ impl PanectlMcp {
         let body = assign_body(&params, &self.sender(), self.caller.as_deref())?;
         let answer: Assigned = self
             .client
-            .post_json("/v1/assign", &body)
+            .post_json(&Route::Assign {}.path(), &body)
             .await
             .map_err(|e| failed("assign", e))?;
         Ok(format!(

@@ -9,6 +9,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use panectl::api::client::ApiClient;
+use panectl::api::routes::Route;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{
@@ -315,7 +316,7 @@ fn follow(label: Option<String>, api: ApiClient, wake: Sender<Wake>) {
         loop {
             let mut pending = Vec::new();
             let mut open = true;
-            let ended = runtime.block_on(api.stream("/v1/events", |chunk| {
+            let ended = runtime.block_on(api.stream(&Route::Events {}.path(), |chunk| {
                 if lost {
                     lost = false;
                     open = wake.send(Wake::StreamBack).is_ok();

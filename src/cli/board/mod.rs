@@ -15,7 +15,8 @@ use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use panectl::api::client::{ApiClient, encode_segment};
+use panectl::api::client::ApiClient;
+use panectl::api::routes::Route;
 use panectl::api::wire::{KeysBody, Message, PaneSummary};
 use panectl::tmux::ServerAddress;
 
@@ -115,8 +116,12 @@ impl<'a> Live<'a> {
     /// The pending messages' ids by pane. Best effort: the agents are listed without them if
     /// the inbox cannot be read.
     fn pending(&self) -> HashMap<String, Vec<i64>> {
-        let listed: anyhow::Result<Vec<Message>> =
-            block_on(async { Ok(self.api.get_json("/v1/messages?state=pending").await?) });
+        let listed: anyhow::Result<Vec<Message>> = block_on(async {
+            Ok(self
+                .api
+                .get_json(&Route::Messages {}.with_query(&[("state", "pending")]))
+                .await?)
+        });
         let mut pending: HashMap<String, Vec<i64>> = HashMap::new();
         match listed {
             Ok(messages) => {
@@ -178,7 +183,7 @@ impl Backend for Live<'_> {
 
 impl LiveBackend for Live<'_> {
     fn screen(&self, target: &str) -> anyhow::Result<Screen> {
-        let path = format!("/v1/panes/{}/screen?format=ansi", encode_segment(target));
+        let path = Route::PaneScreen { pane: target }.with_query(&[("format", "ansi")]);
         let answer = block_on(async { Ok(self.api.get(&path).await?) })?;
         Ok(Screen::from_answer(
             answer.body.to_vec(),
@@ -188,7 +193,7 @@ impl LiveBackend for Live<'_> {
     }
 
     fn keys(&self, target: &str, keys: &[String]) -> anyhow::Result<()> {
-        let path = format!("/v1/panes/{}/keys", encode_segment(target));
+        let path = Route::PaneKeys { pane: target }.path();
         let body = KeysBody {
             keys: keys.to_vec(),
         };
@@ -196,7 +201,10 @@ impl LiveBackend for Live<'_> {
     }
 
     fn cancel(&self, _target: &str, id: i64) -> anyhow::Result<()> {
-        let path = format!("/v1/messages/{id}/cancel");
+        let path = Route::CancelMessage {
+            id: &id.to_string(),
+        }
+        .path();
         let _: Message =
             block_on(async { Ok(self.api.post_json(&path, &serde_json::json!({})).await?) })?;
         Ok(())
