@@ -30,7 +30,7 @@ mod screen_watch;
 #[path = "../tests/integration/sshd.rs"]
 #[allow(dead_code)]
 mod sshd;
-#[path = "../tests/integration/support.rs"]
+#[path = "../tests/integration/support/mod.rs"]
 #[allow(dead_code)]
 mod support;
 

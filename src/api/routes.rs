@@ -53,6 +53,10 @@ macro_rules! route_table {
             PaneInput { pane } => workflows::input / __path_input, false;
             /// `POST /v1/panes/{pane}/keys`: sends keys.
             PaneKeys { pane } => workflows::keys / __path_keys, false;
+            /// `POST /v1/panes/{pane}/decision`: answers the dialog on the pane's screen.
+            PaneDecision { pane } => workflows::answer_decision / __path_answer_decision, false;
+            /// `GET /v1/decisions`: the dialogs agents wait on.
+            Decisions {} => workflows::decisions / __path_decisions, false;
             /// `POST /v1/panes/{pane}/wait`: waits for a status.
             PaneWait { pane } => workflows::wait / __path_wait, true;
             /// `POST /v1/agents`: launches an agent.

@@ -14,6 +14,7 @@ use super::responses::{
 };
 use super::state::ApiState;
 use crate::inbox::Assignment;
+use crate::orchestration::answer::{self, AnswerBody, AnswerOutcome, PaneDecision};
 use crate::orchestration::handoff::{self, Assigned, AssignmentQuery, HandoffAnswer, HandoffBody};
 use crate::orchestration::input::{self, InputBody, KeysBody, WaitAnswer, WaitBody};
 use crate::orchestration::launch::{self, LaunchBody, Launched};
@@ -406,4 +407,65 @@ pub(crate) async fn assignment(
 ) -> Result<Response, ApiError> {
     let found = handoff::one(&state.ctx, id).await?;
     Ok(axum::Json(found).into_response())
+}
+
+/// Answer the dialog on the pane's screen
+///
+/// Picks one option (`option`, `label`, `yes` or `no`) of the dialog the pane shows, pressing
+/// the keys that pick it there (the pointer moved to it, then Enter; a letter prompt's letter),
+/// only if the dialog on the screen is the one `decision` names (its fingerprint from
+/// `explain` or `GET /v1/decisions`), and waits up to five seconds for it to leave the screen.
+/// Answers are taken one at a time: of two racing for one dialog the second finds it `gone`.
+/// `--yes`/`--no` pick the dialog's own affirmative or negative option by its label.
+#[utoipa::path(
+    post,
+    path = "/v1/panes/{pane}/decision",
+    operation_id = "answer_decision",
+    tag = "orchestration",
+    params(PanePath),
+    request_body = AnswerBody,
+    responses(
+        (
+            status = 200,
+            description = "What came of it: `answered` (the dialog left the screen), \
+                           `unconfirmed` (pressed, the dialog is still there), `gone` (no \
+                           dialog: nothing pressed), `changed` (another dialog than the one \
+                           named: nothing pressed, the new one in `decision`).",
+            body = AnswerOutcome
+        ),
+        (
+            status = 400,
+            description = "No choice or more than one, or an option the dialog does not have \
+                           (the error lists its options).",
+            body = ErrorBody
+        ),
+        (status = 404, response = PaneNotFound),
+        (status = 409, response = PaneAmbiguous),
+        (status = 410, description = "The pane closed.", body = ErrorBody),
+        (status = 502, description = "tmux refused or skipped the keys.", body = ErrorBody),
+        (status = 503, response = PaneUnavailable),
+    )
+)]
+pub(crate) async fn answer_decision(
+    State(state): State<ApiState>,
+    UrlPath(PanePath { pane: name }): UrlPath<PanePath>,
+    Json(body): Json<AnswerBody>,
+) -> Result<Response, ApiError> {
+    let outcome = answer::answer(&state.ctx, &name, &body).await?;
+    Ok(axum::Json(outcome).into_response())
+}
+
+/// List the dialogs agents wait on
+///
+/// Every pane whose status is `waiting_user_answer` and whose screen shows a dialog panectl
+/// reads: its question, options (with the keys that pick each) and fingerprint.
+#[utoipa::path(
+    get,
+    path = "/v1/decisions",
+    operation_id = "list_decisions",
+    tag = "orchestration",
+    responses((status = 200, description = "The waiting dialogs.", body = Vec<PaneDecision>))
+)]
+pub(crate) async fn decisions(State(state): State<ApiState>) -> Response {
+    axum::Json(answer::decisions(&state.ctx).await).into_response()
 }

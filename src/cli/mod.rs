@@ -1,6 +1,7 @@
 //! The subcommands of the `panectl` binary (this module belongs to the binary, not the library).
 
 mod agents;
+mod answer;
 mod board;
 mod client;
 mod config;
@@ -195,6 +196,7 @@ impl Command {
             | Command::Key { pane, .. }
             | Command::Wait { pane, .. } => Some(pane),
             Command::Send(args) => Some(&mut args.pane),
+            Command::Answer(args) => Some(&mut args.pane),
             Command::Handoff(task) | Command::Assign { task, .. } => task.pane_mut(),
             Command::Inbox { pane, .. } => pane.as_mut(),
             _ => None,
@@ -380,6 +382,11 @@ enum Command {
         #[arg(long)]
         allow_shell: bool,
     },
+    /// Answer the dialog a pane shows, by option (`--option N`, `--label TEXT`, `--yes`,
+    /// `--no`), only while it is the dialog named with `--decision`.
+    Answer(answer::AnswerArgs),
+    /// List the dialogs agents wait on: each question, its options and the keys that pick them.
+    Decisions(answer::DecisionsArgs),
     /// Press keys in a pane, by tmux key name (Enter, Escape, C-c, F5, Up, y...).
     Key {
         /// The pane.
@@ -640,6 +647,8 @@ pub fn run(mut cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode>
             json,
         } => orchestrate::wait(&cli.server, &pane, &until, timeout, json),
         Command::Send(args) => inbox::send(&cli.server, &args),
+        Command::Answer(args) => answer::answer(&cli.server, &args),
+        Command::Decisions(args) => answer::decisions(&cli.server, &args),
         Command::Jump(args) => jump::jump(&cli.server, &args),
         Command::Board(args) => board::board(&cli.server, &args),
         Command::Inbox {

@@ -113,6 +113,49 @@ pub struct AnswerOutcome {
     pub decision: Option<Decision>,
 }
 
+/// A waiting pane's decision, as `GET /v1/decisions` lists it.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct PaneDecision {
+    /// The pane.
+    #[schema(value_type = PaneId)]
+    pub pane: String,
+    /// Its name (`@panectl_name`), if it has one.
+    #[schema(required = true)]
+    pub name: Option<String>,
+    /// Its session's name.
+    #[schema(value_type = String)]
+    pub session: crate::raw::RawBytes,
+    /// The provider whose dialog it is.
+    #[schema(required = true)]
+    pub provider: Option<String>,
+    /// The dialog.
+    pub decision: Decision,
+}
+
+/// `GET /v1/decisions`: the dialog of every pane that waits for an answer and shows one.
+pub async fn decisions(state: &Context) -> Vec<PaneDecision> {
+    let mut found = Vec::new();
+    let handles = state.handles();
+    for pane in state.all_panes().await {
+        if pane.status != Status::WaitingUserAnswer {
+            continue;
+        }
+        let Some(handle) = handles.get(&pane.session_id) else {
+            continue;
+        };
+        if let Ok((Some(decision), _)) = read(handle, pane.pane).await {
+            found.push(PaneDecision {
+                pane: pane.pane.to_string(),
+                name: pane.name.clone(),
+                session: pane.session.clone(),
+                provider: pane.provider.clone(),
+                decision,
+            });
+        }
+    }
+    found
+}
+
 /// The decision on the pane's screen now, and its status.
 async fn read(
     handle: &ConnectionHandle,

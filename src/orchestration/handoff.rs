@@ -91,10 +91,6 @@ pub struct Assigned {
 /// Default time a handoff waits for the worker.
 const HANDOFF_TIMEOUT: Duration = Duration::from_secs(600);
 
-fn bad(message: impl Into<String>) -> Error {
-    Error::BadRequest(message.into())
-}
-
 fn timeout_of(seconds: Option<f64>) -> Result<Option<Duration>, Error> {
     seconds
         .map(|s| {
@@ -114,7 +110,7 @@ async fn worker(state: &Context, body: &HandoffBody, mcp: bool) -> Result<PaneId
         (Some(name), None) => Ok(state.find(name).await?.0.pane),
         (None, Some(launch)) => {
             if launch.no_wait {
-                return Err(bad(
+                return Err(Error::bad_request(
                     "a launched worker must be waited for: no_wait is not allowed here",
                 ));
             }
@@ -124,7 +120,7 @@ async fn worker(state: &Context, body: &HandoffBody, mcp: bool) -> Result<PaneId
                 .parse()
                 .map_err(|_| Error::Failed("the launch named no pane".into()))
         }
-        _ => Err(bad("give exactly one of pane and launch")),
+        _ => Err(Error::bad_request("give exactly one of pane and launch")),
     }
 }
 
@@ -207,7 +203,7 @@ pub async fn handoff(
 ) -> Result<HandoffAnswer, Error> {
     let permission = ShellPermission::of(state.mcp_allow_shell, mcp, body.allow_shell);
     if body.reply_to.is_some() {
-        return Err(bad(
+        return Err(Error::bad_request(
             "reply_to belongs to assign; a handoff answers the caller",
         ));
     }
@@ -264,10 +260,9 @@ pub async fn handoff(
 /// `POST /v1/assign`.
 pub async fn assign(state: &Context, body: &HandoffBody, mcp: bool) -> Result<Assigned, Error> {
     let permission = ShellPermission::of(state.mcp_allow_shell, mcp, body.allow_shell);
-    let reply_name = body
-        .reply_to
-        .as_deref()
-        .ok_or_else(|| bad("reply_to is required: the pane whose inbox gets the answer"))?;
+    let reply_name = body.reply_to.as_deref().ok_or_else(|| {
+        Error::bad_request("reply_to is required: the pane whose inbox gets the answer")
+    })?;
     let timeout = timeout_of(body.timeout_seconds)?;
     let (reply_pane, reply_handle) = state.find(reply_name).await?;
     permission.check(&reply_pane)?;
@@ -276,7 +271,7 @@ pub async fn assign(state: &Context, body: &HandoffBody, mcp: bool) -> Result<As
         .map_err(Error::Unavailable)?;
     let pane = worker(state, body, mcp).await?;
     if pane == reply_pane.pane {
-        return Err(bad("a pane cannot assign work to itself"));
+        return Err(Error::bad_request("a pane cannot assign work to itself"));
     }
     let from = body
         .from
@@ -493,7 +488,7 @@ pub async fn list(state: &Context, query: &AssignmentQuery) -> Result<Vec<Assign
     let wanted = match query.state.as_deref() {
         None => None,
         Some(word) => Some(AssignmentState::parse(word).ok_or_else(|| {
-            bad(format!(
+            Error::bad_request(format!(
                 "unknown assignment state {word:?} ({})",
                 AssignmentState::words()
             ))

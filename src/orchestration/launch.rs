@@ -142,10 +142,6 @@ pub struct Launched {
     pub accepted_prompts: Vec<String>,
 }
 
-fn bad(message: impl Into<String>) -> Error {
-    Error::BadRequest(message.into())
-}
-
 /// Whether a name is a plain word tmux cannot read anything into: 1 to 64 ASCII letters,
 /// digits, `_`, `-` and `.`, not starting with `-` or `.`.
 pub fn is_plain_name(name: &str) -> bool {
@@ -208,7 +204,7 @@ pub fn shell_command(
 /// Refuses a `cwd` that is not an absolute path to a directory on the server's host.
 fn check_cwd(host: &dyn Host, cwd: &str) -> Result<(), Error> {
     if !cwd.starts_with('/') || !host.is_dir(std::path::Path::new(cwd)) {
-        return Err(bad(format!(
+        return Err(Error::bad_request(format!(
             "cwd {cwd:?} is not an absolute path to a directory"
         )));
     }
@@ -244,17 +240,16 @@ pub async fn launch_agent(
     let provider = {
         let providers = state.providers.borrow();
         providers.get(&body.provider).cloned().ok_or_else(|| {
-            bad(format!(
+            Error::bad_request(format!(
                 "unknown provider {:?} ({})",
                 body.provider,
                 providers.ids()
             ))
         })?
     };
-    let spec = provider
-        .launch
-        .clone()
-        .ok_or_else(|| bad(format!("provider {} has no [launch] command", provider.id)))?;
+    let spec = provider.launch.clone().ok_or_else(|| {
+        Error::bad_request(format!("provider {} has no [launch] command", provider.id))
+    })?;
     // Checked before anything is created: a refused request leaves no pane behind.
     let timeout = crate::orchestration::limits::seconds(
         "timeout_seconds",
@@ -265,7 +260,7 @@ pub async fn launch_agent(
     if let Some(name) = &body.name
         && !is_plain_name(name)
     {
-        return Err(bad(format!(
+        return Err(Error::bad_request(format!(
             "name {name:?}: use 1-64 letters, digits, '_', '-' or '.'"
         )));
     }
@@ -277,7 +272,7 @@ pub async fn launch_agent(
             || k.starts_with(|c: char| c.is_ascii_digit())
             || !k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
     }) {
-        return Err(bad(format!(
+        return Err(Error::bad_request(format!(
             "environment variable name {key:?} is not valid"
         )));
     }
@@ -296,11 +291,11 @@ pub async fn launch_agent(
         let name = body
             .session
             .as_deref()
-            .ok_or_else(|| bad("new_session needs a session name"))?;
+            .ok_or_else(|| Error::bad_request("new_session needs a session name"))?;
         if !is_plain_name(name) || name.contains('.') {
             // tmux turns '.' (and ':') in a session name into '_': the session would not be
             // found by the name asked for.
-            return Err(bad(format!(
+            return Err(Error::bad_request(format!(
                 "session name {name:?}: use 1-64 letters, digits, '_' or '-' (tmux would turn \
                  '.' into '_')"
             )));
@@ -308,7 +303,7 @@ pub async fn launch_agent(
         let handle = handles.values().next().cloned().ok_or_else(|| {
             Error::Unavailable("no tmux session is mirrored to create one from".into())
         })?;
-        let name = SafeValue::new(name).map_err(|e| bad(e.to_string()))?;
+        let name = SafeValue::new(name).map_err(|e| Error::bad_request(e.to_string()))?;
         let mut create = Command::new("new-session")
             .flag("-d")
             .flag("-P")
@@ -318,7 +313,8 @@ pub async fn launch_agent(
             .number("-x", 200)
             .number("-y", 50);
         if let Some(window) = &body.name {
-            let window = SafeValue::new(window.as_str()).map_err(|e| bad(e.to_string()))?;
+            let window =
+                SafeValue::new(window.as_str()).map_err(|e| Error::bad_request(e.to_string()))?;
             create = create.flag("-n").safe(&window);
         }
         let keep = Command::new("set-option")
@@ -333,7 +329,7 @@ pub async fn launch_agent(
                     p.session_id.to_string() == *wanted || p.session.as_bytes() == wanted.as_bytes()
                 })
                 .map(|p| p.session_id)
-                .ok_or_else(|| bad(format!("no session {wanted:?}")))?,
+                .ok_or_else(|| Error::bad_request(format!("no session {wanted:?}")))?,
             None => *handles
                 .keys()
                 .next()
@@ -352,7 +348,8 @@ pub async fn launch_agent(
             .format_option("-F", NEW_PANE)
             .target_last_window("-t", session);
         if let Some(window) = &body.name {
-            let window = SafeValue::new(window.as_str()).map_err(|e| bad(e.to_string()))?;
+            let window =
+                SafeValue::new(window.as_str()).map_err(|e| Error::bad_request(e.to_string()))?;
             create = create.flag("-n").safe(&window);
         }
         let keep = Command::new("set-option")
@@ -362,7 +359,7 @@ pub async fn launch_agent(
     };
     let create = create
         .text(command.as_bytes())
-        .map_err(|e| bad(format!("cannot encode the command: {e}")))?;
+        .map_err(|e| Error::bad_request(format!("cannot encode the command: {e}")))?;
     // `remain-on-exit` is set in the same line, before tmux looks at the new process again: a
     // command that fails at once leaves its pane, and its last lines, to be read.
     let keep = keep.safe(&remain_on_exit()?).safe(&on()?);
@@ -370,14 +367,15 @@ pub async fn launch_agent(
         .await?
         .parse()
         .map_err(|_| Error::Failed("tmux did not say which pane it made".into()))?;
-    let provider_value = SafeValue::new(provider.id.to_string()).map_err(|e| bad(e.to_string()))?;
+    let provider_value =
+        SafeValue::new(provider.id.to_string()).map_err(|e| Error::bad_request(e.to_string()))?;
     let mut options = Line::new(query::set_pane_option(
         pane,
         query::PROVIDER_OVERRIDE_OPTION,
         Some(&provider_value),
     ));
     if let Some(name) = &body.name {
-        let name = SafeValue::new(name.as_str()).map_err(|e| bad(e.to_string()))?;
+        let name = SafeValue::new(name.as_str()).map_err(|e| Error::bad_request(e.to_string()))?;
         options = options.then(query::set_pane_option(pane, NAME_OPTION, Some(&name)));
     }
     first_reply_line(&handle, options).await?;
@@ -414,11 +412,11 @@ pub async fn launch_agent(
 }
 
 fn remain_on_exit() -> Result<SafeValue, Error> {
-    SafeValue::new("remain-on-exit").map_err(|e| bad(e.to_string()))
+    SafeValue::new("remain-on-exit").map_err(|e| Error::bad_request(e.to_string()))
 }
 
 fn on() -> Result<SafeValue, Error> {
-    SafeValue::new("on").map_err(|e| bad(e.to_string()))
+    SafeValue::new("on").map_err(|e| Error::bad_request(e.to_string()))
 }
 
 /// How long a new agent has at most to fail before it counts as started.

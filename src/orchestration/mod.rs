@@ -99,6 +99,13 @@ pub enum Error {
     Internal(String),
 }
 
+impl Error {
+    /// A [`Error::BadRequest`] from a message: what every workflow says of a request it refuses.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Error::BadRequest(message.into())
+    }
+}
+
 /// Runs a line of commands; the first command's reply, trimmed, or the error of the first that
 /// failed.
 pub async fn first_reply_line(handle: &ConnectionHandle, line: Line) -> Result<String, Error> {

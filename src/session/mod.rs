@@ -35,7 +35,7 @@ pub use agents::{
 pub use commands::{Answer, Purpose, ReplyId};
 pub use types::{
     AutoFailover, ConnectionConfig, ConnectionError, ConnectionStats, PaneSummary, RunError,
-    ScreenDump, Upcall,
+    ScreenDump, TmuxExit, Upcall,
 };
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -148,7 +148,8 @@ pub struct SessionCore {
     session_name: RawBytes,
     stats: ConnectionStats,
     first_sight: ResyncReason,
-    exit_reason: Option<Option<String>>,
+    /// tmux's `%exit`, once it came.
+    exit_reason: Option<TmuxExit>,
     /// tmux has confirmed the attach (`%session-changed`). Before that, commands can run
     /// before the client exists and fail with "no current client" (tmux up to 3.3 reads
     /// input while the attach command is still pending), so they wait in `deferred`.
@@ -282,7 +283,7 @@ impl SessionCore {
 
     /// The control client's output ended: the rest of the stream is handled. Answers tmux's
     /// `%exit` (with its reason, if any), if it said so.
-    pub fn finish(&mut self, now: Instant) -> Option<Option<String>> {
+    pub fn finish(&mut self, now: Instant) -> Option<TmuxExit> {
         self.now = now;
         let mut batch = std::mem::take(&mut self.batch);
         self.decoder.finish_to(&mut batch);

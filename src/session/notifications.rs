@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use tracing::info;
 
-use super::{Action, Purpose, SessionCore, Upcall, WindowState};
+use super::{Action, Purpose, SessionCore, TmuxExit, Upcall, WindowState};
 use crate::control::Notification;
 use crate::control::command::{Line, Target};
 use crate::events::{EventKind, ResyncReason};
@@ -78,7 +78,9 @@ impl SessionCore {
                 self.actions.push(Action::Upcall(Upcall::SessionsChanged));
             }
             Notification::Exit { reason } => {
-                self.exit_reason = Some(reason.map(|r| r.to_string()));
+                self.exit_reason = Some(TmuxExit {
+                    reason: reason.map(|r| r.to_string()),
+                });
             }
             _ => {}
         }

@@ -425,7 +425,7 @@ fn windows_and_layouts_change_pane_sizes_and_membership() {
 fn exit_ends_the_session_and_sessions_changed_goes_up() {
     let mut h = Harness::new(ConnectionConfig::default());
     h.feed(&transcript("session-killed"));
-    assert_eq!(h.core.finish(h.now), Some(None));
+    assert_eq!(h.core.finish(h.now), Some(TmuxExit { reason: None }));
     h.collect();
     assert_eq!(
         h.upcalls

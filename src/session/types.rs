@@ -239,3 +239,11 @@ pub enum Upcall {
     /// back to the control transport.
     ControlRecovered(SessionId),
 }
+
+/// tmux's `%exit` on a control client's stream, with its reason when it gave one; what
+/// [`super::SessionCore::finish`] answers when the stream ended that way (rather than at EOF).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TmuxExit {
+    /// The reason tmux gave (`detached`, `server exited`, ...), if any.
+    pub reason: Option<String>,
+}

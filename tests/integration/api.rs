@@ -388,6 +388,31 @@ fn live_answers_fit_the_openapi_document() {
     );
     assert_eq!(again.status, 409);
 
+    // Decisions: none waits; an answer without a choice is refused, one without a dialog
+    // presses nothing.
+    assert_eq!(
+        api.call("get", "/v1/decisions", "/v1/decisions", None)
+            .status,
+        200
+    );
+    assert_eq!(
+        api.call(
+            "post",
+            "/v1/panes/{pane}/decision",
+            &pane_path("/decision"),
+            Some(json!({}))
+        )
+        .status,
+        400
+    );
+    let answered = api.call(
+        "post",
+        "/v1/panes/{pane}/decision",
+        &pane_path("/decision"),
+        Some(json!({"yes": true})),
+    );
+    assert_eq!(answered.status, 200);
+
     // Keys, input and wait: their refusals, and a wait that answers at once.
     assert_eq!(
         api.call(

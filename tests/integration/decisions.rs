@@ -99,15 +99,96 @@ fn a_dialog_in_a_pane_is_a_decision_whose_keys_pick_the_option() {
         text.contains(&format!("decision {fingerprint}")) && text.contains("> 2. Yes, and don't"),
         "{text}"
     );
-    let mut command = vec!["send-keys", "-t", "%0"];
-    command.extend(keys.iter().map(String::as_str));
-    server.tmux(&command);
-    server.wait_for("option 3 taken", Duration::from_secs(5), || {
+    // The list of waiting dialogs has it.
+    let listed: serde_json::Value =
+        serde_json::from_str(&server.panectl_ok(&["decisions", "--json"])).unwrap();
+    assert_eq!(listed[0]["pane"], "%0");
+    assert_eq!(listed[0]["decision"]["fingerprint"], fingerprint.as_str());
+    // A fingerprint of another dialog: nothing is pressed.
+    let other = server
+        .panectl()
+        .args([
+            "answer",
+            "%0",
+            "--no",
+            "--decision",
+            "0000000000000000",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(other.status.code(), Some(1));
+    let other: serde_json::Value = serde_json::from_slice(&other.stdout).unwrap();
+    assert_eq!(other["outcome"], "changed");
+    assert_eq!(other["decision"]["fingerprint"], fingerprint.as_str());
+    // Two answers race for the dialog: one picks its option, the other finds it gone.
+    let spawn = |choice: &str| {
         server
-            .tmux(&["capture-pane", "-p", "-t", "%0"])
-            .contains("chose 3")
+            .panectl()
+            .args(["answer", "%0", choice, "--decision", &fingerprint, "--json"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let first = spawn("--no");
+    let second = spawn("--yes");
+    let outcomes: Vec<serde_json::Value> = [first, second]
+        .into_iter()
+        .map(|child| serde_json::from_slice(&child.wait_with_output().unwrap().stdout).unwrap())
+        .collect();
+    let answered: Vec<&serde_json::Value> = outcomes
+        .iter()
+        .filter(|o| o["outcome"] == "answered")
+        .collect();
+    let gone: Vec<&serde_json::Value> =
+        outcomes.iter().filter(|o| o["outcome"] == "gone").collect();
+    assert_eq!((answered.len(), gone.len()), (1, 1), "{outcomes:?}");
+    let picked = answered[0]["option"].as_u64().unwrap();
+    let screen = server.tmux(&["capture-pane", "-p", "-t", "%0"]);
+    assert!(screen.contains(&format!("chose {picked}")), "{screen}");
+    assert!(gone[0].get("keys").is_none(), "{:?}", gone[0]);
+    assert!(explain(&server)["decision"].is_null());
+}
+
+#[test]
+fn answer_without_a_dialog_or_with_a_missing_option_presses_nothing() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let _daemon = server.start_daemon(&[]);
+    server.wait_for_panes(1);
+    let gone = server
+        .panectl()
+        .args(["answer", "%0", "--yes"])
+        .output()
+        .unwrap();
+    assert_eq!(gone.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&gone.stdout).contains("no dialog in %0"),
+        "{gone:?}"
+    );
+    let script = server.dir().join("dialog.py");
+    std::fs::write(&script, DIALOG.replace("\"No\"]", "\"Later\"]")).unwrap();
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "%0",
+        "-l",
+        &format!("python3 {}", script.display()),
+    ]);
+    server.tmux(&["send-keys", "-t", "%0", "Enter"]);
+    server.wait_for("a decision", Duration::from_secs(10), || {
+        !explain(&server)["decision"].is_null()
     });
-    server.wait_for("no decision", Duration::from_secs(5), || {
-        explain(&server)["decision"].is_null()
-    });
+    let refused = server
+        .panectl()
+        .args(["answer", "%0", "--no"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("no option no in this dialog; its options are: 1. Yes; 2. Yes, and don't ask again for this command; 3. Later"),
+        "{said}"
+    );
+    assert!(!explain(&server)["decision"].is_null(), "still there");
 }

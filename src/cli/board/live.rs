@@ -115,6 +115,14 @@ struct Loop<'a, B> {
     dirty: bool,
 }
 
+/// How the board ended: the user left it (`failure` is `None`), or it stopped on a failure
+/// the caller reports.
+#[derive(Debug, PartialEq, Eq)]
+struct BoardEnd {
+    /// What went wrong, if anything.
+    failure: Option<String>,
+}
+
 impl<B: LiveBackend> Loop<'_, B> {
     fn run(
         &mut self,
@@ -147,7 +155,7 @@ impl<B: LiveBackend> Loop<'_, B> {
             }
             for wake in wakes {
                 if let Some(end) = self.wake(wake)? {
-                    return Ok(end);
+                    return Ok(end.failure);
                 }
             }
             let now = Instant::now();
@@ -166,7 +174,7 @@ impl<B: LiveBackend> Loop<'_, B> {
     }
 
     /// Handles one wake; `Some` when the board ends (with the failure, if any).
-    fn wake(&mut self, wake: Wake) -> anyhow::Result<Option<Option<String>>> {
+    fn wake(&mut self, wake: Wake) -> anyhow::Result<Option<BoardEnd>> {
         match wake {
             Wake::Input(Event::Key(key)) if key.kind == KeyEventKind::Press => {
                 self.dirty = true;
@@ -215,14 +223,15 @@ impl<B: LiveBackend> Loop<'_, B> {
     }
 
     /// Carries out an action; `Some` when the board ends.
-    fn act(&mut self, action: Action) -> Option<Option<String>> {
+    fn act(&mut self, action: Action) -> Option<BoardEnd> {
         let notice = match action {
-            Action::Quit => return Some(None),
+            Action::Quit => return Some(BoardEnd { failure: None }),
             Action::Jump(target) => {
-                return Some(match self.backend.jump(&target) {
+                let failure = match self.backend.jump(&target) {
                     Ok(()) => None,
                     Err(error) => Some(format!("cannot switch to {target}: {error:#}")),
-                });
+                };
+                return Some(BoardEnd { failure });
             }
             Action::Refresh => {
                 self.rows_due = Some(Instant::now());
@@ -466,10 +475,12 @@ mod tests {
     fn actions_say_what_they_did_and_a_failed_jump_ends_the_board() {
         let fake = Fake::default();
         let mut loop_ = started(&fake);
-        assert_eq!(loop_.act(Action::Quit), Some(None));
+        assert_eq!(loop_.act(Action::Quit), Some(BoardEnd { failure: None }));
         assert_eq!(
             loop_.act(Action::Jump("%4".into())),
-            Some(Some("cannot switch to %4: can't find pane: %4".into()))
+            Some(BoardEnd {
+                failure: Some("cannot switch to %4: can't find pane: %4".into())
+            })
         );
         assert_eq!(loop_.act(Action::Send("%4".into(), b"hi".to_vec())), None);
         assert_eq!(

@@ -99,7 +99,7 @@ impl Driver {
                         let exit = self.core.finish(Instant::now());
                         self.execute();
                         return match exit {
-                            Some(reason) => EndReason::Exit(reason),
+                            Some(exit) => EndReason::Exit(exit.reason),
                             None => EndReason::Eof,
                         };
                     }
