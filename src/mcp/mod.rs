@@ -30,10 +30,12 @@ use serde::Serialize;
 
 use crate::api::client::{ApiClient, ClientError};
 use crate::api::routes::Route;
-use crate::api::wire::{Assigned, HandoffAnswer, Launched, Message};
+use crate::api::wire::{
+    AnswerBody, AnswerOutcome, Assigned, HandoffAnswer, Launched, Message, PaneDecision,
+};
 pub use params::{
-    AssignParams, HandoffParams, LaunchParams, PaneParams, SendMessageParams, assign_body,
-    handoff_body, handoff_text, launch_body, list_agents_text, send_body,
+    AnswerDecisionParams, AssignParams, HandoffParams, LaunchParams, PaneParams, SendMessageParams,
+    assign_body, handoff_body, handoff_text, launch_body, list_agents_text, send_body,
 };
 
 /// Why the MCP server stopped with an error.
@@ -132,6 +134,43 @@ impl PanectlMcp {
             .await
             .map_err(|e| failed("agent_status", e))?;
         Ok(pretty(&pane))
+    }
+
+    /// List the dialogs agents wait on (permission prompts, questions, menus) as JSON: for
+    /// each pane, the question, the options (number, label, which is pointed at) and the
+    /// dialog's fingerprint. Answer one with answer_decision.
+    #[tool]
+    async fn list_decisions(&self) -> ToolResult {
+        let found: Vec<PaneDecision> = self
+            .client
+            .get_json(&Route::Decisions {}.path())
+            .await
+            .map_err(|e| failed("list_decisions", e))?;
+        Ok(pretty(&found))
+    }
+
+    /// Answer the dialog an agent waits on by picking one of its options (option number or
+    /// label, from list_decisions), only while that dialog (its fingerprint) is on the screen.
+    /// Returns the outcome as JSON: answered, unconfirmed, gone (no dialog any more: nothing
+    /// pressed) or changed (another dialog: nothing pressed, the new one included).
+    #[tool]
+    async fn answer_decision(
+        &self,
+        Parameters(params): Parameters<AnswerDecisionParams>,
+    ) -> ToolResult {
+        let body = AnswerBody {
+            option: params.option,
+            label: params.label.clone(),
+            yes: false,
+            no: false,
+            decision: Some(params.decision.clone()),
+        };
+        let outcome: AnswerOutcome = self
+            .client
+            .post_json(&Route::PaneDecision { pane: &params.pane }.path(), &body)
+            .await
+            .map_err(|e| failed("answer_decision", e))?;
+        Ok(pretty(&outcome))
     }
 
     /// Queue a message for the agent in a pane. It is typed into the agent when the agent is
@@ -244,7 +283,8 @@ impl PanectlMcp {
     name = "panectl",
     instructions = "panectl: see and drive the CLI coding agents running in tmux panes. \
         list_agents shows them; agent_status, read_screen and last_response inspect one; \
-        send_message queues a message; launch_agent starts a new agent; handoff waits for \
+        send_message queues a message; list_decisions shows the dialogs agents wait on and \
+        answer_decision picks an option of one; launch_agent starts a new agent; handoff waits for \
         another agent's answer; assign returns at once and the answer arrives later as a \
         message in your own pane. Panes are named %N (or session:window.pane, or a unique \
         window name)."

@@ -19,6 +19,22 @@ pub struct PaneParams {
     pub pane: String,
 }
 
+/// What `answer_decision` is given.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct AnswerDecisionParams {
+    /// The pane whose dialog to answer.
+    pub pane: String,
+    /// The fingerprint of the dialog, from list_decisions: when another dialog is on the
+    /// screen nothing is pressed and the new dialog is returned.
+    pub decision: String,
+    /// The option's number, as list_decisions shows it.
+    #[serde(default)]
+    pub option: Option<usize>,
+    /// Or the option's label (any case), or the start of exactly one option's label.
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
 /// What `send_message` is given.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct SendMessageParams {

@@ -121,7 +121,7 @@ fn mcp_tools_drive_the_daemon() {
     );
     assert!(info.capabilities.tools.is_some());
 
-    // tools/list: the eight tools, each described and with an object schema.
+    // tools/list: the ten tools, each described and with an object schema.
     let tools = runtime
         .block_on(client.list_all_tools())
         .expect("tools/list");
@@ -131,11 +131,13 @@ fn mcp_tools_drive_the_daemon() {
         names,
         [
             "agent_status",
+            "answer_decision",
             "assign",
             "handoff",
             "last_response",
             "launch_agent",
             "list_agents",
+            "list_decisions",
             "read_screen",
             "send_message"
         ]
@@ -166,6 +168,21 @@ fn mcp_tools_drive_the_daemon() {
     assert_eq!(agents[0]["pane"], "%0");
     assert_eq!(agents[0]["provider"], "fake_agent");
     assert_eq!(agents[0]["status"], "idle");
+
+    // No agent waits: no decisions, and an answer presses nothing.
+    let decisions = call_ok(&runtime, &client, "list_decisions", json!({}));
+    assert_eq!(
+        serde_json::from_str::<Value>(&decisions).unwrap(),
+        json!([])
+    );
+    let answer: Value = serde_json::from_str(&call_ok(
+        &runtime,
+        &client,
+        "answer_decision",
+        json!({"pane": "%0", "decision": "0123456789abcdef", "option": 1}),
+    ))
+    .expect("JSON");
+    assert_eq!(answer["outcome"], "gone");
 
     // agent_status: the whole pane.
     let status: Value = serde_json::from_str(&call_ok(
