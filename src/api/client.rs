@@ -74,19 +74,6 @@ pub struct ApiClient {
     kind: Option<&'static str>,
 }
 
-/// Percent-encodes a path segment (everything but unreserved characters).
-pub fn encode_segment(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
-}
-
 impl ApiClient {
     /// A client for the daemon listening on `socket`. `server` and `start` only go into the
     /// message shown when no daemon runs.
@@ -264,17 +251,5 @@ impl ApiClient {
             }
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pane_names_are_encoded_for_paths() {
-        assert_eq!(encode_segment("%3"), "%253");
-        assert_eq!(encode_segment("main:0.1"), "main%3A0.1");
-        assert_eq!(encode_segment("a b/é"), "a%20b%2F%C3%A9");
     }
 }

@@ -8,7 +8,6 @@
 use axum::routing::{MethodFilter, MethodRouter};
 use utoipa::openapi::path::HttpMethod;
 
-use super::client::encode_segment;
 use super::state::ApiState;
 
 /// The table of routes. It hands every entry to the macro `$callback`, which makes what it
@@ -17,6 +16,19 @@ use super::state::ApiState;
 /// module's __path_handler (the type `#[utoipa::path]` makes), holds;` where `holds` says
 /// whether its requests hold their connection (a stream, a long wait), and so take one of the
 /// [`super::listen::StreamSlots`]. The order is the OpenAPI document's.
+/// Percent-encodes a path segment (everything but unreserved characters).
+pub fn encode_segment(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
 macro_rules! route_table {
     ($callback:ident) => {
         $callback! {
@@ -207,6 +219,13 @@ impl Route<'_> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn pane_names_are_encoded_for_paths() {
+        assert_eq!(super::encode_segment("%3"), "%253");
+        assert_eq!(super::encode_segment("main:0.1"), "main%3A0.1");
+        assert_eq!(super::encode_segment("a b/é"), "a%20b%2F%C3%A9");
+    }
+
     use super::*;
 
     #[test]
