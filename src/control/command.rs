@@ -328,6 +328,18 @@ pub struct Line {
 }
 
 impl Line {
+    /// `send-keys` for each key in order, one line so tmux takes them together; `None` for no
+    /// keys.
+    pub fn keys(pane: PaneId, keys: &[String]) -> Option<Line> {
+        let (first, rest) = keys.split_first()?;
+        Some(
+            rest.iter()
+                .fold(Line::new(commands::send_key(pane, first)), |line, key| {
+                    line.then(commands::send_key(pane, key))
+                }),
+        )
+    }
+
     /// A line with one command.
     pub fn new(command: Command) -> Line {
         Line {

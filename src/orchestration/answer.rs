@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{Context, Error};
-use crate::control::command::{Line, commands};
+use crate::control::command::Line;
 use crate::ids::PaneId;
 use crate::status::Status;
 use crate::status::decision::{Answer, Decision};
@@ -201,13 +201,9 @@ pub async fn answer(
         .choose(&wanted)
         .map_err(|error| Error::BadRequest(error.to_string()))?
         .clone();
-    let Some((first, rest)) = choice.keys.split_first() else {
+    let Some(line) = Line::keys(pane.pane, &choice.keys) else {
         return Err(Error::Failed("the option names no keys".into()));
     };
-    let line = rest.iter().fold(
-        Line::new(commands::send_key(pane.pane, first)),
-        |line, key| line.then(commands::send_key(pane.pane, key)),
-    );
     super::first_reply_line(&handle, line).await?;
     let deadline = tokio::time::Instant::now() + LEAVE_TIMEOUT;
     let (left, status, now_shown) = loop {

@@ -204,19 +204,18 @@ where
 
 /// `POST /v1/panes/{pane}/keys`: presses tmux keys by name, each checked first.
 pub async fn keys(state: &Context, name: &str, body: &KeysBody) -> Result<(), Error> {
-    let Some((first, rest)) = body.keys.split_first() else {
+    if body.keys.is_empty() {
         return Err(Error::BadRequest("no keys given".into()));
-    };
+    }
     if let Some(bad) = body.keys.iter().find(|k| !commands::is_key_name(k)) {
         return Err(Error::BadRequest(format!(
             "{bad:?} is not a key name (Enter, Escape, C-c, F5, Up, y, ...)"
         )));
     }
     let (pane, handle) = state.find(name).await?;
-    let line = rest.iter().fold(
-        Line::new(commands::send_key(pane.pane, first)),
-        |line, key| line.then(commands::send_key(pane.pane, key)),
-    );
+    let Some(line) = Line::keys(pane.pane, &body.keys) else {
+        return Err(Error::BadRequest("no keys given".into()));
+    };
     run(&handle, line).await
 }
 

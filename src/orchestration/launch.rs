@@ -609,12 +609,7 @@ async fn wait_until_ready(
                         "{pane} shows its start-up dialog ({rule}), but {why}"
                     )))
                 })?;
-                if let Some((first, rest)) = keys.split_first() {
-                    let line = rest
-                        .iter()
-                        .fold(Line::new(commands::send_key(pane, first)), |line, key| {
-                            line.then(commands::send_key(pane, key))
-                        });
+                if let Some(line) = Line::keys(pane, &keys) {
                     first_reply_line(handle, line)
                         .await
                         .map_err(WaitError::Api)?;

@@ -86,13 +86,9 @@ const NEGATIVE: &[&str] = &[
     "no", "n", "deny", "reject", "cancel", "don't", "do not", "decline", "esc", "abort",
 ];
 
-/// The first word of a label, lower case, without trailing punctuation.
-fn first_words(label: &str) -> String {
-    label.trim().to_lowercase()
-}
-
+/// Whether `label` starts with one of `words` as a whole word (any case).
 fn starts_with_word(label: &str, words: &[&str]) -> bool {
-    let label = first_words(label);
+    let label = label.trim().to_lowercase();
     words.iter().any(|word| {
         label.strip_prefix(word).is_some_and(|rest| {
             rest.chars()
@@ -252,7 +248,7 @@ fn option_text(row: &str, column: usize) -> &str {
 
 /// Characters of a rule row: a row made only of these is a rule, not text.
 fn is_rule_char(c: char) -> bool {
-    ('\u{2500}'..='\u{257f}').contains(&c) || matches!(c, '▀' | '▄' | '━' | '─' | ' ')
+    ('\u{2500}'..='\u{257f}').contains(&c) || matches!(c, '▀' | '▄' | ' ')
 }
 
 /// A dashed rule (Claude Code frames the command it asks about with them): part of the dialog.

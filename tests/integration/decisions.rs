@@ -38,6 +38,15 @@ while True:
             buffer = buffer[1:]
 "#;
 
+/// Runs `script` (a dialog) with python3 in the shell of `%0`, typed as a person would.
+fn run_dialog(server: &TmuxServer, script: &str) {
+    let file = server.dir().join("dialog.py");
+    std::fs::write(&file, script).expect("write the dialog");
+    let command = format!("python3 {}", file.display());
+    server.tmux(&["send-keys", "-t", "%0", "-l", &command]);
+    server.tmux(&["send-keys", "-t", "%0", "Enter"]);
+}
+
 fn explain(server: &TmuxServer) -> serde_json::Value {
     serde_json::from_str(&server.panectl_ok(&["explain", "%0", "--json"])).expect("explain JSON")
 }
@@ -48,16 +57,7 @@ fn a_dialog_in_a_pane_is_a_decision_whose_keys_pick_the_option() {
     let server = TmuxServer::start(80, 24);
     let _daemon = server.start_daemon(&[]);
     server.wait_for_panes(1);
-    let script = server.dir().join("dialog.py");
-    std::fs::write(&script, DIALOG).expect("write the dialog");
-    server.tmux(&[
-        "send-keys",
-        "-t",
-        "%0",
-        "-l",
-        &format!("python3 {}", script.display()),
-    ]);
-    server.tmux(&["send-keys", "-t", "%0", "Enter"]);
+    run_dialog(&server, DIALOG);
     let mut decision = serde_json::Value::Null;
     server.wait_for("a decision", Duration::from_secs(10), || {
         decision = explain(&server)["decision"].clone();
@@ -166,16 +166,7 @@ fn answer_without_a_dialog_or_with_a_missing_option_presses_nothing() {
         String::from_utf8_lossy(&gone.stdout).contains("no dialog in %0"),
         "{gone:?}"
     );
-    let script = server.dir().join("dialog.py");
-    std::fs::write(&script, DIALOG.replace("\"No\"]", "\"Later\"]")).unwrap();
-    server.tmux(&[
-        "send-keys",
-        "-t",
-        "%0",
-        "-l",
-        &format!("python3 {}", script.display()),
-    ]);
-    server.tmux(&["send-keys", "-t", "%0", "Enter"]);
+    run_dialog(&server, &DIALOG.replace("\"No\"]", "\"Later\"]"));
     server.wait_for("a decision", Duration::from_secs(10), || {
         !explain(&server)["decision"].is_null()
     });
