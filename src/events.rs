@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
 use crate::ids::{PaneId, SessionId, WindowId};
@@ -189,6 +189,50 @@ pub enum EventKind {
         /// The pane.
         pane: PaneId,
     },
+    /// A pane shows a dialog that waits for an answer: a new one, or another in the place of
+    /// the last (answer it with `POST /v1/panes/{pane}/decision` and its fingerprint).
+    Decision {
+        /// The pane.
+        pane: PaneId,
+        /// The provider whose dialog it is.
+        #[schema(required = true)]
+        provider: Option<String>,
+        /// The dialog: its question, its options and the keys that pick each.
+        decision: crate::status::decision::Decision,
+    },
+    /// A dialog left the screen: answered through panectl (`answered`, with the option and
+    /// who answered), by a key pressed in the pane (`answered_elsewhere`), or its pane closed
+    /// (`gone`).
+    DecisionClosed {
+        /// The pane.
+        pane: PaneId,
+        /// The dialog's fingerprint (as in its `decision` event).
+        fingerprint: String,
+        /// How it ended.
+        how: DecisionEnd,
+        /// The option picked, when panectl answered.
+        #[schema(required = true)]
+        option: Option<usize>,
+        /// Its label.
+        #[schema(required = true)]
+        label: Option<String>,
+        /// Who answered through panectl: `request` (the API, the CLI, MCP, the board) or
+        /// `auto_answer RULE` (an `[[auto_answer]]` rule, named).
+        #[schema(required = true)]
+        by: Option<String>,
+    },
+}
+
+/// How a dialog ended (a `decision_closed` event).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionEnd {
+    /// panectl pressed the keys of an option and the dialog left.
+    Answered,
+    /// The dialog left without panectl: a person (or another program) answered in the pane.
+    AnsweredElsewhere,
+    /// The pane closed with the dialog on it.
+    Gone,
 }
 
 /// Why a pane's screen was rebuilt: `attach` (first sight of the pane), `reconnect`, `pause`
@@ -255,11 +299,13 @@ impl EventKind {
             EventKind::Resync { .. } => "resync",
             EventKind::ViewChanged {} => "view_changed",
             EventKind::Seen { .. } => "seen",
+            EventKind::Decision { .. } => "decision",
+            EventKind::DecisionClosed { .. } => "decision_closed",
         }
     }
 
     /// Every `type` an event can have.
-    pub const TYPES: [&'static str; 17] = [
+    pub const TYPES: [&'static str; 19] = [
         "session_added",
         "session_removed",
         "connection_lost",
@@ -277,6 +323,8 @@ impl EventKind {
         "resync",
         "view_changed",
         "seen",
+        "decision",
+        "decision_closed",
     ];
 
     /// The pane the event is about, if one (`%N`; a message's receiving pane as queued).
@@ -292,7 +340,9 @@ impl EventKind {
             | EventKind::Transport { pane, .. }
             | EventKind::CrossCheck { pane, .. }
             | EventKind::Resync { pane, .. }
-            | EventKind::Seen { pane } => Some(pane.to_string()),
+            | EventKind::Seen { pane }
+            | EventKind::Decision { pane, .. }
+            | EventKind::DecisionClosed { pane, .. } => Some(pane.to_string()),
             EventKind::Message { pane, .. } => Some(pane.clone()),
             EventKind::SessionAdded { .. }
             | EventKind::SessionRemoved { .. }

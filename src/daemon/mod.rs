@@ -364,6 +364,7 @@ pub async fn run(
         tasks: tracker.clone(),
     };
     tracker.spawn(crate::orchestration::handoff::resume(context.clone()));
+    tracker.spawn(crate::orchestration::dialogs::follow(context.clone()));
     let api_state = ApiState {
         ctx: context,
         started,

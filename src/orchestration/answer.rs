@@ -14,7 +14,7 @@ use super::{Context, Error};
 use crate::control::command::Line;
 use crate::ids::PaneId;
 use crate::status::Status;
-use crate::status::decision::{Answer, Decision};
+use crate::status::decision::{Answer, Choice, Decision};
 use crate::tmux::ConnectionHandle;
 
 /// How long an answered dialog may take to leave the screen.
@@ -22,6 +22,83 @@ const LEAVE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How often the screen is read while waiting.
 const POLL: Duration = Duration::from_millis(50);
+
+/// How long a mark of an answer counts: a dialog that leaves later was not closed by it.
+const MARK_LIFETIME: Duration = Duration::from_secs(30);
+
+/// Who answers a dialog through panectl.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnsweredBy {
+    /// A request: the API, the CLI, an MCP tool, the board.
+    Request,
+    /// An `[[auto_answer]]` rule, by name.
+    Rule(String),
+}
+
+impl std::fmt::Display for AnsweredBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AnsweredBy::Request => f.write_str("request"),
+            AnsweredBy::Rule(name) => write!(f, "auto_answer {name}"),
+        }
+    }
+}
+
+/// Answers one at a time, and the answers panectl gave, by pane: what tells a dialog
+/// answered through panectl from one answered by a key pressed in the pane when it leaves the
+/// screen ([`Context::answering`]).
+#[derive(Debug, Default)]
+pub struct Answering {
+    /// Held while a dialog is answered, so that two answers racing for one dialog cannot both
+    /// press keys into it.
+    turn: tokio::sync::Mutex<()>,
+    /// The recent answers (held only to read or write them, never across an await).
+    marks: std::sync::Mutex<std::collections::HashMap<PaneId, Mark>>,
+}
+
+/// An answer about to be given.
+#[derive(Debug, Clone)]
+pub struct Mark {
+    /// The dialog answered.
+    pub fingerprint: String,
+    /// The option picked.
+    pub option: usize,
+    /// Its label.
+    pub label: String,
+    /// Who answered.
+    pub by: AnsweredBy,
+    at: std::time::Instant,
+}
+
+impl Answering {
+    fn marks(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<PaneId, Mark>> {
+        // A poisoned lock only means a panic elsewhere; the map is still whole.
+        self.marks.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Notes an answer to the dialog on `pane`, before its keys are pressed.
+    fn mark(&self, pane: PaneId, fingerprint: &str, choice: &Choice, by: AnsweredBy) {
+        let now = std::time::Instant::now();
+        let mut marks = self.marks();
+        marks.retain(|_, mark| now - mark.at < MARK_LIFETIME);
+        marks.insert(
+            pane,
+            Mark {
+                fingerprint: fingerprint.to_string(),
+                option: choice.number,
+                label: choice.label.clone(),
+                by,
+                at: now,
+            },
+        );
+    }
+
+    /// The answer panectl gave to the dialog `fingerprint` on `pane`, if it did (recently).
+    pub fn take(&self, pane: PaneId, fingerprint: &str) -> Option<Mark> {
+        let mark = self.marks().remove(&pane)?;
+        (mark.fingerprint == fingerprint && mark.at.elapsed() < MARK_LIFETIME).then_some(mark)
+    }
+}
 
 /// What an answer asks for: one of `option`, `label`, `yes`, `no`, and the dialog it is for.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
@@ -157,7 +234,7 @@ pub async fn decisions(state: &Context) -> Vec<PaneDecision> {
 }
 
 /// The decision on the pane's screen now, and its status.
-async fn read(
+pub(super) async fn read(
     handle: &ConnectionHandle,
     pane: PaneId,
 ) -> Result<(Option<Decision>, Status), Error> {
@@ -174,9 +251,19 @@ pub async fn answer(
     name: &str,
     body: &AnswerBody,
 ) -> Result<AnswerOutcome, Error> {
+    answer_as(state, name, body, AnsweredBy::Request).await
+}
+
+/// [`answer`], saying who answers (the `decision_closed` event carries it).
+pub async fn answer_as(
+    state: &Context,
+    name: &str,
+    body: &AnswerBody,
+    by: AnsweredBy,
+) -> Result<AnswerOutcome, Error> {
     let wanted = body.answer()?;
     let (pane, handle) = state.find(name).await?;
-    let _one_at_a_time = state.answering.lock().await;
+    let _one_at_a_time = state.answering.turn.lock().await;
     let (decision, status) = read(&handle, pane.pane).await?;
     let outcome = |outcome, status, decision| AnswerOutcome {
         pane: pane.pane.to_string(),
@@ -204,6 +291,9 @@ pub async fn answer(
     let Some(line) = Line::keys(pane.pane, &choice.keys) else {
         return Err(Error::Failed("the option names no keys".into()));
     };
+    state
+        .answering
+        .mark(pane.pane, &decision.fingerprint, &choice, by);
     super::first_reply_line(&handle, line).await?;
     let deadline = tokio::time::Instant::now() + LEAVE_TIMEOUT;
     let (left, status, now_shown) = loop {

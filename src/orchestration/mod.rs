@@ -5,6 +5,7 @@
 //! layer turns into a status code.
 
 pub mod answer;
+pub mod dialogs;
 pub mod handoff;
 pub mod input;
 pub mod launch;
@@ -58,8 +59,9 @@ pub struct Context {
     /// The completed agents an attached client has seen.
     pub seen: watch::Receiver<std::collections::BTreeSet<PaneId>>,
     /// Held while a dialog is answered: answers are taken one at a time, so two racing for
-    /// one dialog cannot both press keys into it.
-    pub answering: Arc<tokio::sync::Mutex<()>>,
+    /// one dialog cannot both press keys into it. It keeps what was answered, so that a dialog
+    /// that leaves is told answered through panectl from answered in the pane.
+    pub answering: Arc<answer::Answering>,
     /// The daemon's task tracker: work that outlives a request (following an assignment) runs
     /// on it, so that shutdown waits for it.
     pub tasks: TaskTracker,

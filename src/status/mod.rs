@@ -7,6 +7,7 @@
 //! against flapping, grace for unreadable frames). The daemon decides when to evaluate and what
 //! to do with changes.
 
+pub mod auto_answer;
 pub mod decision;
 pub mod engine;
 pub mod meaning;

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::auto_answer::{self, AutoAnswer};
 use super::process::ProcessEntry;
 use super::rules::{Provider, RuleError, rule_files};
 
@@ -32,6 +33,9 @@ pub struct ProviderSet {
     layers: Vec<Arc<Provider>>,
     /// Where user overrides were read from.
     pub user_dir: Option<PathBuf>,
+    /// The dialogs the user lets panectl answer (`auto_answer.toml` in `user_dir`): none
+    /// unless that file exists.
+    pub auto_answers: Arc<[AutoAnswer]>,
 }
 
 /// `$XDG_CONFIG_HOME/panectl/providers`, else `~/.config/panectl/providers`.
@@ -82,6 +86,7 @@ impl ProviderSet {
             providers,
             layers: layers.into_iter().map(Arc::new).collect(),
             user_dir,
+            auto_answers: Arc::new([]),
         }
     }
 
@@ -100,8 +105,25 @@ impl ProviderSet {
                 Err(error) => errors.push(error),
             }
         }
+        let auto_file = dir.join(auto_answer::FILE);
+        let auto_answers = match std::fs::read_to_string(&auto_file) {
+            Ok(text) => auto_answer::parse(&text, &auto_file.display().to_string())
+                .map_err(|error| errors.push(error))
+                .unwrap_or_default(),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(error) => {
+                errors.push(RuleError {
+                    file: auto_file.display().to_string(),
+                    line: 1,
+                    message: format!("cannot read it: {error}"),
+                });
+                Vec::new()
+            }
+        };
         if errors.is_empty() {
-            Ok(Self::assemble(files, Some(dir.to_path_buf())))
+            let mut set = Self::assemble(files, Some(dir.to_path_buf()));
+            set.auto_answers = auto_answers.into();
+            Ok(set)
         } else {
             Err(errors)
         }
