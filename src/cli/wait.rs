@@ -83,3 +83,56 @@ fn wait(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use panectl::status::Status;
+
+    use crate::cli::{Cli, Command};
+
+    #[test]
+    fn a_status_list_parses_into_statuses() {
+        let cli = Cli::try_parse_from(["panectl", "wait", "%3", "--until", "idle,completed"]);
+        let Ok(Cli {
+            command: Command::Wait(args),
+            ..
+        }) = cli
+        else {
+            panic!("not parsed: {cli:?}");
+        };
+        assert_eq!(args.until, [Status::Idle, Status::Completed]);
+    }
+
+    #[test]
+    fn an_unknown_status_is_a_usage_error_naming_the_statuses() {
+        let error = Cli::try_parse_from(["panectl", "wait", "%3", "--until", "idle,bogus"])
+            .err()
+            .map(|error| (error.kind(), error.to_string()));
+        let Some((kind, text)) = error else {
+            panic!("bogus was taken");
+        };
+        assert_eq!(kind, clap::error::ErrorKind::InvalidValue);
+        assert!(text.contains("bogus"), "{text}");
+        for status in Status::ALL {
+            assert!(text.contains(status.as_str()), "{status}: {text}");
+        }
+    }
+
+    #[test]
+    fn states_are_checked_by_clap_too() {
+        for args in [
+            ["panectl", "inbox", "--state", "sent"],
+            ["panectl", "assignments", "--state", "done"],
+        ] {
+            let error = Cli::try_parse_from(args).err().map(|error| error.kind());
+            assert_eq!(
+                error,
+                Some(clap::error::ErrorKind::InvalidValue),
+                "{args:?}"
+            );
+        }
+        assert!(Cli::try_parse_from(["panectl", "inbox", "--state", "uncertain"]).is_ok());
+        assert!(Cli::try_parse_from(["panectl", "assignments", "--state", "answered"]).is_ok());
+    }
+}
