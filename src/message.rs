@@ -72,3 +72,14 @@ impl std::fmt::Display for State {
         f.write_str(self.as_str())
     }
 }
+
+/// A state on a command line (`panectl inbox --state`): its word, as [`State::as_str`] gives it.
+impl clap::ValueEnum for State {
+    fn value_variants<'a>() -> &'a [Self] {
+        &State::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.as_str()))
+    }
+}

@@ -9,9 +9,10 @@ use clap::Args;
 use panectl::api::routes::Route;
 use panectl::api::wire::{AnswerBody, AnswerOutcome, Outcome, PaneDecision};
 
-use super::ServerArgs;
-use super::client::{block_on, client, print_pretty, write_decision};
+use super::client::{block_on, client, print_pretty};
 use super::exit::NOT_REACHED;
+use super::explanation::write_decision;
+use super::{Run, ServerArgs};
 
 /// Answer the dialog a pane shows, by option. Exit code 0 when the dialog took the answer and
 /// left the screen, 1 when no dialog was there, another one was, or it stayed.
@@ -19,7 +20,7 @@ use super::exit::NOT_REACHED;
 #[command(group(clap::ArgGroup::new("choice").required(true).args(["option", "label", "yes", "no"])))]
 pub struct AnswerArgs {
     /// The pane.
-    pub(super) pane: String,
+    pane: String,
     /// The option's number, as the dialog shows it.
     #[arg(long)]
     option: Option<usize>,
@@ -41,8 +42,18 @@ pub struct AnswerArgs {
     json: bool,
 }
 
+impl Run for AnswerArgs {
+    fn run(&self, server: &ServerArgs) -> anyhow::Result<ExitCode> {
+        answer(server, self)
+    }
+
+    fn pane_mut(&mut self) -> Option<&mut String> {
+        Some(&mut self.pane)
+    }
+}
+
 /// `panectl answer PANE (--option N | --label TEXT | --yes | --no) [--decision FINGERPRINT]`.
-pub fn answer(server: &ServerArgs, args: &AnswerArgs) -> anyhow::Result<ExitCode> {
+fn answer(server: &ServerArgs, args: &AnswerArgs) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let path = Route::PaneDecision { pane: &args.pane }.path();
     let body = AnswerBody {
@@ -105,8 +116,14 @@ pub struct DecisionsArgs {
     json: bool,
 }
 
+impl Run for DecisionsArgs {
+    fn run(&self, server: &ServerArgs) -> anyhow::Result<ExitCode> {
+        decisions(server, self)
+    }
+}
+
 /// `panectl decisions [--json]`.
-pub fn decisions(server: &ServerArgs, args: &DecisionsArgs) -> anyhow::Result<ExitCode> {
+fn decisions(server: &ServerArgs, args: &DecisionsArgs) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let path = Route::Decisions {}.path();
     let found: Vec<PaneDecision> = block_on(async { Ok(client.get_json(&path).await?) })?;

@@ -1,4 +1,4 @@
-//! `panectl detect` and `panectl explain FILE`: the status rules on screen captures, offline.
+//! `panectl detect` (and `panectl explain FILE`): the status rules on screen captures, offline.
 
 use std::io::Write;
 use std::path::Path;
@@ -9,6 +9,30 @@ use panectl::status::engine;
 use panectl::status::providers::{self, ProviderSet};
 use panectl::status::{Status, classify, view_of_capture};
 use serde_json::json;
+
+use super::values::ProviderParser;
+use super::{Run, ServerArgs};
+
+/// What `panectl detect` is given.
+#[derive(Debug, clap::Args)]
+pub struct DetectArgs {
+    /// The provider whose rules to use (default: recognised from each file's banner).
+    #[arg(long, value_parser = ProviderParser::new())]
+    provider: Option<String>,
+    /// Print JSON lines `{"file","provider","status","rule"}`.
+    #[arg(long)]
+    json: bool,
+    /// Capture files (plain or ANSI text). A sibling `.json` file with a "title" gives the
+    /// pane title.
+    #[arg(required = true)]
+    files: Vec<std::path::PathBuf>,
+}
+
+impl Run for DetectArgs {
+    fn run(&self, _server: &ServerArgs) -> anyhow::Result<ExitCode> {
+        detect(&self.files, self.provider.as_deref(), self.json)
+    }
+}
 
 fn load_providers() -> anyhow::Result<ProviderSet> {
     let dir = providers::user_dir();
@@ -49,7 +73,7 @@ fn read<'a>(
     Ok((view, provider))
 }
 
-pub fn detect(
+fn detect(
     files: &[std::path::PathBuf],
     provider: Option<&str>,
     json: bool,
@@ -111,7 +135,7 @@ pub fn explain_file(file: &Path, provider: Option<&str>, json: bool) -> anyhow::
     if json {
         println!("{}", serde_json::to_string_pretty(&explanation)?);
     } else {
-        super::client::print_explanation(&super::client::Shown {
+        super::explanation::print_explanation(&super::explanation::Shown {
             subject: file.display().to_string(),
             status,
             provider: found.map(|p| &*p.id),

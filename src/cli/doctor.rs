@@ -448,8 +448,22 @@ fn plugin_checks(checks: &mut Vec<Check>, address: &ServerAddress) {
     }
 }
 
+/// What `panectl doctor` is given.
+#[derive(Debug, clap::Args)]
+pub struct DoctorArgs {
+    /// Print the checks as one JSON document.
+    #[arg(long)]
+    json: bool,
+}
+
+impl super::Run for DoctorArgs {
+    fn run(&self, server: &ServerArgs) -> anyhow::Result<ExitCode> {
+        doctor(server, self.json)
+    }
+}
+
 /// Runs the checks; exit 1 if one failed.
-pub fn doctor(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
+fn doctor(server: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     let checks = checks(server)?;
     let mut out = std::io::stdout().lock();
     if json {

@@ -1,16 +1,17 @@
-//! `handoff`, `assign` and `assignments`: give another agent a task through the daemon.
+//! `panectl handoff`: give another agent a task through the daemon and wait for its answer.
+//! [`TaskArgs`], what it is given, is also what `assign` gives.
 
 use std::io::Read;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use panectl::api::routes::Route;
-use panectl::api::wire::{Assigned, Assignment, HandoffAnswer, HandoffBody};
+use panectl::api::wire::{HandoffAnswer, HandoffBody};
 
-use super::ServerArgs;
-use super::client::{block_on, client, json_line, printable};
+use super::client::{block_on, client};
 use super::orchestrate::LaunchOptions;
-use super::table::Table;
+use super::values::ProviderParser;
+use super::{Run, ServerArgs};
 
 /// What `panectl handoff` and `panectl assign` are given.
 #[derive(Debug, clap::Args)]
@@ -21,7 +22,7 @@ pub struct TaskArgs {
     words: Vec<String>,
     /// Start a worker of this provider first (as `panectl launch` does) instead of naming a
     /// pane.
-    #[arg(long, value_name = "PROVIDER")]
+    #[arg(long, value_name = "PROVIDER", value_parser = ProviderParser::new())]
     launch: Option<String>,
     #[command(flatten)]
     launch_options: LaunchOptions,
@@ -42,20 +43,12 @@ pub struct TaskArgs {
     /// Print the answer (handoff: `pane`, `answer`, ...; assign: the assignment) as one JSON
     /// document.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
 }
 
 impl TaskArgs {
-    /// The worker's pane, when the words name one (not with `--launch`).
-    pub fn pane_mut(&mut self) -> Option<&mut String> {
-        match (&self.launch, self.words.as_mut_slice()) {
-            (None, [pane, _]) => Some(pane),
-            _ => None,
-        }
-    }
-
     /// The request body shared by handoff and assign.
-    fn body(&self, remote: bool) -> anyhow::Result<HandoffBody> {
+    pub(super) fn body(&self, remote: bool) -> anyhow::Result<HandoffBody> {
         let (pane, message) = match (&self.launch, self.words.as_slice()) {
             (Some(_), [message]) => (None, message),
             (None, [pane, message]) => (Some(pane), message),
@@ -93,9 +86,23 @@ impl TaskArgs {
     }
 }
 
+impl Run for TaskArgs {
+    fn run(&self, server: &ServerArgs) -> anyhow::Result<ExitCode> {
+        handoff(server, self)
+    }
+
+    /// The worker's pane, when the words name one (not with `--launch`).
+    fn pane_mut(&mut self) -> Option<&mut String> {
+        match (&self.launch, self.words.as_mut_slice()) {
+            (None, [pane, _]) => Some(pane),
+            _ => None,
+        }
+    }
+}
+
 /// `panectl handoff`: prints the worker's answer. Exit codes as every command's
 /// ([`super::exit`]): 0 with the answer, 1 timed out or no such pane, 2 refused, 3 unreachable.
-pub fn handoff(server: &ServerArgs, args: &TaskArgs) -> anyhow::Result<ExitCode> {
+fn handoff(server: &ServerArgs, args: &TaskArgs) -> anyhow::Result<ExitCode> {
     let result = (|| -> Result<HandoffAnswer, anyhow::Error> {
         let mut body = args.body(server.is_remote())?;
         body.from.get_or_insert_with(|| "cli".to_string());
@@ -127,7 +134,7 @@ pub fn handoff(server: &ServerArgs, args: &TaskArgs) -> anyhow::Result<ExitCode>
 }
 
 /// The caller's session for a worker launched without `--session`.
-async fn default_launch_session(
+pub(super) async fn default_launch_session(
     client: &panectl::api::client::ApiClient,
     body: &mut HandoffBody,
     caller: Option<String>,
@@ -135,73 +142,4 @@ async fn default_launch_session(
     if let Some(launch) = &mut body.launch {
         super::orchestrate::default_session(client, launch, caller).await;
     }
-}
-
-/// `panectl assign`: prints the assignment id; the answer arrives in `--reply-to`'s inbox.
-pub fn assign(
-    server: &ServerArgs,
-    args: &TaskArgs,
-    reply_to: Option<&str>,
-) -> anyhow::Result<ExitCode> {
-    let reply_to = match reply_to {
-        Some(pane) => pane.to_string(),
-        None => server.own_pane().ok_or_else(|| {
-            if std::env::var_os("TMUX_PANE").is_some() {
-                anyhow::anyhow!(
-                    "give --reply-to PANE: this pane ($TMUX_PANE) is not one of the worker's \
-                     server, and the answer goes to a pane of that server"
-                )
-            } else {
-                anyhow::anyhow!(
-                    "give --reply-to PANE (outside tmux there is no $TMUX_PANE to default to)"
-                )
-            }
-        })?,
-    };
-    let mut body = args.body(server.is_remote())?;
-    body.reply_to = Some(reply_to);
-    let client = client(server)?;
-    let assigned: Assigned = block_on(async {
-        default_launch_session(&client, &mut body, server.own_pane()).await;
-        Ok(client.post_json(&Route::Assign {}.path(), &body).await?)
-    })?;
-    if args.json {
-        super::client::print_pretty(&assigned)?;
-    } else {
-        println!("{}", assigned.assignment);
-    }
-    eprintln!(
-        "panectl: assignment {} to {}; its answer will be queued for {}",
-        assigned.assignment, assigned.pane, assigned.reply_to
-    );
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `panectl assignments [--state S] [--json]`.
-pub fn list(server: &ServerArgs, state: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
-    let client = client(server)?;
-    let query: Vec<(&str, &str)> = state.iter().map(|state| ("state", *state)).collect();
-    let path = Route::Assignments {}.with_query(&query);
-    let all: Vec<Assignment> = block_on(async { Ok(client.get_json(&path).await?) })?;
-    if json {
-        for a in &all {
-            println!("{}", json_line(a)?);
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut table = Table::new(&["ID", "STATE", "WORKER", "REPLY TO", "MESSAGE", "REASON"])
-        .right_aligned(0)
-        .right_aligned(4);
-    for a in &all {
-        table.row(vec![
-            a.id.to_string(),
-            a.state.as_str().to_string(),
-            printable(&a.worker),
-            printable(&a.reply_to),
-            a.message_id.to_string(),
-            a.reason.as_deref().map(printable).unwrap_or_default(),
-        ]);
-    }
-    table.print()?;
-    Ok(ExitCode::SUCCESS)
 }

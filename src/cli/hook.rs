@@ -40,8 +40,14 @@ pub struct HookArgs {
     event: Option<String>,
 }
 
+impl super::Run for HookArgs {
+    fn run(&self, server: &ServerArgs) -> anyhow::Result<ExitCode> {
+        Ok(hook(server, self))
+    }
+}
+
 /// Runs the hook; always exit code 0.
-pub fn hook(server: &ServerArgs, args: &HookArgs) -> ExitCode {
+fn hook(server: &ServerArgs, args: &HookArgs) -> ExitCode {
     let time_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);

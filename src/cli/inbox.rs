@@ -8,10 +8,11 @@ use anyhow::Context;
 use panectl::api::routes::Route;
 use panectl::api::wire::{Message, SendBody};
 
-use super::ServerArgs;
 use super::client::{block_on, client, json_line, print_pretty, printable, show, show_some};
 use super::table::Table;
 use super::tmux_client;
+use super::{Run, ServerArgs};
+use panectl::message::State;
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -21,7 +22,7 @@ fn hex(bytes: &[u8]) -> String {
 #[derive(Debug, clap::Args)]
 pub struct SendArgs {
     /// The receiving pane.
-    pub(super) pane: String,
+    pane: String,
     /// Who sends it: a pane or a label (default `cli`).
     #[arg(long, value_name = "X")]
     from: Option<String>,
@@ -106,9 +107,19 @@ fn send_message(server: &ServerArgs, args: &SendArgs) -> anyhow::Result<Message>
     Ok(stored)
 }
 
+impl Run for SendArgs {
+    fn run(&self, server: &ServerArgs) -> anyhow::Result<ExitCode> {
+        send(server, self)
+    }
+
+    fn pane_mut(&mut self) -> Option<&mut String> {
+        Some(&mut self.pane)
+    }
+}
+
 /// `panectl send PANE [--from X] [--ttl D] (MESSAGE | - | --buffer NAME) [--notify]`: prints
 /// the message id (or shows it in tmux).
-pub fn send(server: &ServerArgs, args: &SendArgs) -> anyhow::Result<ExitCode> {
+fn send(server: &ServerArgs, args: &SendArgs) -> anyhow::Result<ExitCode> {
     let outcome = send_message(server, args);
     if args.json {
         print_pretty(&outcome?)?;
@@ -128,11 +139,54 @@ pub fn send(server: &ServerArgs, args: &SendArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What `panectl inbox` is given.
+#[derive(Debug, clap::Args)]
+pub struct InboxArgs {
+    #[command(subcommand)]
+    action: Option<InboxAction>,
+    /// Only this pane's messages.
+    #[arg(long)]
+    pane: Option<String>,
+    /// Only messages in this state (pending, delivering, delivered, failed, uncertain,
+    /// expired, cancelled).
+    #[arg(long)]
+    state: Option<State>,
+    /// Print one JSON object per line.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `inbox cancel ID`: what `panectl inbox` does besides listing.
+#[derive(Debug, clap::Subcommand)]
+enum InboxAction {
+    /// Cancel a pending message.
+    Cancel {
+        /// The message id.
+        id: i64,
+        /// Print the message as one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+impl Run for InboxArgs {
+    fn run(&self, server: &ServerArgs) -> anyhow::Result<ExitCode> {
+        match self.action {
+            Some(InboxAction::Cancel { id, json }) => cancel(server, id, json),
+            None => list(server, self.pane.as_deref(), self.state, self.json),
+        }
+    }
+
+    fn pane_mut(&mut self) -> Option<&mut String> {
+        self.pane.as_mut()
+    }
+}
+
 /// `panectl inbox [--pane P] [--state S] [--json]`.
-pub fn list(
+fn list(
     server: &ServerArgs,
     pane: Option<&str>,
-    state: Option<&str>,
+    state: Option<State>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let mut query = Vec::new();
@@ -140,7 +194,7 @@ pub fn list(
         query.push(("pane", pane));
     }
     if let Some(state) = state {
-        query.push(("state", state));
+        query.push(("state", state.as_str()));
     }
     let path = Route::Messages {}.with_query(&query);
     let client = client(server)?;
@@ -179,7 +233,7 @@ pub fn list(
 }
 
 /// `panectl inbox cancel ID`.
-pub fn cancel(server: &ServerArgs, id: i64, json: bool) -> anyhow::Result<ExitCode> {
+fn cancel(server: &ServerArgs, id: i64, json: bool) -> anyhow::Result<ExitCode> {
     let client = client(server)?;
     let path = Route::CancelMessage {
         id: &id.to_string(),

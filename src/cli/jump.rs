@@ -57,8 +57,14 @@ fn pane_id(server: &ServerArgs, pane: &str) -> anyhow::Result<String> {
     Ok(found.pane.to_string())
 }
 
+impl super::Run for JumpArgs {
+    fn run(&self, server: &ServerArgs) -> anyhow::Result<ExitCode> {
+        jump(server, self)
+    }
+}
+
 /// `panectl jump [--client NAME] [--from PANE]`: prints the pane switched to.
-pub fn jump(server: &ServerArgs, args: &JumpArgs) -> anyhow::Result<ExitCode> {
+fn jump(server: &ServerArgs, args: &JumpArgs) -> anyhow::Result<ExitCode> {
     let address = server.address()?;
     let panes = agents::panes(server)?;
     let current = tmux_client::find_client(&address, args.client.as_deref())?;

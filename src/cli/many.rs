@@ -8,19 +8,14 @@
 //! (started with another `XDG_RUNTIME_DIR`) is not found.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use panectl::api::client::ApiClient;
 use panectl::api::routes::Route;
-use panectl::api::wire::{Health, PaneSummary};
+use panectl::api::wire::Health;
 use panectl::daemon::discovery;
-use serde_json::Value;
 
 use super::ServerArgs;
-use super::client::{
-    EventFilter, block_on, follow_events, print_panes, print_pretty, printable, printable_error,
-};
-use super::is_broken_pipe;
+use super::client::block_on;
 
 /// A running daemon and its server.
 pub(super) struct Daemon {
@@ -129,76 +124,4 @@ pub(super) fn route(name: &str) -> anyhow::Result<Option<(ServerArgs, String)>> 
         .into_iter()
         .find(|d| d.label == prefix)
         .map(|d| (d.server, rest.to_string())))
-}
-
-/// `panectl ls --all`: the panes of every daemon's server, each with its server (a `server`
-/// field in JSON). A daemon that does not answer is reported on stderr and left out.
-pub fn ls_all(json: bool) -> anyhow::Result<ExitCode> {
-    let daemons = some_daemons()?;
-    let answers = block_on(async {
-        Ok(futures::future::join_all(daemons.iter().map(|d| d.client.panes())).await)
-    })?;
-    let mut listed: Vec<(&str, PaneSummary)> = Vec::new();
-    let mut code = ExitCode::SUCCESS;
-    for (daemon, answer) in daemons.iter().zip(answers) {
-        match answer {
-            Ok(panes) => listed.extend(panes.into_iter().map(|p| (daemon.label.as_str(), p))),
-            Err(error) => {
-                eprintln!(
-                    "panectl: {}: {}",
-                    printable(&daemon.label),
-                    printable(&error.to_string())
-                );
-                code = super::exit::of_error(&error.into());
-            }
-        }
-    }
-    if json {
-        let values: Vec<Value> = listed
-            .iter()
-            .map(|(server, pane)| {
-                let mut value = serde_json::to_value(pane)?;
-                if let Some(object) = value.as_object_mut() {
-                    object.insert("server".into(), Value::String((*server).to_string()));
-                }
-                Ok(value)
-            })
-            .collect::<Result<_, serde_json::Error>>()?;
-        print_pretty(&values)?;
-        return Ok(code);
-    }
-    let rows: Vec<(Option<&str>, &PaneSummary)> =
-        listed.iter().map(|(s, p)| (Some(*s), p)).collect();
-    print_panes(&rows)?;
-    Ok(code)
-}
-
-/// `panectl events --all`: the events of every daemon found at the start, interleaved as they
-/// come, each with its server. Ends when every stream has ended.
-pub fn events_all(json: bool, filter: &EventFilter) -> anyhow::Result<ExitCode> {
-    let path = filter.path();
-    let daemons = some_daemons()?;
-    let results = block_on(async {
-        Ok(futures::future::join_all(
-            daemons
-                .iter()
-                .map(|d| follow_events(&d.client, &path, json, Some(&d.label))),
-        )
-        .await)
-    })?;
-    let mut code = ExitCode::SUCCESS;
-    for (daemon, result) in daemons.iter().zip(results) {
-        if let Err(error) = result {
-            if is_broken_pipe(&error) {
-                return Ok(ExitCode::SUCCESS);
-            }
-            eprintln!(
-                "panectl: {}: {}",
-                printable(&daemon.label),
-                printable_error(&error)
-            );
-            code = super::exit::of_error(&error);
-        }
-    }
-    Ok(code)
 }

@@ -9,8 +9,18 @@ use panectl::mcp::{PanectlMcp, serve_stdio};
 use super::ServerArgs;
 use super::client::client;
 
+/// What `panectl mcp` is given: nothing.
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {}
+
+impl super::Run for McpArgs {
+    fn run(&self, server: &ServerArgs) -> anyhow::Result<ExitCode> {
+        serve(server)
+    }
+}
+
 /// `panectl mcp`: serves until the client closes stdin.
-pub fn run(server: &ServerArgs) -> anyhow::Result<ExitCode> {
+fn serve(server: &ServerArgs) -> anyhow::Result<ExitCode> {
     let filter = tracing_subscriber::EnvFilter::try_from_env("PANECTL_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     // A second subscriber (there is none) would only be refused; nothing to report then.

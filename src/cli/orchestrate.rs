@@ -1,4 +1,5 @@
-//! `input`, `key` and `wait`: act on a pane through the daemon, for scripts and orchestrators.
+//! `panectl launch`: start an agent CLI from its provider's `[launch]` command, and the launch
+//! options `handoff` and `assign` share.
 
 use std::process::ExitCode;
 
@@ -6,10 +7,11 @@ use std::collections::BTreeMap;
 
 use panectl::api::client::ApiClient;
 use panectl::api::routes::Route;
-use panectl::api::wire::{InputBody, KeysBody, LaunchBody, Launched, WaitAnswer, WaitBody};
+use panectl::api::wire::{LaunchBody, Launched};
 
-use super::ServerArgs;
 use super::client::{block_on, client};
+use super::values::ProviderParser;
+use super::{Run, ServerArgs};
 
 /// How to start an agent: what `panectl launch` and `handoff/assign --launch` share.
 #[derive(Debug, Default, clap::Args)]
@@ -93,6 +95,7 @@ impl LaunchOptions {
 #[derive(Debug, clap::Args)]
 pub struct LaunchArgs {
     /// The provider (`panectl providers` lists them).
+    #[arg(value_parser = ProviderParser::new())]
     provider: String,
     #[command(flatten)]
     options: LaunchOptions,
@@ -133,11 +136,17 @@ pub async fn default_session(client: &ApiClient, body: &mut LaunchBody, caller: 
     }
 }
 
+impl Run for LaunchArgs {
+    fn run(&self, server: &ServerArgs) -> anyhow::Result<ExitCode> {
+        launch(server, self)
+    }
+}
+
 /// `panectl launch PROVIDER ...`: prints the new pane's id.
-pub fn launch(server: &ServerArgs, args: LaunchArgs) -> anyhow::Result<ExitCode> {
+fn launch(server: &ServerArgs, args: &LaunchArgs) -> anyhow::Result<ExitCode> {
     let args_json = args.json;
     let body = LaunchBody {
-        args: args.args,
+        args: args.args.clone(),
         no_wait: args.no_wait,
         timeout_seconds: Some(args.timeout.as_secs_f64()),
         no_hooks: args.no_hooks,
@@ -155,80 +164,4 @@ pub fn launch(server: &ServerArgs, args: LaunchArgs) -> anyhow::Result<ExitCode>
         println!("{}", launched.pane);
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `panectl input PANE TEXT [--no-enter] [--allow-shell]`.
-pub fn input(
-    server: &ServerArgs,
-    pane: &str,
-    text: &str,
-    enter: bool,
-    allow_shell: bool,
-) -> anyhow::Result<ExitCode> {
-    let client = client(server)?;
-    let path = Route::PaneInput { pane }.path();
-    let body = InputBody {
-        text: text.to_string(),
-        enter: Some(enter),
-        allow_shell,
-    };
-    let _answer: panectl::orchestration::input::InputAnswer =
-        block_on(async { Ok(client.post_json(&path, &body).await?) })?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `panectl key PANE KEY...`.
-pub fn key(server: &ServerArgs, pane: &str, keys: &[String]) -> anyhow::Result<ExitCode> {
-    let client = client(server)?;
-    let path = Route::PaneKeys { pane }.path();
-    let body = KeysBody {
-        keys: keys.to_vec(),
-    };
-    block_on(async { Ok(client.post_empty(&path, &body).await?) })?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `panectl wait PANE --until S,S [--timeout DURATION]`: exit code 0 when a status was reached
-/// (its name printed), else as every command ([`super::exit`]).
-pub fn wait(
-    server: &ServerArgs,
-    pane: &str,
-    until: &[String],
-    timeout: Option<std::time::Duration>,
-    json: bool,
-) -> anyhow::Result<ExitCode> {
-    let result = (|| -> anyhow::Result<WaitAnswer> {
-        let client = client(server)?;
-        let path = Route::PaneWait { pane }.path();
-        let body = WaitBody {
-            until: until.to_vec(),
-            timeout_seconds: timeout.map(|t| t.as_secs_f64()),
-        };
-        block_on(async { Ok(client.post_json(&path, &body).await?) })
-    })();
-    match result {
-        Ok(answer) if json => {
-            super::client::print_pretty(&answer)?;
-            Ok(if answer.reached {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(super::exit::NOT_REACHED)
-            })
-        }
-        Ok(answer) if answer.reached => {
-            println!("{}", answer.status);
-            Ok(ExitCode::SUCCESS)
-        }
-        Ok(answer) => {
-            eprintln!(
-                "panectl: timed out after {:.1} s; {} is {}",
-                answer.waited_seconds, answer.pane, answer.status
-            );
-            Ok(ExitCode::from(super::exit::NOT_REACHED))
-        }
-        Err(error) => {
-            eprintln!("panectl: {}", super::client::printable_error(&error));
-            Ok(super::exit::of_error(&error))
-        }
-    }
 }

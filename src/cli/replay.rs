@@ -11,9 +11,42 @@ use panectl::mirror::journal::ScreenRecord;
 use panectl::replay::{ReplayError, ReplayOptions, replay};
 
 use super::client::printable;
+use super::{Run, ServerArgs};
+
+/// What `panectl replay` is given.
+#[derive(Debug, clap::Args)]
+pub struct ReplayArgs {
+    /// Raw stdout of a `tmux -C` client (with `--divergence`: a record).
+    transcript: std::path::PathBuf,
+    /// The file is a divergence record (the daemon saves one in its runtime directory,
+    /// `<server>.divergences/`, each time its watchdog finds the mirror different from
+    /// tmux): replay it through the screen model and say whether that gives the mirror's
+    /// screen, tmux's, or neither. Exit code 1 when the replay differs from tmux's.
+    #[arg(long)]
+    divergence: bool,
+    /// Print a JSON report instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Only this pane (`%N`).
+    #[arg(long)]
+    pane: Option<PaneId>,
+    /// Size of panes the transcript gives no size for, as WIDTHxHEIGHT.
+    #[arg(long, value_parser = parse_size, default_value = "80x24")]
+    size: (u16, u16),
+}
+
+impl Run for ReplayArgs {
+    fn run(&self, _server: &ServerArgs) -> anyhow::Result<ExitCode> {
+        if self.divergence {
+            divergence(&self.transcript, self.json)
+        } else {
+            replay_transcript(&self.transcript, self.json, self.pane, self.size)
+        }
+    }
+}
 
 /// Parses `WIDTHxHEIGHT`.
-pub fn parse_size(text: &str) -> Result<(u16, u16), String> {
+fn parse_size(text: &str) -> Result<(u16, u16), String> {
     let (width, height) = text
         .split_once('x')
         .ok_or_else(|| format!("{text:?} is not WIDTHxHEIGHT"))?;
@@ -26,7 +59,8 @@ pub fn parse_size(text: &str) -> Result<(u16, u16), String> {
     Ok((parse(width)?, parse(height)?))
 }
 
-pub fn run(
+/// `panectl replay TRANSCRIPT`: each pane's final screen.
+fn replay_transcript(
     transcript: &Path,
     json: bool,
     pane: Option<PaneId>,
@@ -104,7 +138,7 @@ struct DivergenceReport<'a> {
 /// `panectl replay --divergence`: replays a divergence record through the screen model. A
 /// record comes from elsewhere (a bug report, say): every field of it is printed with its
 /// control characters escaped.
-pub fn divergence(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
+fn divergence(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
     use panectl::mirror::journal::Step;
     let text = std::fs::read(path).with_context(|| format!("cannot open {}", path.display()))?;
     let record: panectl::mirror::DivergenceRecord = match serde_json::from_slice(&text) {

@@ -53,6 +53,18 @@ impl AssignmentState {
     }
 }
 
+/// A state on a command line (`panectl assignments --state`): its word, as
+/// [`AssignmentState::as_str`] gives it.
+impl clap::ValueEnum for AssignmentState {
+    fn value_variants<'a>() -> &'a [Self] {
+        &AssignmentState::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.as_str()))
+    }
+}
+
 /// A stored assignment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Assignment {

@@ -109,6 +109,17 @@ impl std::fmt::Display for Status {
     }
 }
 
+/// A status on a command line (`panectl wait --until`): its word, as [`Status::as_str`] gives it.
+impl clap::ValueEnum for Status {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Status::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.as_str()))
+    }
+}
+
 /// A screen capture read from a file, as the rules see it.
 pub fn view_of_capture(capture: &[u8], title: &str, command: &str) -> view::ScreenView {
     if !capture.contains(&0x1b) {

@@ -300,8 +300,14 @@ impl LiveBackend for Many<'_> {
     }
 }
 
+impl super::Run for BoardArgs {
+    fn run(&self, server: &ServerArgs) -> anyhow::Result<ExitCode> {
+        board(server, self)
+    }
+}
+
 /// `panectl board [--client NAME] [--all] [--lines]`.
-pub fn board(server: &ServerArgs, args: &BoardArgs) -> anyhow::Result<ExitCode> {
+fn board(server: &ServerArgs, args: &BoardArgs) -> anyhow::Result<ExitCode> {
     let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let live = terminal && !args.lines && std::env::var("TERM").is_ok_and(|t| t != "dumb");
     let failed = if args.all {

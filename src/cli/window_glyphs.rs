@@ -1,0 +1,17 @@
+//! `panectl window-glyphs` (hidden): the tmux format of the window status glyphs, for the
+//! tmux plugin.
+
+use std::process::ExitCode;
+
+use super::{Run, ServerArgs};
+
+/// What `panectl window-glyphs` is given: nothing.
+#[derive(Debug, clap::Args)]
+pub struct WindowGlyphsArgs {}
+
+impl Run for WindowGlyphsArgs {
+    fn run(&self, _server: &ServerArgs) -> anyhow::Result<ExitCode> {
+        println!("{}", panectl::status::meaning::window_glyphs_format());
+        Ok(ExitCode::SUCCESS)
+    }
+}
