@@ -5,6 +5,7 @@
 pub mod assignments;
 pub mod delivery;
 pub mod store;
+pub mod worktrees;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use crate::events::{EventBus, EventKind};
 
 pub use assignments::{Assignment, AssignmentState, NewAssignment};
 pub use store::{InboxError, Message, NewMessage, State, Store};
+pub use worktrees::WorktreeRecord;
 
 /// Whether a base directory of the default inbox path is the user's own: missing (it will be
 /// made 0700), or the user's and not writable by others. `HOME=/tmp` is not: a shared

@@ -54,6 +54,17 @@ const MIGRATIONS: &[&str] = &[
     // 3: the `uncertain` state (a panectl that does not know it refuses the file: it would not
     // parse the state) and an index for listing by state.
     "CREATE INDEX messages_by_state ON messages(state, id);",
+    // 4: the git worktrees launches made (`inbox/worktrees.rs`).
+    "CREATE TABLE worktrees (
+        name TEXT PRIMARY KEY,
+        repo TEXT NOT NULL,
+        path TEXT NOT NULL,
+        branch TEXT NOT NULL,
+        base TEXT NOT NULL,
+        pane TEXT,
+        agent_name TEXT,
+        created_at INTEGER NOT NULL
+    );",
 ];
 
 pub use crate::message::State;

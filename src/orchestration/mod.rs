@@ -11,8 +11,11 @@ pub mod input;
 pub mod launch;
 pub mod limits;
 pub mod names;
+pub mod profile;
+pub mod profile_import;
 pub mod shell_guard;
 pub mod turn;
+pub mod worktree;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -10,6 +10,12 @@ pub struct Launch {
     pub command: Vec<String>,
     /// Dialogs the CLI may show at start, and how to accept each, for launches that opt in.
     pub startup_prompts: Vec<StartupPrompt>,
+    /// The flag that chooses the model (`--model`, `-m`), followed by the model's name; a
+    /// launch asking for a model is refused for a provider without one.
+    pub model_flag: Option<String>,
+    /// The flag that adds a system prompt (`--append-system-prompt`), followed by its text;
+    /// without one, a profile's system prompt is sent as the agent's first message.
+    pub system_prompt_flag: Option<String>,
 }
 
 /// A dialog at start (folder trust, say) and the keys that accept it.

@@ -25,6 +25,8 @@
 //!
 //! [launch]                           # how `panectl launch` starts the CLI
 //! command = ["claude"]               # program and arguments (run without a shell)
+//! model_flag = "--model"             # optional: the flag before a profile's model
+//! system_prompt_flag = "--append-system-prompt" # optional: the flag before a system prompt
 //! [[launch.startup_prompts]]         # dialogs at start that `--accept-startup-prompts` answers
 //! rule = "claude_code.trust_folder"  # the waiting_user_answer rule that recognises it
 //! choose = 'Yes, I trust'            # optional: move the pointer (Up/Down) to this option first
@@ -203,6 +205,8 @@ struct LaunchSpec {
     command: Spanned<Vec<String>>,
     #[serde(default)]
     startup_prompts: Vec<StartupPromptSpec>,
+    model_flag: Option<String>,
+    system_prompt_flag: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -640,6 +644,8 @@ impl Provider {
                 Some(Launch {
                     command: launch.command.get_ref().clone(),
                     startup_prompts,
+                    model_flag: launch.model_flag.clone(),
+                    system_prompt_flag: launch.system_prompt_flag.clone(),
                 })
             }
             None => None,
