@@ -170,7 +170,7 @@ impl Pipes {
     }
 
     /// Bytes the pipe of `generation` delivered at `now`.
-    pub(super) fn from_pipe(
+    pub(super) fn pipe_bytes(
         &mut self,
         pane: PaneId,
         generation: u64,
@@ -199,7 +199,7 @@ impl Pipes {
 
     /// `%output` of the pane, whose mirror's output ends at `seq`: for the mirror unless a pipe
     /// feeds it; in cross-check mode compared with the pipe's first.
-    pub(super) fn from_control(&mut self, pane: PaneId, seq: u64, data: &[u8]) -> Routed {
+    pub(super) fn control_bytes(&mut self, pane: PaneId, seq: u64, data: &[u8]) -> Routed {
         let Some(pipe) = self.panes.get_mut(&pane) else {
             return Routed::Deliver;
         };
@@ -434,7 +434,7 @@ impl SessionCore {
     /// Bytes the pipe's reader read, which reach the mirror here.
     pub fn pipe_output(&mut self, pane: PaneId, generation: u64, data: &[u8], now: Instant) {
         self.now = now;
-        match self.pipes.from_pipe(pane, generation, data, now) {
+        match self.pipes.pipe_bytes(pane, generation, data, now) {
             Routed::Deliver => self.deliver(pane, data),
             Routed::Ignore => {}
             Routed::Differs(finding) => self.cross_check_found(pane, finding),
@@ -445,7 +445,7 @@ impl SessionCore {
     /// cross-check mode, after comparing it), `false` to ignore it (the pipe delivers).
     pub(super) fn pipe_control_output(&mut self, pane: PaneId, data: &[u8]) -> bool {
         let seq = self.panes.get(&pane).map_or(0, |m| m.output_end());
-        match self.pipes.from_control(pane, seq, data) {
+        match self.pipes.control_bytes(pane, seq, data) {
             Routed::Deliver => true,
             Routed::Ignore => false,
             Routed::Differs(finding) => {
@@ -579,11 +579,11 @@ mod tests {
         pipes.remove(one);
         pipes.started(one, pipes.next_generation(), None, t0);
         assert!(pipes.is_current(one, 3) && !pipes.is_current(one, 1));
-        assert_eq!(pipes.from_pipe(one, 1, b"old", t0), Routed::Ignore);
-        assert_eq!(pipes.from_pipe(one, 3, b"new", t0), Routed::Deliver);
+        assert_eq!(pipes.pipe_bytes(one, 1, b"old", t0), Routed::Ignore);
+        assert_eq!(pipes.pipe_bytes(one, 3, b"new", t0), Routed::Deliver);
         // `%output` of a pipe pane is ignored; of any other pane, delivered.
-        assert_eq!(pipes.from_control(one, 0, b"x"), Routed::Ignore);
-        assert_eq!(pipes.from_control(PaneId(3), 0, b"x"), Routed::Deliver);
+        assert_eq!(pipes.control_bytes(one, 0, b"x"), Routed::Ignore);
+        assert_eq!(pipes.control_bytes(PaneId(3), 0, b"x"), Routed::Deliver);
         let mut stats = crate::session::ConnectionStats::default();
         pipes.count_into(&mut stats);
         assert_eq!(stats.pipe_bytes, 3);
@@ -598,14 +598,14 @@ mod tests {
         let mut pipes = Pipes::new(WatchdogConfig::default());
         pipes.started(pane, 1, Some(0), t0);
         let line = b"0123456789abcdefghijklmnopqrstuvwxyz";
-        assert_eq!(pipes.from_control(pane, 0, line), Routed::Deliver);
-        assert_eq!(pipes.from_pipe(pane, 1, line, t0), Routed::Ignore);
+        assert_eq!(pipes.control_bytes(pane, 0, line), Routed::Deliver);
+        assert_eq!(pipes.pipe_bytes(pane, 1, line, t0), Routed::Ignore);
         assert_eq!(
-            pipes.from_control(pane, 36, b"hello world"),
+            pipes.control_bytes(pane, 36, b"hello world"),
             Routed::Deliver
         );
         assert!(matches!(
-            pipes.from_pipe(pane, 1, b"hello wXrld", t0),
+            pipes.pipe_bytes(pane, 1, b"hello wXrld", t0),
             Routed::Differs(Finding::Mismatch { seq: 43, .. })
         ));
         let mut stats = crate::session::ConnectionStats::default();
