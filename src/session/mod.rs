@@ -162,11 +162,9 @@ pub struct SessionCore {
     /// The provider rules in force.
     providers: Arc<ProviderSet>,
     /// Panes on the pipe transport.
-    pipes: HashMap<PaneId, pipes::PanePipe>,
-    /// Generation of the last pipe started.
-    next_pipe: u64,
+    pipes: pipes::Pipes,
     /// Questions about the programs of panes that may have started an agent.
-    program_checks: HashMap<PaneId, programs::ProgramCheck>,
+    programs: programs::Programs,
     /// When a connection started on pipes after failures moves its panes back to control.
     recover_at: Option<Instant>,
     /// When the divergence watchdog looks next.
@@ -189,6 +187,7 @@ impl SessionCore {
         host: Box<dyn Host>,
         now: Instant,
     ) -> SessionCore {
+        let pipe_watchdog = config.pipe_watchdog;
         SessionCore {
             session,
             next_watchdog: now + config.watchdog_interval,
@@ -215,9 +214,8 @@ impl SessionCore {
             agents: BTreeMap::new(),
             published: BTreeMap::new(),
             providers,
-            pipes: HashMap::new(),
-            next_pipe: 0,
-            program_checks: HashMap::new(),
+            pipes: pipes::Pipes::new(pipe_watchdog),
+            programs: programs::Programs::default(),
             recover_at: None,
             synced: false,
             observer: None,
@@ -314,7 +312,7 @@ impl SessionCore {
     /// When [`SessionCore::wake`] is next due (a status evaluation or a question about a
     /// pane's program), if ever.
     pub fn next_wakeup(&self, now: Instant) -> Option<Instant> {
-        match (self.next_status_due(now), self.next_program_check(now)) {
+        match (self.next_status_due(now), self.programs.next_due(now)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }

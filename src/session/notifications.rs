@@ -20,7 +20,7 @@ impl SessionCore {
             Notification::Output { pane, data }
             | Notification::ExtendedOutput { pane, data, .. } => self.output(pane, &data),
             // A pipe pane's pause is the daemon's own, made as it turned `%output` off.
-            Notification::Pause { pane } if self.transport_of(pane) == Transport::Pipe => {}
+            Notification::Pause { pane } if self.pipes.transport_of(pane) == Transport::Pipe => {}
             Notification::Pause { pane } => {
                 if let Some(mirror) = self.panes.get_mut(&pane) {
                     mirror.paused();
@@ -193,7 +193,7 @@ impl SessionCore {
             });
             // The mirror reflowed as tmux does; a check says whether that gave tmux's screen
             // (a pipe's bytes are not in step with the layout change: its panes are reseeded).
-            if self.transport_of(pane) == Transport::Pipe {
+            if self.pipes.transport_of(pane) == Transport::Pipe {
                 self.seed(pane, ResyncReason::Resize);
             } else {
                 self.send_resize_check(pane);
@@ -204,7 +204,7 @@ impl SessionCore {
         // twice, and the size in between (which tmux reflowed through) is never seen. Checked
         // too, and resynced as a resize if its screen is not tmux's.
         for pane in unchanged {
-            if self.transport_of(pane) != Transport::Pipe {
+            if self.pipes.transport_of(pane) != Transport::Pipe {
                 self.send_resize_check(pane);
             }
         }

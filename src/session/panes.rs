@@ -103,10 +103,10 @@ impl SessionCore {
 
     pub(super) fn remove_pane(&mut self, pane: PaneId) {
         // Stopping the pipe stops its reader and removes its FIFO; tmux closed its writer.
-        if let Some(pipe) = self.pipes.remove(&pane) {
+        if let Some(pipe) = self.pipes.remove(pane) {
             self.host.stop_pipe(pane, pipe.generation);
         }
-        self.program_checks.remove(&pane);
+        self.programs.remove(pane);
         self.agents.remove(&pane);
         self.published.remove(&pane);
         if self.panes.remove(&pane).is_some() {
@@ -187,7 +187,7 @@ impl SessionCore {
             .panes
             .keys()
             .copied()
-            .filter(|pane| self.transport_of(*pane) == Transport::Pipe)
+            .filter(|pane| self.pipes.transport_of(*pane) == Transport::Pipe)
             .collect();
         for (id, mirror) in &mut self.panes {
             if self.seeding.contains_key(id) {

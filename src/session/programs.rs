@@ -8,6 +8,7 @@
 //! [`MIN_INTERVAL`] and one question at a time, with a last one after the output stops. An idle
 //! shell prints nothing and costs nothing; an agent's pane is left to the poll.
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use super::{Purpose, SessionCore};
@@ -21,7 +22,7 @@ pub(super) const MIN_INTERVAL: Duration = Duration::from_millis(100);
 
 /// The questions about one pane's program.
 #[derive(Debug, Default)]
-pub(super) struct ProgramCheck {
+struct ProgramCheck {
     /// When the last question was sent.
     last_sent: Option<Instant>,
     /// A question is waiting for its answer.
@@ -39,53 +40,102 @@ impl ProgramCheck {
     }
 }
 
-impl SessionCore {
-    /// A pane that may start an agent printed (see `status_output`): ask for its program now,
-    /// or mark a question due.
-    pub(super) fn program_output(&mut self, pane: PaneId, now: Instant) {
-        let check = self.program_checks.entry(pane).or_default();
+/// The questions about the programs of panes that may have started an agent: which pane is
+/// due a question, and which has one in flight. It owns only their timing; the core sends the
+/// lines (see [`SessionCore::ask_program`]).
+#[derive(Debug, Default)]
+pub(super) struct Programs {
+    checks: HashMap<PaneId, ProgramCheck>,
+}
+
+impl Programs {
+    /// The pane printed: answers whether a question is due now (then the caller asks).
+    pub(super) fn output(&mut self, pane: PaneId, now: Instant) -> bool {
+        let check = self.checks.entry(pane).or_default();
         check.again = true;
-        if check.due(now).is_some_and(|at| at <= now) {
-            self.ask_program(pane, now);
-        }
+        check.due(now).is_some_and(|at| at <= now)
+    }
+
+    /// Whether a question may be asked at once, whatever the pane printed (none in flight).
+    pub(super) fn may_ask_now(&mut self, pane: PaneId) -> bool {
+        !self.checks.entry(pane).or_default().in_flight
     }
 
     /// When the next question is due, if any.
-    pub(super) fn next_program_check(&self, now: Instant) -> Option<Instant> {
-        self.program_checks
+    pub(super) fn next_due(&self, now: Instant) -> Option<Instant> {
+        self.checks
             .values()
             .filter_map(|check| check.due(now))
             .min()
     }
 
-    /// Sends the questions that are due.
-    pub(super) fn program_checks_due(&mut self, now: Instant) {
-        let due: Vec<PaneId> = self
-            .program_checks
+    /// The panes whose question is due at `now`.
+    pub(super) fn due(&self, now: Instant) -> Vec<PaneId> {
+        self.checks
             .iter()
             .filter(|(_, check)| check.due(now).is_some_and(|at| at <= now))
             .map(|(pane, _)| *pane)
-            .collect();
-        for pane in due {
+            .collect()
+    }
+
+    /// A question about the pane is sent at `now`; false if the pane is not followed (then
+    /// nothing is to be sent).
+    pub(super) fn asked(&mut self, pane: PaneId, now: Instant) -> bool {
+        match self.checks.get_mut(&pane) {
+            Some(check) => {
+                *check = ProgramCheck {
+                    last_sent: Some(now),
+                    in_flight: true,
+                    again: false,
+                };
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The question came back (or failed); false if the pane is not followed any more.
+    pub(super) fn answered(&mut self, pane: PaneId) -> bool {
+        match self.checks.get_mut(&pane) {
+            Some(check) => {
+                check.in_flight = false;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The pane is gone.
+    pub(super) fn remove(&mut self, pane: PaneId) {
+        self.checks.remove(&pane);
+    }
+}
+
+impl SessionCore {
+    /// A pane that may start an agent printed (see `status_output`): ask for its program now,
+    /// or mark a question due.
+    pub(super) fn program_output(&mut self, pane: PaneId, now: Instant) {
+        if self.programs.output(pane, now) {
+            self.ask_program(pane, now);
+        }
+    }
+
+    /// Sends the questions that are due.
+    pub(super) fn program_checks_due(&mut self, now: Instant) {
+        for pane in self.programs.due(now) {
             self.ask_program(pane, now);
         }
     }
 
     /// Asks at once, whatever the pane runs (unless a question is in flight).
     pub(super) fn ask_program_now(&mut self, pane: PaneId) {
-        let check = self.program_checks.entry(pane).or_default();
-        if !check.in_flight {
+        if self.programs.may_ask_now(pane) {
             self.ask_program(pane, self.now);
         }
     }
 
     fn ask_program(&mut self, pane: PaneId, now: Instant) {
-        if let Some(check) = self.program_checks.get_mut(&pane) {
-            *check = ProgramCheck {
-                last_sent: Some(now),
-                in_flight: true,
-                again: false,
-            };
+        if self.programs.asked(pane, now) {
             self.send(
                 Line::new(query::pane_update(pane)),
                 Purpose::ProgramCheck(pane),
@@ -96,9 +146,8 @@ impl SessionCore {
     /// The answer: handled like the pane poll's (a new pid is a respawn, a new command
     /// may be an agent).
     pub(super) fn program_checked(&mut self, pane: PaneId, replies: &[Option<Reply>]) {
-        match self.program_checks.get_mut(&pane) {
-            Some(check) => check.in_flight = false,
-            None => return,
+        if !self.programs.answered(pane) {
+            return;
         }
         if let Some(Some(reply)) = replies.first()
             && reply.success
@@ -106,5 +155,38 @@ impl SessionCore {
         {
             self.pane_update(pane, update);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_question_is_asked_at_once_then_at_most_every_interval_and_one_at_a_time() {
+        let t0 = Instant::now();
+        let pane = PaneId(1);
+        let mut programs = Programs::default();
+        assert_eq!(programs.next_due(t0), None);
+        // The first output asks at once.
+        assert!(programs.output(pane, t0));
+        assert!(programs.asked(pane, t0));
+        // More output while it is in flight: nothing due until the answer.
+        assert!(!programs.output(pane, t0 + Duration::from_millis(10)));
+        assert_eq!(programs.next_due(t0), None);
+        assert!(!programs.may_ask_now(pane));
+        assert!(programs.answered(pane));
+        // The output meanwhile makes a last question due, no sooner than the interval.
+        assert_eq!(programs.next_due(t0), Some(t0 + MIN_INTERVAL));
+        assert!(programs.due(t0 + Duration::from_millis(50)).is_empty());
+        assert_eq!(programs.due(t0 + MIN_INTERVAL), [pane]);
+        assert!(programs.asked(pane, t0 + MIN_INTERVAL));
+        assert!(programs.answered(pane));
+        // Quiet since: nothing more is due.
+        assert_eq!(programs.next_due(t0 + MIN_INTERVAL * 5), None);
+        // A pane that is gone is asked nothing, and its late answer is ignored.
+        programs.remove(pane);
+        assert!(!programs.asked(pane, t0));
+        assert!(!programs.answered(pane));
     }
 }

@@ -68,6 +68,7 @@ impl SessionCore {
         stats.attached = self.attached;
         stats.panes = self.panes.len();
         stats.pipe_panes = self.pipes.len();
+        self.pipes.count_into(&mut stats);
         for mirror in self.panes.values() {
             let c = mirror.counters;
             stats.totals.bytes += c.bytes;
@@ -117,7 +118,7 @@ impl SessionCore {
                     status_seconds: agent
                         .map_or(0.0, |a| now.duration_since(a.since()).as_secs_f64()),
                     seen: false,
-                    transport: self.transport_of(mirror.id()),
+                    transport: self.pipes.transport_of(mirror.id()),
                 }
             })
             .collect()
