@@ -130,7 +130,7 @@ pub struct DaemonArgs {
     /// local server's `@panectl-notify-webhook` option wins over it; a server on another host
     /// is never asked for one. Also `webhook` in the config file's `[notify]` table.
     #[arg(long, value_name = "URL", value_parser = parse_webhook)]
-    pub(super) notify_webhook: Option<panectl::daemon::notify::webhook::WebhookUrl>,
+    pub(super) notify_webhook: Option<String>,
     /// How long one webhook POST may take before it is tried again.
     #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = duration::parse)]
     pub(super) notify_webhook_timeout: Duration,
@@ -153,8 +153,10 @@ pub struct DaemonArgs {
 }
 
 /// `--notify-webhook`: a plain `http://` URL.
-fn parse_webhook(text: &str) -> Result<panectl::daemon::notify::webhook::WebhookUrl, String> {
-    panectl::daemon::notify::webhook::WebhookUrl::parse(text).map_err(|e| e.to_string())
+fn parse_webhook(text: &str) -> Result<String, String> {
+    panectl::daemon::notify::webhook::WebhookUrl::parse(text)
+        .map(|_| text.to_string())
+        .map_err(|e| e.to_string())
 }
 
 /// The `daemon` flags as a standalone command, to parse them again with the config file's.

@@ -502,10 +502,11 @@ pub async fn run(
             event.time_ms,
         );
         notify_off_tmux(&options, &settings, &notice, &hook, &mut said);
-        if options.desktop && settings.desktop {
-            if let Some(found) = desktop::find(|name| std::env::var_os(name)) {
-                desktop::send(&found, &notice, &tracker, &cancel);
-            }
+        if options.desktop
+            && settings.desktop
+            && let Some(found) = desktop::find(|name| std::env::var_os(name))
+        {
+            desktop::send(&found, &notice, &tracker, &cancel);
         }
         let (command, ignored) = chosen_command(&options, &settings.command);
         if ignored && !std::mem::replace(&mut said.command_ignored, true) {

@@ -259,17 +259,13 @@ async fn request(url: &WebhookUrl, body: Bytes) -> Result<u16, String> {
     };
     tokio::pin!(connection);
     tokio::pin!(exchange);
-    loop {
-        tokio::select! {
-            result = &mut exchange => return result,
-            done = &mut connection => {
-                if let Err(error) = done {
-                    return Err(error.to_string());
-                }
-                // The connection ended; the exchange finishes (or fails) on its own.
-                return exchange.await;
-            }
-        }
+    tokio::select! {
+        result = &mut exchange => result,
+        done = &mut connection => match done {
+            Err(error) => Err(error.to_string()),
+            // The connection ended; the exchange finishes (or fails) on its own.
+            Ok(()) => exchange.await,
+        },
     }
 }
 
