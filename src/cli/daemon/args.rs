@@ -334,6 +334,33 @@ mod config_tests {
     }
 
     #[test]
+    fn the_notify_table_sets_the_notify_flags() {
+        let args = args_of(
+            "[notify]\nwebhook = \"http://127.0.0.1:9/hook\"\ndesktop = false\ncommand = \"true\"\n",
+        )
+        .unwrap();
+        let words: Vec<String> = args
+            .iter()
+            .flat_map(|(_, w)| w.iter().map(|w| w.to_string_lossy().into_owned()))
+            .collect();
+        assert_eq!(
+            words,
+            [
+                "--notify-command=true",
+                "--notify-desktop=false",
+                "--notify-webhook=http://127.0.0.1:9/hook"
+            ]
+        );
+        let words: Vec<OsString> = words.into_iter().map(OsString::from).collect();
+        let parsed = parse_flags(&words).unwrap();
+        assert!(!parsed.notify_desktop);
+        let error = args_of("[notify]\nwebhook = \"https://ntfy.sh/x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("only http://"), "{error}");
+    }
+
+    #[test]
     fn unknown_keys_and_bad_values_name_the_key_and_the_file() {
         let error = args_of("[daemon]\nstatus_quite = 3\n")
             .unwrap_err()
