@@ -379,6 +379,20 @@ pub struct EventBus {
     epoch: u64,
 }
 
+/// Notifications (webhook posts, desktop notices) given up on: their endpoint failed every
+/// try, hung, or their queue was full. Each is also logged; `panectl health` shows the count.
+static NOTIFICATIONS_DROPPED: AtomicU64 = AtomicU64::new(0);
+
+/// How many notifications the daemon has given up on so far.
+pub fn notifications_dropped() -> u64 {
+    NOTIFICATIONS_DROPPED.load(Ordering::Relaxed)
+}
+
+/// Counts a notification given up on (its reason is logged by the caller).
+pub fn count_notification_dropped() {
+    NOTIFICATIONS_DROPPED.fetch_add(1, Ordering::Relaxed);
+}
+
 impl Default for EventBus {
     fn default() -> Self {
         Self::new()

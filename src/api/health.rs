@@ -126,6 +126,11 @@ pub struct Health {
     pub last_event: u64,
     /// Processes (tmux clients and one-shot commands) the daemon has started since it began.
     pub processes_started: u64,
+    /// Notifications given up on (a webhook that failed every try or hung, a full queue);
+    /// each is also in the log.
+    #[serde(default)]
+    #[schema(required = true)]
+    pub notifications_dropped: u64,
     /// Agent panes (a provider other than `shell`) counted by status word.
     #[schema(value_type = BTreeMap<crate::status::Status, usize>)]
     pub statuses: BTreeMap<String, usize>,
@@ -287,6 +292,7 @@ pub(crate) async fn health(State(state): State<ApiState>) -> axum::Json<Health> 
         cross_check_findings,
         last_event: state.ctx.bus.last_id(),
         processes_started: crate::host::processes_started(),
+        notifications_dropped: crate::events::notifications_dropped(),
         statuses,
         rules_errors,
     })

@@ -1,8 +1,9 @@
 //! The config file: `$XDG_CONFIG_HOME/panectl/config.toml` (else
 //! `~/.config/panectl/config.toml`, or `--config PATH`). Its `[daemon]` table holds the
 //! daemon's flags by their long names (`status_quiet = "30ms"`, `transport = "auto"`,
-//! `exit_with_server = true`); a flag given on the command line wins over the file. Any other
-//! key is an error that names it and the file.
+//! `exit_with_server = true`); a flag given on the command line wins over the file. Its
+//! `[notify]` table holds the `--notify-*` flags without their prefix (`webhook = "URL"`,
+//! `desktop = false`, `command = "..."`). Any other key is an error that names it and the file.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -34,17 +35,20 @@ pub(super) fn file_args(
         toml::from_str(text).with_context(|| format!("cannot read {}", path.display()))?;
     let mut args = Vec::new();
     for (key, value) in &table {
-        if key != "daemon" {
-            bail!(
-                "unknown key `{key}` in {} (the file has a [daemon] table only)",
+        // The table's keys are flags with this prefix.
+        let prefix = match key.as_str() {
+            "daemon" => "",
+            "notify" => "notify-",
+            _ => bail!(
+                "unknown key `{key}` in {} (the file has [daemon] and [notify] tables only)",
                 path.display()
-            );
-        }
+            ),
+        };
         let Some(daemon) = value.as_table() else {
-            bail!("`daemon` in {} must be a table ([daemon])", path.display());
+            bail!("`{key}` in {} must be a table ([{key}])", path.display());
         };
         for (key, value) in daemon {
-            let long = key.replace('_', "-");
+            let long = format!("{prefix}{}", key.replace('_', "-"));
             // A key of a flag once named after its unit (`status_quiet_ms = 30`) keeps its unit.
             let legacy = match value {
                 toml::Value::Integer(number) => duration::legacy_key(&long, &number.to_string()),
@@ -58,10 +62,20 @@ pub(super) fn file_args(
                 .find(|arg| arg.get_long() == Some(long.as_str()))
                 .filter(|_| !COMMAND_LINE_ONLY.contains(&long.as_str()));
             let Some(arg) = arg else {
+                let table = if prefix.is_empty() {
+                    "daemon"
+                } else {
+                    "notify"
+                };
                 bail!(
-                    "unknown key `{key}` in the [daemon] table of {} (`panectl daemon --help` \
-                     lists the flags; a key is a flag without `--`)",
-                    path.display()
+                    "unknown key `{key}` in the [{table}] table of {} (`panectl daemon --help` \
+                     lists the flags; a key is a flag without `--`{})",
+                    path.display(),
+                    if prefix.is_empty() {
+                        ""
+                    } else {
+                        " and `notify-`"
+                    }
                 );
             };
             let id = arg.get_id().as_str().to_string();
@@ -77,6 +91,9 @@ pub(super) fn file_args(
                         } else {
                             Vec::new()
                         }
+                    }
+                    toml::Value::Boolean(on) if takes_value => {
+                        vec![OsString::from(format!("--{long}={on}"))]
                     }
                     toml::Value::String(text) if takes_value => {
                         vec![OsString::from(format!("--{long}={text}"))]

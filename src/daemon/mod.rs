@@ -59,6 +59,13 @@ pub struct DaemonOptions {
     /// The local user's notification command (`--notify-command`): the only one run for a
     /// server on another host.
     pub notify_command: Option<String>,
+    /// The local user's webhook (`--notify-webhook`): the only one used for a server on another
+    /// host.
+    pub notify_webhook: Option<notify::webhook::WebhookUrl>,
+    /// How long one webhook POST may take.
+    pub notify_webhook_timeout: Duration,
+    /// Whether desktop notifications may be shown (`--notify-desktop`).
+    pub notify_desktop: bool,
     /// The Unix socket's connection limits.
     pub api_limits: crate::api::listen::Limits,
     /// The TCP listener's connection limits.
@@ -312,6 +319,14 @@ pub async fn run(
             command: options.notify_command.clone(),
             remote: !options.address.is_local(),
             server: options.address.label(),
+            webhook: options.notify_webhook.clone(),
+            webhook_timing: notify::webhook::Timing {
+                timeout: options
+                    .notify_webhook_timeout
+                    .max(Duration::from_millis(100)),
+                ..notify::webhook::Timing::default()
+            },
+            desktop: options.notify_desktop,
         },
         bus.clone(),
         connections.clone(),

@@ -118,11 +118,27 @@ pub struct DaemonArgs {
     pub(super) mcp_allow_args: bool,
     /// A command of yours, run with `sh -c` on this machine when an agent starts waiting for
     /// you or finishes a turn (`PANECTL_SERVER`, `PANECTL_PANE`, `PANECTL_PROVIDER`,
-    /// `PANECTL_STATUS`, `PANECTL_PREVIOUS` in its environment). A local server's
-    /// `@panectl-notify-command` option wins over it; a server on another host is never asked
-    /// for a command (its options are data), so this is the one that runs for it.
+    /// `PANECTL_STATUS`, `PANECTL_PREVIOUS`, `PANECTL_EVENT` and, for a dialog,
+    /// `PANECTL_QUESTION`, `PANECTL_OPTIONS` (JSON) and `PANECTL_DECISION` in its
+    /// environment). A local server's `@panectl-notify-command` option wins over it; a server
+    /// on another host is never asked for a command (its options are data), so this is the one
+    /// that runs for it. Also `command` in the config file's `[notify]` table.
     #[arg(long, value_name = "COMMAND")]
     pub(super) notify_command: Option<String>,
+    /// A webhook (`http://HOST[:PORT]/PATH`; no https) that gets each notification as a JSON
+    /// POST, tried three times with a backoff, from a queue that never holds the daemon up. A
+    /// local server's `@panectl-notify-webhook` option wins over it; a server on another host
+    /// is never asked for one. Also `webhook` in the config file's `[notify]` table.
+    #[arg(long, value_name = "URL", value_parser = parse_webhook)]
+    pub(super) notify_webhook: Option<String>,
+    /// How long one webhook POST may take before it is tried again.
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = duration::parse)]
+    pub(super) notify_webhook_timeout: Duration,
+    /// Desktop notifications (`notify-send`, when a session bus is found): `false` turns them
+    /// off (so does a server's `@panectl-notify-desktop off`). Also `desktop` in `[notify]`.
+    #[arg(long, default_value = "true", value_name = "BOOL", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub(super) notify_desktop: bool,
     /// Connections the API's Unix socket keeps open at once; more are closed as they arrive.
     #[arg(long, default_value_t = 512, value_name = "N")]
     pub(super) api_max_connections: usize,
@@ -134,6 +150,13 @@ pub struct DaemonArgs {
     /// listener before its connection is closed.
     #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = duration::parse)]
     pub(super) api_header_timeout: Duration,
+}
+
+/// `--notify-webhook`: a plain `http://` URL.
+fn parse_webhook(text: &str) -> Result<String, String> {
+    panectl::daemon::notify::webhook::WebhookUrl::parse(text)
+        .map(|_| text.to_string())
+        .map_err(|e| e.to_string())
 }
 
 /// The `daemon` flags as a standalone command, to parse them again with the config file's.
@@ -308,6 +331,33 @@ mod config_tests {
                 "--transport=auto"
             ]
         );
+    }
+
+    #[test]
+    fn the_notify_table_sets_the_notify_flags() {
+        let args = args_of(
+            "[notify]\nwebhook = \"http://127.0.0.1:9/hook\"\ndesktop = false\ncommand = \"true\"\n",
+        )
+        .unwrap();
+        let words: Vec<String> = args
+            .iter()
+            .flat_map(|(_, w)| w.iter().map(|w| w.to_string_lossy().into_owned()))
+            .collect();
+        assert_eq!(
+            words,
+            [
+                "--notify-command=true",
+                "--notify-desktop=false",
+                "--notify-webhook=http://127.0.0.1:9/hook"
+            ]
+        );
+        let words: Vec<OsString> = words.into_iter().map(OsString::from).collect();
+        let parsed = parse_flags(&words).unwrap();
+        assert!(!parsed.notify_desktop);
+        let error = args_of("[notify]\nwebhook = \"https://ntfy.sh/x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("only http://"), "{error}");
     }
 
     #[test]

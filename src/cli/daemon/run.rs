@@ -101,6 +101,14 @@ pub(super) fn run(
         mcp_allow_shell: args.mcp_allow_shell,
         mcp_allow_args: args.mcp_allow_args,
         notify_command: args.notify_command.clone(),
+        notify_webhook: args
+            .notify_webhook
+            .as_deref()
+            .map(panectl::daemon::notify::webhook::WebhookUrl::parse)
+            .transpose()
+            .context("--notify-webhook")?,
+        notify_webhook_timeout: args.notify_webhook_timeout,
+        notify_desktop: args.notify_desktop,
         rules_dir: args
             .rules_dir
             .clone()
