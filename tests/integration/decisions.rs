@@ -183,3 +183,53 @@ fn answer_without_a_dialog_or_with_a_missing_option_presses_nothing() {
     );
     assert!(!explain(&server)["decision"].is_null(), "still there");
 }
+
+#[test]
+fn a_dialog_opens_and_closes_as_events_answered_through_panectl() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let _daemon = server.start_daemon(&[]);
+    server.wait_for_panes(1);
+    let events = crate::support::EventReader::start(&server);
+    run_dialog(&server, DIALOG);
+    let opened = events.expect("decision", |e| e["type"] == "decision");
+    assert_eq!(opened["pane"], "%0");
+    assert_eq!(opened["decision"]["options"][2]["label"], "No");
+    let fingerprint = opened["decision"]["fingerprint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Answered through panectl: the close says so, with the option and who answered.
+    server.panectl_ok(&["answer", "%0", "--no", "--decision", &fingerprint]);
+    let closed = events.expect("decision_closed", |e| e["type"] == "decision_closed");
+    assert_eq!(closed["fingerprint"], fingerprint.as_str());
+    assert_eq!(closed["how"], "answered", "{closed}");
+    assert_eq!(closed["option"], 3);
+    assert_eq!(closed["by"], "request");
+}
+
+#[test]
+fn an_auto_answer_rule_answers_only_its_dialog_and_says_so() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let rules = server.dir().join("rules");
+    std::fs::create_dir_all(&rules).unwrap();
+    std::fs::write(
+        rules.join("auto_answer.toml"),
+        "[[auto_answer]]\nname = \"builds\"\nprovider = \"shell\"\nquestion = 'rm -rf build'\noption = \"No\"\n",
+    )
+    .unwrap();
+    let _daemon = server.start_daemon(&["--rules-dir", rules.to_str().unwrap()]);
+    server.wait_for_panes(1);
+    let events = crate::support::EventReader::start(&server);
+    run_dialog(&server, DIALOG);
+    let closed = events.expect("decision_closed", |e| e["type"] == "decision_closed");
+    assert_eq!(closed["how"], "answered", "{closed}");
+    assert_eq!(closed["by"], "auto_answer builds");
+    assert_eq!(closed["label"], "No");
+    server.wait_for("the No picked", Duration::from_secs(10), || {
+        server
+            .tmux(&["capture-pane", "-p", "-t", "%0"])
+            .contains("chose 3")
+    });
+}
