@@ -847,8 +847,8 @@ pub fn rule_files(dir: &Path) -> Vec<PathBuf> {
                 .filter(|p| p.extension().is_some_and(|e| e == "toml"))
                 // Not a provider: the dialogs the user lets panectl answer.
                 .filter(|p| {
-                    !p.file_name()
-                        .is_some_and(|n| n == crate::status::auto_answer::FILE)
+                    p.file_name()
+                        .is_none_or(|n| n != crate::status::auto_answer::FILE)
                 })
                 .collect()
         })
