@@ -99,7 +99,11 @@ impl ProviderSet {
             return Ok(Self::assemble(files, None));
         };
         let mut errors = Vec::new();
-        for file in rule_files(dir) {
+        // `auto_answer.toml` is not a provider: the dialogs the user lets panectl answer.
+        let providers = rule_files(dir)
+            .into_iter()
+            .filter(|p| p.file_name().is_none_or(|n| n != auto_answer::FILE));
+        for file in providers {
             match Provider::load(&file) {
                 Ok(provider) => replace_or_push(&mut files, provider),
                 Err(error) => errors.push(error),

@@ -845,11 +845,6 @@ pub fn rule_files(dir: &Path) -> Vec<PathBuf> {
                 .flatten()
                 .map(|e| e.path())
                 .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-                // Not a provider: the dialogs the user lets panectl answer.
-                .filter(|p| {
-                    p.file_name()
-                        .is_none_or(|n| n != crate::status::auto_answer::FILE)
-                })
                 .collect()
         })
         .unwrap_or_default();
