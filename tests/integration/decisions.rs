@@ -18,6 +18,7 @@ def draw():
     sys.stdout.write("\r\n Esc to cancel")
     sys.stdout.flush()
 fd = sys.stdin.fileno()
+saved = termios.tcgetattr(fd)
 tty.setraw(fd)
 draw()
 buffer = b""
@@ -29,7 +30,7 @@ while True:
         elif buffer.startswith(b"\x1b[A"):
             at = max(at - 1, 0); buffer = buffer[3:]; draw()
         elif buffer[:1] == b"\r":
-            termios.tcsetattr(fd, termios.TCSADRAIN, termios.tcgetattr(fd))
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
             sys.stdout.write("\x1b[H\x1b[2Jchose %d\r\n" % (at + 1)); sys.stdout.flush()
             os._exit(0)
         elif buffer.startswith(b"\x1b") and len(buffer) < 3:
@@ -232,4 +233,42 @@ fn an_auto_answer_rule_answers_only_its_dialog_and_says_so() {
             .tmux(&["capture-pane", "-p", "-t", "%0"])
             .contains("chose 3")
     });
+}
+
+#[test]
+fn a_second_dialog_in_the_same_pane_opens_again_and_a_key_pressed_in_the_pane_closes_it_as_answered_elsewhere()
+ {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    let _daemon = server.start_daemon(&[]);
+    server.wait_for_panes(1);
+    let events = crate::support::EventReader::start(&server);
+    run_dialog(&server, DIALOG);
+    let first = events.expect("decision", |e| e["type"] == "decision");
+    let fingerprint = first["decision"]["fingerprint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    server.panectl_ok(&["answer", "%0", "--option", "3", "--decision", &fingerprint]);
+    events.expect("decision_closed", |e| {
+        e["type"] == "decision_closed" && e["how"] == "answered"
+    });
+    server.wait_for("the first answer", Duration::from_secs(10), || {
+        server
+            .tmux(&["capture-pane", "-p", "-t", "%0"])
+            .contains("chose 3")
+    });
+    // The same program again: the same dialog is a new decision.
+    run_dialog(&server, DIALOG);
+    let second = events.expect("a second decision", |e| {
+        e["type"] == "decision" && e["id"] != first["id"]
+    });
+    assert_eq!(second["decision"]["fingerprint"], fingerprint.as_str());
+    // A person picks in the pane itself: closed, answered elsewhere.
+    server.tmux(&["send-keys", "-t", "%0", "Enter"]);
+    let closed = events.expect("answered elsewhere", |e| {
+        e["type"] == "decision_closed" && e["how"] == "answered_elsewhere"
+    });
+    assert_eq!(closed["fingerprint"], fingerprint.as_str());
+    assert!(closed["by"].is_null(), "{closed}");
 }
