@@ -48,20 +48,23 @@ fn output_comes_through_the_pipe_byte_exact_and_bursts_settle() {
         "clear; printf 'pipe-marker \\377\\001 #{pane_id} ; \\342\\202\\254 done\\n'",
         "Enter",
     ]);
-    server.wait_for("the marker", Duration::from_secs(5), || {
-        server.daemon_screen("%0").contains("pipe-marker")
-    });
-    let output = server
-        .panectl()
-        .args(["output", "%0", "--from", "0"])
-        .output()
-        .expect("panectl output");
+    // The typed command line holds "pipe-marker" too: wait for printf's own bytes.
     let wanted = b"pipe-marker \xff\x01 #{pane_id} ; \xe2\x82\xac done";
-    assert!(
-        output.stdout.windows(wanted.len()).any(|w| w == wanted),
-        "{:?}",
-        String::from_utf8_lossy(&output.stdout)
-    );
+    let mut stream = Vec::new();
+    let found = (0..100).any(|_| {
+        stream = server
+            .panectl()
+            .args(["output", "%0", "--from", "0"])
+            .output()
+            .expect("panectl output")
+            .stdout;
+        let found = stream.windows(wanted.len()).any(|w| w == wanted);
+        if !found {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        found
+    });
+    assert!(found, "{:?}", String::from_utf8_lossy(&stream));
     // A full-screen program redrawing in bursts on the alternate screen settles exactly.
     server.run_redraw_bursts("%0", 8);
     server.wait_for_same_screen("%0", Duration::from_secs(5));

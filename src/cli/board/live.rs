@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use panectl::api::client::ApiClient;
 use panectl::api::routes::Route;
+use panectl::api::wire::{AnswerBody, AnswerOutcome, Outcome};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{
@@ -20,9 +21,10 @@ use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 
-use super::model::{Action, Board};
+use super::model::{Action, Board, Pick};
 use super::preview::Preview;
 use super::{LiveBackend, target, view};
+use crate::cli::client::printable;
 
 /// The least time between two readings of the agents.
 const ROWS_EVERY: Duration = Duration::from_millis(100);
@@ -246,6 +248,46 @@ impl<B: LiveBackend> Loop<'_, B> {
                 Ok(()) => format!("Pressed {} in {target}.", keys.join(" ")),
                 Err(error) => format!("No key pressed in {target}: {error:#}"),
             },
+            Action::Answer {
+                target,
+                pick,
+                decision,
+            } => {
+                // A dialog the daemon reads no options from (a bare `(y/n)` prompt) gets the
+                // key itself, as a person would press it.
+                let decision = match decision {
+                    Some(fingerprint) => Some(fingerprint),
+                    None => match self.backend.decision(&target) {
+                        Ok(Some(fingerprint)) => Some(fingerprint),
+                        Ok(None) => {
+                            let key = match pick {
+                                Pick::Yes => "y".to_string(),
+                                Pick::No => "n".to_string(),
+                                Pick::Number(number) => number.to_string(),
+                            };
+                            return self.act(Action::Keys(target, vec![key]));
+                        }
+                        Err(error) => {
+                            tracing::debug!(%target, %error, "no decision read");
+                            None
+                        }
+                    },
+                };
+                let body = AnswerBody {
+                    option: match pick {
+                        Pick::Number(number) => Some(number),
+                        Pick::Yes | Pick::No => None,
+                    },
+                    yes: pick == Pick::Yes,
+                    no: pick == Pick::No,
+                    decision,
+                    ..AnswerBody::default()
+                };
+                match self.backend.answer(&target, &body) {
+                    Ok(outcome) => answered(&target, &outcome),
+                    Err(error) => format!("Not answered in {target}: {error:#}"),
+                }
+            }
             Action::Cancel(target, id) => match self.backend.cancel(&target, id) {
                 Ok(()) => format!("Message {id} to {target} cancelled."),
                 Err(error) => format!("Message {id} not cancelled: {error:#}"),
@@ -279,6 +321,18 @@ impl<B: LiveBackend> Loop<'_, B> {
     fn read_preview(&mut self) {
         self.dirty = true;
         self.preview_due = None;
+        self.board.decision = self
+            .board
+            .selected_row()
+            .filter(|row| super::model::waiting(row))
+            .map(|row| row.target())
+            .and_then(|target| match self.backend.decision(&target) {
+                Ok(found) => found.map(|fingerprint| (target, fingerprint)),
+                Err(error) => {
+                    tracing::debug!(%target, %error, "no decision read");
+                    None
+                }
+            });
         self.board.preview =
             self.board
                 .selected()
@@ -290,6 +344,37 @@ impl<B: LiveBackend> Loop<'_, B> {
                         None
                     }
                 });
+    }
+}
+
+/// The notice for an answer's outcome: what was picked, or why nothing was.
+fn answered(target: &str, outcome: &AnswerOutcome) -> String {
+    let picked = format!(
+        "{}. {}",
+        outcome.option.unwrap_or_default(),
+        printable(outcome.label.as_deref().unwrap_or_default())
+    );
+    match outcome.outcome {
+        Outcome::Answered => format!("answered {picked} in {target}; now {}.", outcome.status),
+        Outcome::Unconfirmed => format!(
+            "pressed {} for {picked} in {target}, and the dialog is still there.",
+            outcome.keys.join(" ")
+        ),
+        Outcome::Gone => {
+            format!("{target} shows no dialog now (answered already?); nothing pressed.")
+        }
+        Outcome::Changed => {
+            let options: Vec<String> = outcome
+                .decision
+                .iter()
+                .flat_map(|d| &d.options)
+                .map(|o| format!("{}. {}", o.number, printable(&o.label)))
+                .collect();
+            format!(
+                "{target} shows another dialog now; nothing pressed. It offers: {}",
+                options.join("  ")
+            )
+        }
     }
 }
 
@@ -380,6 +465,8 @@ mod tests {
     #[derive(Default)]
     struct Fake {
         asked: RefCell<Vec<String>>,
+        /// Whether the daemon reads no options from the agent's dialog.
+        no_options: std::cell::Cell<bool>,
     }
 
     impl Backend for Fake {
@@ -417,6 +504,31 @@ mod tests {
         fn cancel(&self, target: &str, id: i64) -> anyhow::Result<()> {
             anyhow::bail!("message {id} to {target} was delivered")
         }
+        fn decision(&self, target: &str) -> anyhow::Result<Option<String>> {
+            self.asked.borrow_mut().push(format!("decision {target}"));
+            Ok((!self.no_options.get()).then(|| "abcdabcdabcdabcd".into()))
+        }
+        fn answer(&self, target: &str, body: &AnswerBody) -> anyhow::Result<AnswerOutcome> {
+            self.asked.borrow_mut().push(format!(
+                "answer {target} option={:?} yes={} no={} decision={:?}",
+                body.option, body.yes, body.no, body.decision
+            ));
+            let outcome = |outcome, option: Option<usize>, label: Option<&str>| AnswerOutcome {
+                pane: target.into(),
+                outcome,
+                option,
+                label: label.map(str::to_string),
+                keys: vec!["Down".into(), "Enter".into()],
+                status: panectl::status::Status::Processing,
+                decision: None,
+            };
+            match (body.option, body.no) {
+                (Some(9), _) => anyhow::bail!("no option 9: the dialog offers 1. Yes, 2. No"),
+                (Some(1), _) => Ok(outcome(Outcome::Gone, None, None)),
+                (_, true) => Ok(outcome(Outcome::Answered, Some(2), Some("No"))),
+                _ => Ok(outcome(Outcome::Unconfirmed, Some(1), Some("Yes"))),
+            }
+        }
         fn streams(&self) -> Vec<(Option<String>, ApiClient)> {
             Vec::new()
         }
@@ -439,7 +551,7 @@ mod tests {
         let fake = Fake::default();
         let mut loop_ = started(&fake);
         // The first reading selected %4 and read its screen.
-        assert_eq!(*fake.asked.borrow(), ["agents", "screen %4"]);
+        assert_eq!(*fake.asked.borrow(), ["agents", "decision %4", "screen %4"]);
         assert!(loop_.board.preview.is_some());
         let output = |pane: &str| Wake::Changed {
             kind: "output".into(),
@@ -489,6 +601,69 @@ mod tests {
         );
         assert_eq!(loop_.act(Action::Keys("%4".into(), vec!["y".into()])), None);
         assert_eq!(loop_.board.notice.as_deref(), Some("Pressed y in %4."));
+        // Answers go through the daemon, naming the dialog the board read, and say what
+        // came of them.
+        loop_.act(Action::Answer {
+            target: "%4".into(),
+            pick: Pick::No,
+            decision: loop_
+                .board
+                .decision
+                .clone()
+                .map(|(_, fingerprint)| fingerprint),
+        });
+        assert_eq!(
+            fake.asked.borrow().last().map(String::as_str),
+            Some("answer %4 option=None yes=false no=true decision=Some(\"abcdabcdabcdabcd\")")
+        );
+        assert_eq!(
+            loop_.board.notice.as_deref(),
+            Some("answered 2. No in %4; now processing.")
+        );
+        for (number, notice) in [
+            (
+                1,
+                "%4 shows no dialog now (answered already?); nothing pressed.",
+            ),
+            (
+                9,
+                "Not answered in %4: no option 9: the dialog offers 1. Yes, 2. No",
+            ),
+        ] {
+            loop_.act(Action::Answer {
+                target: "%4".into(),
+                pick: Pick::Number(number),
+                decision: None,
+            });
+            assert_eq!(loop_.board.notice.as_deref(), Some(notice));
+        }
+        loop_.act(Action::Answer {
+            target: "%4".into(),
+            pick: Pick::Yes,
+            decision: None,
+        });
+        assert_eq!(
+            loop_.board.notice.as_deref(),
+            Some("pressed Down Enter for 1. Yes in %4, and the dialog is still there.")
+        );
+        // A dialog the daemon reads no options from gets the key itself.
+        fake.no_options.set(true);
+        for (pick, key) in [(Pick::Yes, "y"), (Pick::No, "n"), (Pick::Number(3), "3")] {
+            loop_.act(Action::Answer {
+                target: "%4".into(),
+                pick,
+                decision: None,
+            });
+            assert_eq!(
+                fake.asked.borrow().last().cloned(),
+                Some(format!("keys %4 {key}"))
+            );
+            assert_eq!(
+                loop_.board.notice.clone(),
+                Some(format!("Pressed {key} in %4."))
+            );
+        }
+        fake.no_options.set(false);
         assert_eq!(loop_.act(Action::Cancel("%4".into(), 7)), None);
         assert_eq!(
             loop_.board.notice.as_deref(),

@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use panectl::api::client::ApiClient;
 use panectl::api::routes::Route;
-use panectl::api::wire::{KeysBody, Message, PaneSummary};
+use panectl::api::wire::{AnswerBody, AnswerOutcome, KeysBody, Message, PaneDecision, PaneSummary};
 use panectl::tmux::ServerAddress;
 
 use super::ServerArgs;
@@ -90,6 +90,10 @@ pub(super) trait LiveBackend: Backend {
     fn keys(&self, target: &str, keys: &[String]) -> anyhow::Result<()>;
     /// Cancels a pending message.
     fn cancel(&self, target: &str, id: i64) -> anyhow::Result<()>;
+    /// The fingerprint of the dialog the pane waits on, if it shows one.
+    fn decision(&self, target: &str) -> anyhow::Result<Option<String>>;
+    /// Answers the pane's dialog by option through the daemon.
+    fn answer(&self, target: &str, body: &AnswerBody) -> anyhow::Result<AnswerOutcome>;
     /// The daemons whose events redraw the board: each with its server's label on a board
     /// over many servers.
     fn streams(&self) -> Vec<(Option<String>, ApiClient)>;
@@ -210,6 +214,20 @@ impl LiveBackend for Live<'_> {
         Ok(())
     }
 
+    fn decision(&self, target: &str) -> anyhow::Result<Option<String>> {
+        let path = Route::Decisions {}.path();
+        let waiting: Vec<PaneDecision> = block_on(async { Ok(self.api.get_json(&path).await?) })?;
+        Ok(waiting
+            .into_iter()
+            .find(|w| w.pane == target || w.name.as_deref() == Some(target))
+            .map(|w| w.decision.fingerprint))
+    }
+
+    fn answer(&self, target: &str, body: &AnswerBody) -> anyhow::Result<AnswerOutcome> {
+        let path = Route::PaneDecision { pane: target }.path();
+        block_on(async { Ok(self.api.post_json(&path, body).await?) })
+    }
+
     fn streams(&self) -> Vec<(Option<String>, ApiClient)> {
         vec![(None, self.api.clone())]
     }
@@ -290,6 +308,16 @@ impl LiveBackend for Many<'_> {
     fn cancel(&self, target: &str, id: i64) -> anyhow::Result<()> {
         let (_, live, pane) = self.find(target)?;
         live.cancel(&pane, id)
+    }
+
+    fn decision(&self, target: &str) -> anyhow::Result<Option<String>> {
+        let (_, live, pane) = self.find(target)?;
+        live.decision(&pane)
+    }
+
+    fn answer(&self, target: &str, body: &AnswerBody) -> anyhow::Result<AnswerOutcome> {
+        let (_, live, pane) = self.find(target)?;
+        live.answer(&pane, body)
     }
 
     fn streams(&self) -> Vec<(Option<String>, ApiClient)> {

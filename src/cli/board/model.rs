@@ -41,12 +41,33 @@ pub(super) enum Action {
     Send(String, Vec<u8>),
     /// Press keys in the agent's pane.
     Keys(String, Vec<String>),
+    /// Answer the agent's dialog by option, through the daemon (which presses the keys that
+    /// pick it, only while that dialog is there).
+    Answer {
+        /// Which agent.
+        target: String,
+        /// Which option.
+        pick: Pick,
+        /// The fingerprint of the dialog the board showed, when it read one.
+        decision: Option<String>,
+    },
     /// Cancel a pending message.
     Cancel(String, i64),
     /// Read the agents again.
     Refresh,
     /// End the board.
     Quit,
+}
+
+/// Which option of a dialog a key asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Pick {
+    /// The dialog's affirmative option, by its label.
+    Yes,
+    /// The dialog's negative option, by its label.
+    No,
+    /// The option with this number.
+    Number(usize),
 }
 
 /// The board: the agents, the one selected, the filter, the mode and a notice.
@@ -64,6 +85,9 @@ pub(super) struct Board {
     pub notice: Option<String>,
     /// The selected agent's screen.
     pub preview: Option<Preview>,
+    /// The dialog of the selected agent as last read (its target and fingerprint), so that an
+    /// answer lands only on the dialog the user saw.
+    pub decision: Option<(String, String)>,
 }
 
 impl Board {
@@ -78,6 +102,7 @@ impl Board {
             mode: Mode::Board,
             notice: None,
             preview: None,
+            decision: None,
         }
     }
 
@@ -257,6 +282,12 @@ impl Board {
                         self.mode = Mode::Board;
                         return None;
                     }
+                    KeyCode::Char('y') if !control => return Some(self.answer(target, Pick::Yes)),
+                    KeyCode::Char('n') if !control => return Some(self.answer(target, Pick::No)),
+                    KeyCode::Char(c @ '1'..='9') if !control => {
+                        let number = c as usize - '0' as usize;
+                        return Some(self.answer(target, Pick::Number(number)));
+                    }
                     KeyCode::Char(c) if c.is_ascii_alphanumeric() && !control => c.to_string(),
                     KeyCode::Enter => "Enter".into(),
                     KeyCode::Esc => "Escape".into(),
@@ -318,12 +349,29 @@ impl Board {
                 } else if c == 'a' {
                     self.mode = Mode::Answer { target };
                 } else {
-                    return Some(Action::Keys(target, vec![c.to_string()]));
+                    let pick = if c == 'y' { Pick::Yes } else { Pick::No };
+                    return Some(self.answer(target, pick));
                 }
             }
             _ => {}
         }
         None
+    }
+}
+
+impl Board {
+    /// The answer `pick` for `target`'s dialog, naming the dialog the board read for it.
+    fn answer(&self, target: String, pick: Pick) -> Action {
+        let decision = self
+            .decision
+            .as_ref()
+            .filter(|(shown, _)| *shown == target)
+            .map(|(_, fingerprint)| fingerprint.clone());
+        Action::Answer {
+            target,
+            pick,
+            decision,
+        }
     }
 }
 
@@ -470,18 +518,56 @@ mod tests {
     fn a_waiting_dialog_is_answered_only_when_waiting() {
         let mut board = board();
         assert_eq!(board.selected(), Some("%2"));
+        // y and n answer by the dialog's own labels, naming no dialog until one was read.
         assert_eq!(
             press(&mut board, KeyCode::Char('y')),
-            Some(Action::Keys("%2".into(), vec!["y".into()]))
+            Some(Action::Answer {
+                target: "%2".into(),
+                pick: Pick::Yes,
+                decision: None
+            })
+        );
+        board.decision = Some(("%2".into(), "00ff00ff00ff00ff".into()));
+        assert_eq!(
+            press(&mut board, KeyCode::Char('n')),
+            Some(Action::Answer {
+                target: "%2".into(),
+                pick: Pick::No,
+                decision: Some("00ff00ff00ff00ff".into())
+            })
+        );
+        // A dialog read for another agent is not named.
+        board.decision = Some(("%1".into(), "1111111111111111".into()));
+        assert_eq!(
+            press(&mut board, KeyCode::Char('y')),
+            Some(Action::Answer {
+                target: "%2".into(),
+                pick: Pick::Yes,
+                decision: None
+            })
+        );
+        // `a`: digits answer by number, y and n by label; Enter, Esc and the arrows go to the
+        // dialog as keys until Tab.
+        press(&mut board, KeyCode::Char('a'));
+        assert_eq!(
+            press(&mut board, KeyCode::Char('3')),
+            Some(Action::Answer {
+                target: "%2".into(),
+                pick: Pick::Number(3),
+                decision: None
+            })
         );
         assert_eq!(
             press(&mut board, KeyCode::Char('n')),
-            Some(Action::Keys("%2".into(), vec!["n".into()]))
+            Some(Action::Answer {
+                target: "%2".into(),
+                pick: Pick::No,
+                decision: None
+            })
         );
-        // `a`: digits, Enter and Esc go to the dialog until Tab.
-        press(&mut board, KeyCode::Char('a'));
         for (code, key) in [
-            (KeyCode::Char('2'), "2"),
+            (KeyCode::Char('0'), "0"),
+            (KeyCode::Char('x'), "x"),
             (KeyCode::Esc, "Escape"),
             (KeyCode::Enter, "Enter"),
             (KeyCode::Down, "Down"),

@@ -287,7 +287,8 @@ fn help_items(board: &Board) -> Vec<(String, String)> {
             pair("Esc", "drop"),
         ],
         Mode::Answer { target } => vec![
-            pair("y n 0-9 Enter Esc ↑↓", &format!("go to {target}'s dialog")),
+            pair("y n 1-9", &format!("answer {target}'s dialog")),
+            pair("Enter Esc ↑↓", "keys to it"),
             pair("Tab", "back to the board"),
         ],
         Mode::Board => {
