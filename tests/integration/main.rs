@@ -29,6 +29,7 @@ mod inbox_claude;
 mod lifecycle;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod notify;
 mod openapi_check;
 mod orchestrate;
 mod pipe;

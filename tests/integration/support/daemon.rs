@@ -33,7 +33,10 @@ impl TmuxServer {
             )
             .env("XDG_STATE_HOME", self.dir.path().join("state"))
             .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
-            .env("LC_ALL", "C.UTF-8");
+            .env("LC_ALL", "C.UTF-8")
+            // No desktop notification of a test reaches the session bus of the machine's user
+            // (the desktop test gives its daemon a bus of its own).
+            .env_remove("DBUS_SESSION_BUS_ADDRESS");
         command
     }
 
@@ -219,6 +222,11 @@ impl TmuxServer {
             .args(extra)
             .arg("--log-file")
             .arg(&log)
+            // Desktop notifications off unless the test asks for them (`--notify-desktop ...`).
+            .args(
+                (!extra.iter().any(|a| a.starts_with("--notify-desktop")))
+                    .then_some("--notify-desktop=false"),
+            )
             .env("PANECTL_LOG", "debug")
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())

@@ -147,6 +147,7 @@ impl TmuxServer {
             .arg(config)
             .args(["new-session", "-d", "-x", "120", "-y", "40", "sh"])
             .env_remove("TMUX")
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
             .env("TMUX_TMPDIR", dir.path())
             .env("LC_ALL", "C.UTF-8")
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
@@ -203,6 +204,8 @@ impl TmuxServer {
         command
             .args(["-L", &self.socket, "-f", "/dev/null"])
             .env_remove("TMUX")
+            // Nothing the server runs (a daemon the plugin starts) finds the user's session bus.
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
             .env("TMUX_TMPDIR", self.dir.path())
             .env("LC_ALL", "C.UTF-8");
         command
