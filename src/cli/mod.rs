@@ -32,6 +32,7 @@ mod many;
 mod mcp;
 mod orchestrate;
 mod output;
+mod profiles;
 mod providers;
 mod replay;
 mod screen;
@@ -268,6 +269,9 @@ enum Command {
     /// Start an agent CLI in a new window (or session) from its provider's `[launch]` command,
     /// wait until it is ready, and print its pane id.
     Launch(orchestrate::LaunchArgs),
+    /// List the launch profiles (built in and yours); `profiles show NAME`, `profiles check
+    /// [NAME]` (errors as FILE:LINE:COLUMN), `profiles import FILE.md` (a CAO agent profile).
+    Profiles(profiles::ProfilesArgs),
     /// Give a worker agent a task through its inbox, wait until its turn is over, and print
     /// its answer. Exit code 0 with the answer, 1 on a timeout or an unknown pane (the table in
     /// `panectl --help`).
@@ -345,6 +349,7 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
         Command::Board(args) => Box::new(args),
         Command::Inbox(args) => Box::new(args),
         Command::Launch(args) => Box::new(args),
+        Command::Profiles(args) => Box::new(args),
         Command::Handoff(args) => Box::new(args),
         Command::Assign(args) => Box::new(args),
         Command::Assignments(args) => Box::new(args),

@@ -35,6 +35,7 @@ mod pipe;
 mod pipe_transport;
 mod plugin;
 mod plugin_keys;
+mod profiles;
 mod remote;
 mod resize_reflow;
 mod screen_fixtures;
