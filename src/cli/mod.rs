@@ -221,7 +221,7 @@ trait Run {
 enum Command {
     /// Run the daemon: mirror every pane of the tmux server and serve the local API.
     /// `daemon stop|restart|status` manage the one that runs.
-    Daemon(daemon::DaemonCommand),
+    Daemon(Box<daemon::DaemonCommand>),
     /// List the panes.
     Ls(ls::LsArgs),
     /// Print a pane's screen as the daemon mirrors it.
@@ -329,7 +329,7 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
     } = cli;
     let mut args: Box<dyn Run> = match command {
         Command::Daemon(command) => {
-            return daemon::command(&server, command, matches.subcommand_matches("daemon"));
+            return daemon::command(&server, *command, matches.subcommand_matches("daemon"));
         }
         Command::Ls(args) => Box::new(args),
         Command::Screen(args) => Box::new(args),

@@ -26,6 +26,7 @@ mod handoff_claude;
 mod hostile_paths;
 mod inbox;
 mod inbox_claude;
+mod launch_profiles;
 mod lifecycle;
 #[cfg(feature = "mcp")]
 mod mcp;
