@@ -152,6 +152,8 @@ mod tests {
             name: None,
             status: "idle".into(),
             accepted_prompts: vec!["trust".into()],
+            worktree: None,
+            queued_messages: vec![7],
         });
         round_trip(&HandoffAnswer {
             pane: "%4".into(),

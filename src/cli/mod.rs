@@ -32,6 +32,7 @@ mod many;
 mod mcp;
 mod orchestrate;
 mod output;
+mod profiles;
 mod providers;
 mod replay;
 mod screen;
@@ -220,7 +221,7 @@ trait Run {
 enum Command {
     /// Run the daemon: mirror every pane of the tmux server and serve the local API.
     /// `daemon stop|restart|status` manage the one that runs.
-    Daemon(daemon::DaemonCommand),
+    Daemon(Box<daemon::DaemonCommand>),
     /// List the panes.
     Ls(ls::LsArgs),
     /// Print a pane's screen as the daemon mirrors it.
@@ -268,6 +269,9 @@ enum Command {
     /// Start an agent CLI in a new window (or session) from its provider's `[launch]` command,
     /// wait until it is ready, and print its pane id.
     Launch(orchestrate::LaunchArgs),
+    /// List the launch profiles (built in and yours); `profiles show NAME`, `profiles check
+    /// [NAME]` (errors as FILE:LINE:COLUMN), `profiles import FILE.md` (a CAO agent profile).
+    Profiles(profiles::ProfilesArgs),
     /// Give a worker agent a task through its inbox, wait until its turn is over, and print
     /// its answer. Exit code 0 with the answer, 1 on a timeout or an unknown pane (the table in
     /// `panectl --help`).
@@ -325,7 +329,7 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
     } = cli;
     let mut args: Box<dyn Run> = match command {
         Command::Daemon(command) => {
-            return daemon::command(&server, command, matches.subcommand_matches("daemon"));
+            return daemon::command(&server, *command, matches.subcommand_matches("daemon"));
         }
         Command::Ls(args) => Box::new(args),
         Command::Screen(args) => Box::new(args),
@@ -345,6 +349,7 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
         Command::Board(args) => Box::new(args),
         Command::Inbox(args) => Box::new(args),
         Command::Launch(args) => Box::new(args),
+        Command::Profiles(args) => Box::new(args),
         Command::Handoff(args) => Box::new(args),
         Command::Assign(args) => Box::new(args),
         Command::Assignments(args) => Box::new(args),

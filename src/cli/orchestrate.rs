@@ -94,9 +94,22 @@ impl LaunchOptions {
 /// What `panectl launch` is given.
 #[derive(Debug, clap::Args)]
 pub struct LaunchArgs {
-    /// The provider (`panectl providers` lists them).
-    #[arg(value_parser = ProviderParser::new())]
-    provider: String,
+    /// The provider (`panectl providers` lists them); with `--profile`, the profile's unless
+    /// given.
+    #[arg(value_parser = ProviderParser::new(), required_unless_present = "profile")]
+    provider: Option<String>,
+    /// Launch as the profile NAME says (`panectl profiles`); the flags given here win over
+    /// the profile's, and its arguments come before the ones after `--`.
+    #[arg(long, value_name = "NAME")]
+    profile: Option<String>,
+    /// Start the agent in a new git worktree (`--worktree=NAME`; without a name, the agent's
+    /// `--name`), on a new branch `panectl/NAME`, made from the repository of `--cwd` (default:
+    /// the current directory).
+    #[arg(long, value_name = "NAME", num_args = 0..=1, require_equals = true)]
+    worktree: Option<Option<String>>,
+    /// The worktree's base ref (default: the repository's current branch).
+    #[arg(long, value_name = "REF", requires = "worktree")]
+    base: Option<String>,
     #[command(flatten)]
     options: LaunchOptions,
     /// Return once started, without waiting until it is ready.
@@ -145,13 +158,39 @@ impl Run for LaunchArgs {
 /// `panectl launch PROVIDER ...`: prints the new pane's id.
 fn launch(server: &ServerArgs, args: &LaunchArgs) -> anyhow::Result<ExitCode> {
     let args_json = args.json;
-    let body = LaunchBody {
+    let mut body = LaunchBody {
         args: args.args.clone(),
         no_wait: args.no_wait,
         timeout_seconds: Some(args.timeout.as_secs_f64()),
         no_hooks: args.no_hooks,
-        ..args.options.body(&args.provider, server.is_remote())?
+        worktree: args.worktree.clone().flatten(),
+        base: args.base.clone(),
+        ..args.options.body(
+            args.provider.as_deref().unwrap_or_default(),
+            server.is_remote(),
+        )?
     };
+    if let Some(name) = &args.profile {
+        let profile = panectl::orchestration::profile::find(None, name)?;
+        let from_env = panectl::orchestration::profile::caller_env(&profile)
+            .map_err(|e| anyhow::anyhow!(e))?;
+        body = panectl::orchestration::launch_plan::merge(&profile, body, from_env);
+    }
+    if matches!(args.worktree, Some(None)) && body.worktree.is_none() {
+        body.worktree = Some(body.name.clone().ok_or_else(|| {
+            anyhow::anyhow!(
+                "--worktree without a name takes the agent's: give --name or --worktree=NAME"
+            )
+        })?);
+    }
+    if body.worktree.is_some() && body.cwd.is_none() && !server.is_remote() {
+        body.cwd = Some(
+            std::env::current_dir()?
+                .canonicalize()?
+                .to_string_lossy()
+                .into_owned(),
+        );
+    }
     let client = client(server)?;
     let launched: Launched = block_on(async {
         let mut body = body;

@@ -145,6 +145,9 @@ const LITERAL_POSITIONS: &[(&str, Option<&str>)] = &[
     // The shell command of a new window or session is handed to `sh -c` as it is.
     ("new-window", None),
     ("new-session", None),
+    // `-e NAME=VALUE` is put into the new process's environment as it is.
+    ("new-window", Some("-e")),
+    ("new-session", Some("-e")),
 ];
 
 /// A tmux command with its arguments, checked as it is built.

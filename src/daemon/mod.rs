@@ -56,6 +56,8 @@ pub struct DaemonOptions {
     pub mcp_allow_shell: bool,
     /// Whether MCP clients may launch agents with arguments and environment of their own.
     pub mcp_allow_args: bool,
+    /// Where launches make worktrees and how their branches are named.
+    pub worktrees: crate::orchestration::worktree::WorktreeSettings,
     /// The local user's notification command (`--notify-command`): the only one run for a
     /// server on another host.
     pub notify_command: Option<String>,
@@ -374,6 +376,7 @@ pub async fn run(
         shutdown: cancel.clone(),
         mcp_allow_shell: options.mcp_allow_shell,
         mcp_allow_args: options.mcp_allow_args,
+        worktrees: options.worktrees.clone(),
         seen: seen_panes,
         answering: std::sync::Arc::default(),
         tasks: tracker.clone(),

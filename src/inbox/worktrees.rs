@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::store::{InboxError, Store};
 
 /// A worktree a launch made.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct WorktreeRecord {
     /// Its name (unique): the last part of its directory and of its branch.
     pub name: String,

@@ -24,58 +24,13 @@ use crate::ids::PaneId;
 use crate::query;
 use crate::status::rules::Launch;
 use crate::status::{Phase, Status};
+
+pub use super::launch_plan::{CallerEnv, LaunchBody};
+pub use super::names::is_plain_name;
 use crate::tmux::{ConnectionHandle, RunError};
 
 /// The pane option that holds an agent's name.
 pub const NAME_OPTION: &str = "@panectl_name";
-
-/// The body of `POST /v1/agents`.
-#[derive(Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LaunchBody {
-    /// The provider whose `[launch]` command to run (`GET /v1/providers`).
-    pub provider: String,
-    /// The session to open a window in, after its last window (name or `$N`; default: the
-    /// first session: the API does not know its caller, so `panectl launch` and MCP send the
-    /// session of the caller's pane), or the name of the session to create with
-    /// `new_session`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session: Option<String>,
-    /// Create the session instead of opening a window in an existing one.
-    #[serde(default)]
-    pub new_session: bool,
-    /// The agent's name: the window's name and the pane option `@panectl_name`. 1-64 ASCII
-    /// letters, digits, `_`, `-`, `.`, not starting with `-` or `.`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(pattern = "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")]
-    pub name: Option<String>,
-    /// The working directory (an absolute path to a directory).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cwd: Option<String>,
-    /// Environment variables for the agent (names: ASCII letters, digits, `_`, not starting
-    /// with a digit).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub env: BTreeMap<String, String>,
-    /// Arguments after the provider's command.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub args: Vec<String>,
-    /// Return at once instead of waiting until the agent is ready.
-    #[serde(default)]
-    pub no_wait: bool,
-    /// Answer the start-up dialogs the provider's rules declare (folder trust, say) with the
-    /// keys they give. Without it, such a dialog ends the launch with a 409 naming it.
-    #[serde(default)]
-    pub accept_startup_prompts: bool,
-    /// How long to wait until it is ready, in seconds (default 60; clamped to 0..3600).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(default = 60)]
-    pub timeout_seconds: Option<f64>,
-    /// Do not install panectl's status hooks for the session. By default a Claude Code it
-    /// launches gets `--settings` with hooks that run `panectl hook` (added to the user's
-    /// settings, whose files are not touched).
-    #[serde(default)]
-    pub no_hooks: bool,
-}
 
 /// How long a launch waits for its agent to be ready when the request does not say.
 const DEFAULT_READY_SECONDS: f64 = 60.0;
@@ -140,16 +95,13 @@ pub struct Launched {
     /// The start-up dialogs answered (their rule ids); absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub accepted_prompts: Vec<String>,
-}
-
-/// Whether a name is a plain word tmux cannot read anything into: 1 to 64 ASCII letters,
-/// digits, `_`, `-` and `.`, not starting with `-` or `.`.
-pub fn is_plain_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
-        && !name.starts_with(['-', '.'])
+    /// The worktree it runs in, when the launch made one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<crate::inbox::WorktreeRecord>,
+    /// The ids of the messages queued for it (a system prompt sent as a message, the first
+    /// message); absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queued_messages: Vec<i64>,
 }
 
 /// Quotes a word for `sh`: single quotes, with `'` written as `'\''`.
@@ -216,10 +168,16 @@ fn check_cwd(host: &dyn Host, cwd: &str) -> Result<(), Error> {
 /// guards (no typing into shells, no dialogs answered blind) hold back, and an argument
 /// (`--dangerously-skip-permissions`) or a variable (`LD_PRELOAD`) would route around them.
 fn check_mcp_launch(mcp_allow_args: bool, mcp: bool, body: &LaunchBody) -> Result<(), Error> {
-    if !mcp || mcp_allow_args || (body.args.is_empty() && body.env.is_empty()) {
+    if !mcp
+        || mcp_allow_args
+        || (body.args.is_empty() && body.env.is_empty() && body.caller_env.is_empty())
+    {
         return Ok(());
     }
-    let what = match (body.args.is_empty(), body.env.is_empty()) {
+    let what = match (
+        body.args.is_empty(),
+        body.env.is_empty() && body.caller_env.is_empty(),
+    ) {
         (false, false) => "arguments and environment",
         (false, true) => "arguments",
         _ => "environment",
@@ -267,7 +225,7 @@ pub async fn launch_agent(
     if let Some(cwd) = &body.cwd {
         check_cwd(state.address.host(), cwd)?;
     }
-    if let Some(key) = body.env.keys().find(|k| {
+    if let Some(key) = body.env.keys().chain(body.caller_env.0.keys()).find(|k| {
         k.is_empty()
             || k.starts_with(|c: char| c.is_ascii_digit())
             || !k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
@@ -282,8 +240,14 @@ pub async fn launch_agent(
     {
         args.extend(hooks);
     }
-    args.extend(body.args.iter().cloned());
-    let command = shell_command(&spec.command, &args, body.cwd.as_deref(), &body.env);
+    let (agent_args, messages) =
+        super::launch_plan::agent_args(&provider.id, &spec, body).map_err(Error::BadRequest)?;
+    args.extend(agent_args);
+    if body.worktree.is_some() && body.cwd.is_none() {
+        return Err(Error::bad_request(
+            "a worktree is made from the repository of cwd: give cwd",
+        ));
+    }
     let handles = state.handles();
     let panes = state.all_panes().await;
     const NEW_PANE: Format = Format::new("#{pane_id}");
@@ -357,6 +321,23 @@ pub async fn launch_agent(
             .target_last_window("-t", session);
         (handle, create, keep)
     };
+    // The worktree is made last, once everything else was checked: a refused request leaves
+    // none behind.
+    let worktree = match &body.worktree {
+        Some(name) => Some(super::launch_setup::create_for_launch(state, body, name).await?),
+        None => None,
+    };
+    let cwd = worktree
+        .as_ref()
+        .map(|w| w.path.clone())
+        .or_else(|| body.cwd.clone());
+    let command = shell_command(&spec.command, &args, cwd.as_deref(), &body.env);
+    let mut create = create;
+    for (key, value) in &body.caller_env.0 {
+        create = create
+            .text_option("-e", format!("{key}={value}").as_bytes())
+            .map_err(|e| Error::bad_request(format!("cannot encode {key}: {e}")))?;
+    }
     let create = create
         .text(command.as_bytes())
         .map_err(|e| Error::bad_request(format!("cannot encode the command: {e}")))?;
@@ -379,7 +360,13 @@ pub async fn launch_agent(
         options = options.then(query::set_pane_option(pane, NAME_OPTION, Some(&name)));
     }
     first_reply_line(&handle, options).await?;
+    let worktree = match worktree {
+        Some(record) => Some(super::launch_setup::note_pane(state, record, pane).await?),
+        None => None,
+    };
     started_or_failed(state, &handle, pane).await?;
+    let queued_messages =
+        super::launch_setup::queue_messages(state, &handle, pane, messages).await?;
     let deadline = tokio::time::Instant::now() + timeout;
     let (status, accepted_prompts) = if body.no_wait {
         (Status::Unknown, Vec::new())
@@ -408,6 +395,8 @@ pub async fn launch_agent(
         name: body.name.clone(),
         status: status.to_string(),
         accepted_prompts,
+        worktree,
+        queued_messages,
     })
 }
 

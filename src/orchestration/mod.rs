@@ -9,6 +9,8 @@ pub mod dialogs;
 pub mod handoff;
 pub mod input;
 pub mod launch;
+pub mod launch_plan;
+pub mod launch_setup;
 pub mod limits;
 pub mod names;
 pub mod profile;
@@ -65,6 +67,8 @@ pub struct Context {
     /// one dialog cannot both press keys into it. It keeps what was answered, so that a dialog
     /// that leaves is told answered through panectl from answered in the pane.
     pub answering: Arc<answer::Answering>,
+    /// Where launches make worktrees and how their branches are named.
+    pub worktrees: worktree::WorktreeSettings,
     /// The daemon's task tracker: work that outlives a request (following an assignment) runs
     /// on it, so that shutdown waits for it.
     pub tasks: TaskTracker,

@@ -101,6 +101,16 @@ pub fn resolve(name: &str, panes: &[PaneSummary]) -> Result<PaneId, NameError> {
     }
 }
 
+/// Whether a name is a plain word tmux cannot read anything into: 1 to 64 ASCII letters,
+/// digits, `_`, `-` and `.`, not starting with `-` or `.`.
+pub fn is_plain_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
+        && !name.starts_with(['-', '.'])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use super::launch::is_plain_name;
+use super::names::is_plain_name;
 
 /// The built-in profiles: name and text.
 pub const BUILTIN: &[(&str, &str)] = &[

@@ -160,7 +160,7 @@ pub fn import_cao(text: &str, stem: &str, provider: Option<&str>) -> Result<Impo
             (key, _) => dropped.push(format!("{key}: no panectl equivalent")),
         }
     }
-    if !super::launch::is_plain_name(&name) {
+    if !super::names::is_plain_name(&name) {
         return Err(format!(
             "name {name:?}: use 1-64 letters, digits, '_', '-' or '.'"
         ));

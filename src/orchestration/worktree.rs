@@ -4,7 +4,7 @@
 //! `git worktree remove`, which never deletes the branch.
 //!
 //! git runs as an argument vector (never through a shell), blocking: callers in the daemon run
-//! these on a blocking thread. Names are plain words ([`super::launch::is_plain_name`]) and a
+//! these on a blocking thread. Names are plain words ([`super::names::is_plain_name`]) and a
 //! base never starts with `-`, so nothing here reads as an option.
 
 use std::path::{Path, PathBuf};
@@ -101,7 +101,7 @@ pub fn create(
     name: &str,
     base: Option<&str>,
 ) -> Result<WorktreeRecord, WorktreeError> {
-    if !super::launch::is_plain_name(name) {
+    if !super::names::is_plain_name(name) {
         return Err(WorktreeError::Invalid(format!(
             "worktree name {name:?}: use 1-64 letters, digits, '_', '-' or '.'"
         )));

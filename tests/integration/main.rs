@@ -26,6 +26,7 @@ mod handoff_claude;
 mod hostile_paths;
 mod inbox;
 mod inbox_claude;
+mod launch_profiles;
 mod lifecycle;
 #[cfg(feature = "mcp")]
 mod mcp;
@@ -36,6 +37,7 @@ mod pipe;
 mod pipe_transport;
 mod plugin;
 mod plugin_keys;
+mod profiles;
 mod remote;
 mod resize_reflow;
 mod screen_fixtures;

@@ -116,6 +116,14 @@ pub struct DaemonArgs {
     /// `LD_PRELOAD` would route around every other guard.
     #[arg(long)]
     pub(super) mcp_allow_args: bool,
+    /// Where `launch --worktree NAME` makes worktrees (`DIR/NAME`; a relative DIR is taken
+    /// from the repository's top directory). Default: `<repo>/../<repo name>.worktrees`, beside
+    /// the repository.
+    #[arg(long, value_name = "DIR")]
+    pub(super) worktree_dir: Option<PathBuf>,
+    /// The prefix of the branches `launch --worktree NAME` makes (`PREFIX` + `NAME`).
+    #[arg(long, value_name = "PREFIX", default_value = "panectl/")]
+    pub(super) worktree_branch_prefix: String,
     /// A command of yours, run with `sh -c` on this machine when an agent starts waiting for
     /// you or finishes a turn (`PANECTL_SERVER`, `PANECTL_PANE`, `PANECTL_PROVIDER`,
     /// `PANECTL_STATUS`, `PANECTL_PREVIOUS`, `PANECTL_EVENT` and, for a dialog,

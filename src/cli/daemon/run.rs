@@ -100,6 +100,10 @@ pub(super) fn run(
         exit_with_server: args.exit_with_server,
         mcp_allow_shell: args.mcp_allow_shell,
         mcp_allow_args: args.mcp_allow_args,
+        worktrees: panectl::orchestration::worktree::WorktreeSettings {
+            dir: args.worktree_dir.clone(),
+            branch_prefix: args.worktree_branch_prefix.clone(),
+        },
         notify_command: args.notify_command.clone(),
         notify_webhook: args
             .notify_webhook
