@@ -216,6 +216,18 @@ impl ApiClient {
         serde_json::from_slice(&bytes).map_err(|e| ClientError::Protocol(e.to_string()))
     }
 
+    /// DELETE a path (with its query) and parse the JSON answer.
+    pub async fn delete_json<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
+        let response = self.send_body(hyper::Method::DELETE, path, None).await?;
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| ClientError::Transport(e.to_string()))?
+            .to_bytes();
+        serde_json::from_slice(&bytes).map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
     /// POST a body as JSON to a path whose answer has no body (204).
     pub async fn post_empty(&self, path: &str, body: &impl Serialize) -> Result<(), ClientError> {
         self.send_body(hyper::Method::POST, path, Some(json_bytes(body)?))

@@ -20,3 +20,4 @@ pub mod state;
 pub mod tcp;
 pub mod wire;
 pub(crate) mod workflows;
+pub(crate) mod worktrees;

@@ -38,3 +38,22 @@ pub(crate) struct AssignmentPath {
     /// An assignment id.
     pub(crate) id: i64,
 }
+
+/// `{name}` of `DELETE /v1/worktrees/{name}`.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+pub(crate) struct WorktreePath {
+    /// The worktree's name (as `GET /v1/worktrees` lists it), percent-encoded.
+    #[param(example = "fix-login")]
+    pub(crate) name: String,
+}
+
+/// The query of `DELETE /v1/worktrees/{name}`.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct RemoveWorktreeQuery {
+    /// Remove it even with uncommitted changes or commits that are on no remote and not on
+    /// its base (the branch keeps the commits).
+    #[serde(default)]
+    pub(crate) force: bool,
+}

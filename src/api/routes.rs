@@ -87,6 +87,10 @@ macro_rules! route_table {
             Message { id } => messages::one_message / __path_one_message, false;
             /// `POST /v1/messages/{id}/cancel`: cancels a pending message.
             CancelMessage { id } => messages::cancel_message / __path_cancel_message, false;
+            /// `GET /v1/worktrees`: the worktrees launches made.
+            Worktrees {} => worktrees::list / __path_list, false;
+            /// `DELETE /v1/worktrees/{name}`: removes one (never its branch).
+            Worktree { name } => worktrees::remove / __path_remove, false;
             /// `GET /v1/events`: the event stream.
             Events {} => events::events / __path_events, true;
         }

@@ -9,12 +9,14 @@ pub use super::messages::SendBody;
 pub use super::panes::{
     FailedPane, ProviderBody, ProviderInfo, SessionTransportAnswer, TransportBody,
 };
+pub use crate::inbox::WorktreeRecord;
 pub use crate::inbox::{Assignment, AssignmentState, Message};
 pub use crate::message::State as MessageState;
 pub use crate::orchestration::answer::{AnswerBody, AnswerOutcome, Outcome, PaneDecision};
 pub use crate::orchestration::handoff::{Assigned, HandoffAnswer, HandoffBody};
 pub use crate::orchestration::input::{InputBody, KeysBody, WaitAnswer, WaitBody};
 pub use crate::orchestration::launch::{LaunchBody, Launched};
+pub use crate::orchestration::worktrees::WorktreeListing;
 pub use crate::session::{Explanation, PaneSummary, SignalReport};
 pub use crate::status::decision::{Choice, Decision};
 pub use crate::status::engine::RuleReport;

@@ -114,6 +114,10 @@ pub struct DecisionsArgs {
     /// Print them as JSON.
     #[arg(long)]
     json: bool,
+    /// Every server's dialogs (every daemon of this user on this machine, local and remote
+    /// servers alike), each pane named `SERVER/%N` so that `panectl answer` takes it as it is.
+    #[arg(long)]
+    all: bool,
 }
 
 impl Run for DecisionsArgs {
@@ -122,24 +126,54 @@ impl Run for DecisionsArgs {
     }
 }
 
-/// `panectl decisions [--json]`.
+/// A waiting dialog with its server's label (with `--all`).
+type Labelled = (Option<String>, PaneDecision);
+
+/// `panectl decisions [--json] [--all]`.
 fn decisions(server: &ServerArgs, args: &DecisionsArgs) -> anyhow::Result<ExitCode> {
-    let client = client(server)?;
     let path = Route::Decisions {}.path();
-    let found: Vec<PaneDecision> = block_on(async { Ok(client.get_json(&path).await?) })?;
+    let (found, code): (Vec<Labelled>, ExitCode) = if args.all {
+        every_servers_decisions(&path)?
+    } else {
+        let client = client(server)?;
+        let found: Vec<PaneDecision> = block_on(async { Ok(client.get_json(&path).await?) })?;
+        (
+            found.into_iter().map(|d| (None, d)).collect(),
+            ExitCode::SUCCESS,
+        )
+    };
     if args.json {
-        print_pretty(&found)?;
-        return Ok(ExitCode::SUCCESS);
+        if args.all {
+            let values = found
+                .iter()
+                .map(|(label, waiting)| {
+                    let mut value = serde_json::to_value(waiting)?;
+                    if let (Some(object), Some(label)) = (value.as_object_mut(), label) {
+                        object.insert("server".into(), serde_json::Value::String(label.clone()));
+                    }
+                    Ok(value)
+                })
+                .collect::<Result<Vec<_>, serde_json::Error>>()?;
+            print_pretty(&values)?;
+        } else {
+            let plain: Vec<&PaneDecision> = found.iter().map(|(_, d)| d).collect();
+            print_pretty(&plain)?;
+        }
+        return Ok(code);
     }
     let mut out = std::io::stdout().lock();
     if found.is_empty() {
         writeln!(out, "no agent waits for an answer")?;
     }
-    for waiting in &found {
+    for (label, waiting) in &found {
+        let pane = match label {
+            Some(label) => format!("{}/{}", super::client::printable(label), waiting.pane),
+            None => waiting.pane.to_string(),
+        };
         writeln!(
             out,
             "{} ({}{}):",
-            waiting.pane,
+            pane,
             super::client::printable(waiting.provider.as_deref().unwrap_or("no provider")),
             waiting
                 .name
@@ -149,5 +183,35 @@ fn decisions(server: &ServerArgs, args: &DecisionsArgs) -> anyhow::Result<ExitCo
         )?;
         write_decision(&mut out, &waiting.decision)?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
+}
+
+/// The dialogs of every daemon's server, each with its server's label. A daemon that does
+/// not answer is reported on stderr and left out (and the exit code says so).
+fn every_servers_decisions(path: &str) -> anyhow::Result<(Vec<Labelled>, ExitCode)> {
+    let daemons = super::many::some_daemons()?;
+    let answers = block_on(async {
+        Ok(futures::future::join_all(
+            daemons
+                .iter()
+                .map(|d| d.client.get_json::<Vec<PaneDecision>>(path)),
+        )
+        .await)
+    })?;
+    let mut found = Vec::new();
+    let mut code = ExitCode::SUCCESS;
+    for (daemon, answer) in daemons.iter().zip(answers) {
+        match answer {
+            Ok(list) => found.extend(list.into_iter().map(|d| (Some(daemon.label.clone()), d))),
+            Err(error) => {
+                eprintln!(
+                    "panectl: {}: {}",
+                    super::client::printable(&daemon.label),
+                    super::client::printable(&error.to_string())
+                );
+                code = super::exit::of_error(&error.into());
+            }
+        }
+    }
+    Ok((found, code))
 }

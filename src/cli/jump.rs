@@ -3,8 +3,12 @@
 
 use std::process::ExitCode;
 
+use std::time::Duration;
+
 use anyhow::bail;
-use panectl::api::wire::PaneSummary;
+use panectl::api::routes::Route;
+use panectl::api::wire::{PaneDecision, PaneSummary};
+use panectl::status::Status;
 
 use super::ServerArgs;
 use super::agents;
@@ -45,6 +49,76 @@ pub(super) fn next_target<'a>(
         })
 }
 
+/// How long the dialog's question and options stay on the status line after a jump.
+const DECISION_SHOWN_FOR: Duration = Duration::from_secs(8);
+
+/// Shows the dialog the agent jumped to waits on (its question and options) on the client's
+/// status line. Best effort: the jump is done, and a dialog the daemon reads no options from
+/// (or one that went meanwhile) shows nothing.
+fn show_decision(
+    server: &ServerArgs,
+    address: &panectl::tmux::ServerAddress,
+    client_name: &str,
+    target: &PaneSummary,
+) {
+    let pane = target.pane.to_string();
+    let found = client(server).and_then(|api| {
+        let path = Route::Decisions {}.path();
+        block_on(async { Ok(api.get_json::<Vec<PaneDecision>>(&path).await?) })
+    });
+    let waiting = match found {
+        Ok(found) => found.into_iter().find(|w| w.pane == pane),
+        Err(error) => {
+            tracing::debug!(%error, "no decisions read");
+            None
+        }
+    };
+    if let Some(waiting) = waiting {
+        let text = decision_message(&waiting);
+        if let Err(error) =
+            tmux_client::display_for(address, client_name, &text, Some(DECISION_SHOWN_FOR))
+        {
+            tracing::debug!(%error, "the decision not shown");
+        }
+    }
+}
+
+/// The most characters of a question shown on the status line (its end, where the question
+/// itself is; the options follow).
+const QUESTION_SHOWN: usize = 120;
+
+/// One status line for a dialog: `%2 claude_code: Do you want to proceed? 1. Yes  2. No`.
+fn decision_message(waiting: &PaneDecision) -> String {
+    let question: Vec<&str> = waiting
+        .decision
+        .question
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect();
+    let question = question.join(" · ");
+    let count = question.chars().count();
+    let question = if count > QUESTION_SHOWN {
+        let tail: String = question.chars().skip(count - QUESTION_SHOWN).collect();
+        format!("…{tail}")
+    } else {
+        question
+    };
+    let options: Vec<String> = waiting
+        .decision
+        .options
+        .iter()
+        .map(|o| format!("{}. {}", o.number, o.label))
+        .collect();
+    let who = waiting.name.as_deref().or(waiting.provider.as_deref());
+    format!(
+        "{}{}: {question}  {}",
+        waiting.pane,
+        who.map(|w| format!(" {w}")).unwrap_or_default(),
+        options.join("  ")
+    )
+}
+
 /// A pane given as `session:window.pane` or a window name, as its `%N` id (through the daemon).
 /// An id is taken as it is, even one the daemon has not seen yet (the search then starts at
 /// the beginning).
@@ -77,6 +151,9 @@ fn jump(server: &ServerArgs, args: &JumpArgs) -> anyhow::Result<ExitCode> {
         (Some(target), Some(client)) => {
             tmux_client::switch_to(&address, &client.name, &target.pane.to_string())?;
             println!("{}", target.pane);
+            if target.status == Status::WaitingUserAnswer {
+                show_decision(server, &address, &client.name, target);
+            }
         }
         (Some(target), None) => bail!("no tmux client is attached to switch to {}", target.pane),
         (None, Some(client)) => tmux_client::display(&address, &client.name, NOTHING)?,
@@ -89,7 +166,6 @@ fn jump(server: &ServerArgs, args: &JumpArgs) -> anyhow::Result<ExitCode> {
 mod tests {
     use super::*;
     use crate::cli::agents::tests::pane;
-    use panectl::status::Status;
 
     fn target(panes: &[PaneSummary], from: Option<&str>) -> Option<String> {
         next_target(panes, from).map(|p| p.pane.to_string())
@@ -124,5 +200,37 @@ mod tests {
         panes[0].provider = Some("shell".into());
         assert_eq!(target(&panes, Some("%0")), None);
         assert_eq!(target(&[], None), None);
+    }
+
+    #[test]
+    fn a_dialog_is_one_status_line_with_the_end_of_its_question_and_every_option() {
+        let choice = |number: usize, label: &str| panectl::status::decision::Choice {
+            number,
+            label: label.into(),
+            detail: String::new(),
+            pointed: number == 1,
+            keys: vec!["Enter".into()],
+        };
+        let mut waiting = PaneDecision {
+            pane: "%2".into(),
+            name: None,
+            session: "work".into(),
+            provider: Some("claude_code".into()),
+            decision: panectl::status::decision::Decision {
+                question: "Bash command\n\n  cargo test\n\nDo you want to proceed?".into(),
+                options: vec![choice(1, "Yes"), choice(3, "No")],
+                fingerprint: "00ff00ff00ff00ff".into(),
+            },
+        };
+        assert_eq!(
+            decision_message(&waiting),
+            "%2 claude_code: Bash command · cargo test · Do you want to proceed?  1. Yes  3. No"
+        );
+        // A name wins over the provider; a long question keeps its end.
+        waiting.name = Some("beta".into());
+        waiting.decision.question = format!("{}\nProceed?", "x".repeat(300));
+        let shown = decision_message(&waiting);
+        assert!(shown.starts_with("%2 beta: …xxx"), "{shown}");
+        assert!(shown.ends_with("x · Proceed?  1. Yes  3. No"), "{shown}");
     }
 }

@@ -45,6 +45,7 @@ mod transport;
 mod values;
 mod wait;
 mod window_glyphs;
+mod worktrees;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -272,6 +273,9 @@ enum Command {
     /// List the launch profiles (built in and yours); `profiles show NAME`, `profiles check
     /// [NAME]` (errors as FILE:LINE:COLUMN), `profiles import FILE.md` (a CAO agent profile).
     Profiles(profiles::ProfilesArgs),
+    /// List the git worktrees launches made (branch, agent, clean/dirty, ahead/behind);
+    /// `worktrees remove NAME [--force]` removes one (never its branch).
+    Worktrees(worktrees::WorktreesArgs),
     /// Give a worker agent a task through its inbox, wait until its turn is over, and print
     /// its answer. Exit code 0 with the answer, 1 on a timeout or an unknown pane (the table in
     /// `panectl --help`).
@@ -350,6 +354,7 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
         Command::Inbox(args) => Box::new(args),
         Command::Launch(args) => Box::new(args),
         Command::Profiles(args) => Box::new(args),
+        Command::Worktrees(args) => Box::new(args),
         Command::Handoff(args) => Box::new(args),
         Command::Assign(args) => Box::new(args),
         Command::Assignments(args) => Box::new(args),

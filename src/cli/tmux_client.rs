@@ -97,9 +97,26 @@ pub(super) fn switch_client(
 
 /// Shows `text` on a client's status line, as plain text.
 pub(super) fn display(address: &ServerAddress, client: &str, text: &str) -> anyhow::Result<()> {
+    display_for(address, client, text, None)
+}
+
+/// Shows `text` on a client's status line, as plain text, for `shown_for` (default: the
+/// server's `display-time`), for a message too long to read in the default 750 ms.
+pub(super) fn display_for(
+    address: &ServerAddress,
+    client: &str,
+    text: &str,
+    shown_for: Option<Duration>,
+) -> anyhow::Result<()> {
     let shown = format_literal(text);
+    let milliseconds = shown_for.map(|d| d.as_millis().to_string());
+    let mut args = vec!["display-message", "-c", client];
+    if let Some(milliseconds) = &milliseconds {
+        args.extend(["-d", milliseconds]);
+    }
     // `--` so that a message starting with `-` is not read as a flag.
-    if run(address, &["display-message", "-c", client, "--", &shown]).is_err() {
+    args.extend(["--", &shown]);
+    if run(address, &args).is_err() {
         // tmux 3.2 parses display-message's -c as a flag without a value (fixed in 3.3):
         // there the message goes to the client tmux picks (the one used last).
         run(address, &["display-message", "--", &shown])?;

@@ -288,13 +288,36 @@ pub async fn answer_as(
         .choose(&wanted)
         .map_err(|error| Error::BadRequest(error.to_string()))?
         .clone();
-    let Some(line) = Line::keys(pane.pane, &choice.keys) else {
+    let Some((last, moves)) = choice.keys.split_last() else {
         return Err(Error::Failed("the option names no keys".into()));
     };
     state
         .answering
         .mark(pane.pane, &decision.fingerprint, &choice, by);
-    super::first_reply_line(&handle, line).await?;
+    // The pointer moves first, and the key that picks goes only once the screen shows the
+    // pointer on the option: Claude Code 2.1.332 drops an Enter that arrives in one read with
+    // the arrows before it, and an Enter on the wrong row would answer another option.
+    if let Some(line) = Line::keys(pane.pane, moves) {
+        super::first_reply_line(&handle, line).await?;
+        if is_menu_move(moves) {
+            let pointed =
+                pointer_on(&handle, pane.pane, &decision.fingerprint, choice.number).await?;
+            if !pointed {
+                let (shown, status) = read(&handle, pane.pane).await?;
+                return Ok(AnswerOutcome {
+                    option: Some(choice.number),
+                    label: Some(choice.label),
+                    keys: moves.to_vec(),
+                    ..outcome(Outcome::Unconfirmed, status, shown)
+                });
+            }
+        } else {
+            tokio::time::sleep(KEY_GAP).await;
+        }
+    }
+    if let Some(line) = Line::keys(pane.pane, std::slice::from_ref(last)) {
+        super::first_reply_line(&handle, line).await?;
+    }
     let deadline = tokio::time::Instant::now() + LEAVE_TIMEOUT;
     let (left, status, now_shown) = loop {
         let (shown, status) = read(&handle, pane.pane).await?;
@@ -325,9 +348,64 @@ pub async fn answer_as(
     })
 }
 
+/// How long the pointer may take to reach the option the arrows moved it to.
+const POINTER_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// How long after the pointer shows on the option the key that picks it waits: Claude Code
+/// 2.1.332 draws the pointer before its input handler follows it, and drops an Enter that
+/// comes sooner.
+const POINTER_SETTLE: Duration = Duration::from_millis(300);
+
+/// The pause between a letter and the Enter after it (a letter prompt reads a line).
+const KEY_GAP: Duration = Duration::from_millis(100);
+
+/// Whether keys only move a menu's pointer.
+fn is_menu_move(keys: &[String]) -> bool {
+    !keys.is_empty() && keys.iter().all(|k| k == "Up" || k == "Down")
+}
+
+/// Waits until the dialog `fingerprint` shows its pointer on option `number`: false when it
+/// does not within [`POINTER_TIMEOUT`], or the dialog left or changed meanwhile.
+async fn pointer_on(
+    handle: &ConnectionHandle,
+    pane: PaneId,
+    fingerprint: &str,
+    number: usize,
+) -> Result<bool, Error> {
+    let deadline = tokio::time::Instant::now() + POINTER_TIMEOUT;
+    loop {
+        let (shown, _) = read(handle, pane).await?;
+        let Some(shown) = shown.filter(|d| d.fingerprint == fingerprint) else {
+            return Ok(false);
+        };
+        if shown
+            .options
+            .iter()
+            .any(|o| o.number == number && o.pointed)
+        {
+            tokio::time::sleep(POINTER_SETTLE).await;
+            return Ok(true);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Ok(false);
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_arrows_wait_for_the_pointer() {
+        let keys = |k: &[&str]| k.iter().map(|k| k.to_string()).collect::<Vec<_>>();
+        assert!(is_menu_move(&keys(&["Down", "Down"])));
+        assert!(is_menu_move(&keys(&["Up"])));
+        assert!(!is_menu_move(&keys(&["y"])));
+        assert!(!is_menu_move(&keys(&["Down", "3"])));
+        assert!(!is_menu_move(&[]));
+    }
 
     #[test]
     fn a_body_makes_exactly_one_choice() {

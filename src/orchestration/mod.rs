@@ -18,6 +18,7 @@ pub mod profile_import;
 pub mod shell_guard;
 pub mod turn;
 pub mod worktree;
+pub mod worktrees;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

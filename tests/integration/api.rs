@@ -540,6 +540,31 @@ fn live_answers_fit_the_openapi_document() {
         404
     );
 
+    // Worktrees: none made; removing one never recorded is a 404, an unreadable query a 400.
+    let worktrees = api.call("get", "/v1/worktrees", "/v1/worktrees", None);
+    assert_eq!(worktrees.status, 200);
+    assert_eq!(worktrees.json(), json!([]));
+    assert_eq!(
+        api.call(
+            "delete",
+            "/v1/worktrees/{name}",
+            "/v1/worktrees/never-made",
+            None
+        )
+        .status,
+        404
+    );
+    assert_eq!(
+        api.call(
+            "delete",
+            "/v1/worktrees/{name}",
+            "/v1/worktrees/never-made?force=perhaps",
+            None
+        )
+        .status,
+        400
+    );
+
     // The event stream: its first data line is an `Event`; an unknown type is refused.
     let (stream, first) = first_event(&api.socket, "/v1/events");
     assert_eq!(stream.status, 200);

@@ -438,7 +438,11 @@ fn the_board_and_explain_show_control_characters_escaped() {
 /// Opens `panectl board` in an 80x24 popup of the person's client, the way prefix A does, from
 /// a shell that shares nothing with the daemon's environment but the server's socket; the
 /// `tmux display-popup` child ends when the popup closes.
-fn open_board(server: &TmuxServer, terminal: &Terminal, env: &str) -> std::process::Child {
+pub(crate) fn open_board(
+    server: &TmuxServer,
+    terminal: &Terminal,
+    env: &str,
+) -> std::process::Child {
     let command = format!(
         "exec env -i PATH=/usr/bin:/bin TERM=tmux-256color {env} '{}' -S '{}' board --client '{}'",
         env!("CARGO_BIN_EXE_panectl"),
@@ -477,7 +481,7 @@ fn line_with(screen: &str, text: &str) -> String {
 }
 
 /// Waits for `popup` (the `tmux display-popup` child) to end, as it does when the popup closes.
-fn wait_closed(mut popup: std::process::Child) {
+pub(crate) fn wait_closed(mut popup: std::process::Child) {
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         if popup.try_wait().expect("the popup's tmux").is_some() {

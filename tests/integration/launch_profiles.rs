@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::inbox::Setup;
 use crate::support::daemon_test_lock;
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let output = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -23,7 +23,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// A repository with one commit on `main`, in a directory of its own inside `parent`.
-fn repo(parent: &Path) -> std::path::PathBuf {
+pub(crate) fn repo(parent: &Path) -> std::path::PathBuf {
     let repo = std::fs::canonicalize(parent).unwrap().join("proj");
     std::fs::create_dir(&repo).unwrap();
     git(&repo, &["init", "-q", "-b", "main"]);

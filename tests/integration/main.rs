@@ -3,6 +3,7 @@
 
 mod agent_clis;
 mod agent_status;
+mod answer_claude;
 mod api;
 mod api_limits;
 mod board;
@@ -11,9 +12,11 @@ mod cli_replay;
 mod command_roundtrip;
 mod connection;
 mod daemon;
+mod decision_keys;
 mod decisions;
 mod decoder_properties;
 mod delivery_faults;
+mod dialog_agent;
 mod divergence_fixtures;
 mod doc_paths;
 mod doctor;
@@ -52,3 +55,4 @@ mod status;
 mod support;
 mod tmux_crashes;
 mod transcripts;
+mod worktrees;

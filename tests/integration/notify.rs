@@ -15,67 +15,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::dialog_agent::{agent_server, show_dialog};
 use crate::support::{Daemon, TmuxServer, daemon_test_lock};
-
-/// A provider for the dialog program: found by its arguments, with no rules of its own (the
-/// dialog layer every provider inherits reads the menu as `waiting_user_answer`).
-const PROVIDER: &str = "id = \"dialog_agent\"\nname = \"Dialog agent\"\n\n[detect]\narguments = [\"dialog_agent.py\"]\n";
-
-/// An agent-like program: it waits for `g`, then draws a dialog (the question read from the
-/// file named by its argument, so that no shell ever sees it), and stays after an answer.
-const DIALOG_AGENT: &str = r#"
-import os, sys, termios, tty
-question = open(sys.argv[1], encoding="utf-8").read()
-options = ["Yes", "Yes, and don't ask again for this command", "No"]
-fd = sys.stdin.fileno()
-tty.setraw(fd)
-sys.stdout.write("\x1b[H\x1b[2Jdialog agent: g shows the dialog\r\n")
-sys.stdout.flush()
-while os.read(fd, 1) != b"g":
-    pass
-at = 0
-def draw():
-    sys.stdout.write("\x1b[H\x1b[2J " + question + "\r\n")
-    for i, label in enumerate(options):
-        sys.stdout.write(" %s %d. %s\r\n" % ("\u276f" if i == at else " ", i + 1, label))
-    sys.stdout.write("\r\n Esc to cancel")
-    sys.stdout.flush()
-draw()
-while True:
-    key = os.read(fd, 16)
-    if key == b"\x1b[B":
-        at = min(at + 1, len(options) - 1); draw()
-    elif key == b"\x1b[A":
-        at = max(at - 1, 0); draw()
-    elif key[:1] == b"\r":
-        sys.stdout.write("\x1b[H\x1b[2Jchose %d\r\n" % (at + 1)); sys.stdout.flush()
-        while True:
-            os.read(fd, 16)
-"#;
 
 /// The labels of the dialog's options, in order.
 const LABELS: [&str; 3] = ["Yes", "Yes, and don't ask again for this command", "No"];
-
-/// A tmux server whose `%0` runs the dialog program with `question`, and the rules dir that
-/// makes it an agent (both inside the server's private directory).
-fn agent_server(question: &str) -> (TmuxServer, String) {
-    // 24 rows: the dialog layer reads the last 25; wide, so that no question wraps.
-    let server = TmuxServer::start(200, 24);
-    let rules = server.dir().join("rules");
-    std::fs::create_dir_all(&rules).expect("rules dir");
-    std::fs::write(rules.join("dialog_agent.toml"), PROVIDER).expect("write the provider");
-    let program = server.dir().join("dialog_agent.py");
-    std::fs::write(&program, DIALOG_AGENT).expect("write the program");
-    let question_file = server.dir().join("question.txt");
-    std::fs::write(&question_file, question).expect("write the question");
-    let command = format!(
-        "exec python3 {} {}",
-        program.display(),
-        question_file.display()
-    );
-    server.tmux(&["respawn-pane", "-k", "-t", "%0", &command]);
-    (server, rules.to_string_lossy().into_owned())
-}
 
 /// Starts a daemon with the agent's rules and `extra`, and waits until `%0` is the agent.
 fn start_daemon(
@@ -92,20 +36,6 @@ fn start_daemon(
         server.panes()[0]["provider"] == "dialog_agent"
     });
     daemon
-}
-
-/// Lets the program draw its dialog, and waits until the daemon sees the agent waiting.
-fn show_dialog(server: &TmuxServer) {
-    // Once its terminal is raw (a key typed before would be flushed with the line discipline).
-    server.wait_for("the program ready", Duration::from_secs(10), || {
-        server
-            .tmux(&["capture-pane", "-p", "-t", "%0"])
-            .contains("g shows the dialog")
-    });
-    server.tmux(&["send-keys", "-t", "%0", "-l", "g"]);
-    server.wait_for("waiting_user_answer", Duration::from_secs(15), || {
-        server.panes()[0]["status"] == "waiting_user_answer"
-    });
 }
 
 /// The daemon's count of notifications given up on.

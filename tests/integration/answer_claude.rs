@@ -1,0 +1,145 @@
+//! `panectl answer` on a real Claude Code (against the fake model server): its Bash permission
+//! dialog is read into question and options, `--no` and `--yes` pick the options labelled so
+//! (which Claude Code takes only as arrows and Enter; it ignores `y` and `n`), and an answer
+//! naming a dialog that is no longer on the screen presses nothing. Which option took effect is
+//! what the tool did: the file its command makes exists only after a yes.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::agent_clis::ClaudeHome;
+use crate::fake_model::FakeModel;
+use crate::support::{TmuxServer, daemon_test_lock};
+
+/// Waits until `%0` shows a dialog the daemon reads; returns it as `panectl decisions` does.
+fn wait_for_decision(server: &TmuxServer, command: &str) -> Value {
+    let mut found = Value::Null;
+    server.wait_for(
+        &format!("the permission dialog for {command}"),
+        Duration::from_secs(60),
+        || {
+            let listed: Value =
+                serde_json::from_str(&server.panectl_ok(&["decisions", "--json"])).unwrap();
+            found = listed
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|d| {
+                    d["pane"] == "%0"
+                        && d["decision"]["question"]
+                            .as_str()
+                            .is_some_and(|q| q.contains(command))
+                })
+                .cloned()
+                .unwrap_or(Value::Null);
+            !found.is_null()
+        },
+    );
+    found
+}
+
+/// `panectl answer %0 ARGS --json`: the outcome and the exit code.
+fn answer(server: &TmuxServer, args: &[&str]) -> (Value, Option<i32>) {
+    let mut all = vec!["answer", "%0", "--json"];
+    all.extend_from_slice(args);
+    let output = server
+        .panectl()
+        .args(&all)
+        .output()
+        .expect("panectl answer");
+    let outcome = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|_| panic!("no outcome: {}", String::from_utf8_lossy(&output.stderr)));
+    (outcome, output.status.code())
+}
+
+fn touch(file: &Path) -> String {
+    format!("tool:touch {}", file.display())
+}
+
+#[test]
+fn answer_picks_the_option_asked_for_on_claude_codes_permission_dialog() {
+    let _guard = daemon_test_lock();
+    let model = FakeModel::start();
+    let claude = ClaudeHome::new();
+    let server = TmuxServer::start(120, 40);
+    // A second pane keeps the session alive whatever happens to the first.
+    server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
+    let _daemon = server.start_daemon(&[]);
+    server.wait_for_panes(2);
+    claude.respawn_in(&server, "%0", &model.url());
+    server.wait_for("Claude Code idle", Duration::from_secs(60), || {
+        server
+            .panes()
+            .iter()
+            .any(|p| p["pane"] == "%0" && p["provider"] == "claude_code" && p["status"] == "idle")
+    });
+
+    // --no: the option labelled No, so the command never runs.
+    let refused = claude.work().join("refused");
+    server.panectl_ok(&["send", "%0", &touch(&refused)]);
+    let waiting = wait_for_decision(&server, "refused");
+    let decision = &waiting["decision"];
+    let labels: Vec<&str> = decision["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels.first(), Some(&"Yes"), "{decision:#}");
+    assert!(labels.iter().any(|l| l.starts_with("No")), "{decision:#}");
+    assert_eq!(waiting["provider"], "claude_code");
+    let fingerprint = decision["fingerprint"].as_str().unwrap().to_string();
+    let (outcome, code) = answer(&server, &["--no", "--decision", &fingerprint]);
+    let screen = || server.tmux(&["capture-pane", "-p", "-t", "%0"]);
+    assert_eq!(outcome["outcome"], "answered", "{outcome:#}\n{}", screen());
+    assert!(
+        outcome["label"].as_str().unwrap().starts_with("No"),
+        "{outcome:#}"
+    );
+    assert_eq!(code, Some(0));
+    server.wait_for("Claude Code ready again", Duration::from_secs(30), || {
+        matches!(
+            server.panes()[0]["status"].as_str(),
+            Some("idle" | "completed")
+        )
+    });
+    assert!(!refused.exists(), "the refused command ran");
+
+    // A dialog that is not the one named: nothing pressed, and the new one is in the answer.
+    let allowed = claude.work().join("allowed");
+    server.panectl_ok(&["send", "%0", &touch(&allowed)]);
+    let waiting = wait_for_decision(&server, "allowed");
+    let (outcome, code) = answer(&server, &["--yes", "--decision", &fingerprint]);
+    assert_eq!(outcome["outcome"], "changed", "{outcome:#}");
+    assert_eq!(outcome["decision"], waiting["decision"], "{outcome:#}");
+    assert_eq!(code, Some(1));
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!allowed.exists(), "a key reached the other dialog");
+    assert_eq!(server.panes()[0]["status"], "waiting_user_answer");
+
+    // --yes on the dialog shown: the command runs.
+    let current = waiting["decision"]["fingerprint"].as_str().unwrap();
+    let (outcome, code) = answer(&server, &["--yes", "--decision", current]);
+    assert_eq!(outcome["outcome"], "answered", "{outcome:#}");
+    assert_eq!(outcome["label"], "Yes");
+    assert_eq!(code, Some(0));
+    server.wait_for(
+        "the allowed command to run",
+        Duration::from_secs(30),
+        || allowed.exists(),
+    );
+    // Answered: the same answer again finds no dialog and presses nothing.
+    let (outcome, _) = answer(&server, &["--yes", "--decision", current]);
+    assert_eq!(outcome["outcome"], "gone", "{outcome:#}");
+    // The turns went through the fake model.
+    assert!(
+        model
+            .log()
+            .iter()
+            .any(|r| r.path == "/v1/messages" && r.prompt.starts_with("tool:touch")),
+        "{:?}",
+        model.log()
+    );
+}
