@@ -24,6 +24,11 @@ pub struct TaskArgs {
     /// pane.
     #[arg(long, value_name = "PROVIDER", value_parser = ProviderParser::new())]
     launch: Option<String>,
+    /// Start the worker as the launch profile NAME says (`panectl profiles`: its provider,
+    /// arguments, environment, prompt, worktree...); `--launch` and the launch flags given
+    /// here win over the profile's.
+    #[arg(long, value_name = "NAME")]
+    launch_profile: Option<String>,
     #[command(flatten)]
     launch_options: LaunchOptions,
     /// Give up after this long (handoff: default 10m; assign: no limit). The answer
@@ -49,15 +54,18 @@ pub struct TaskArgs {
 impl TaskArgs {
     /// The request body shared by handoff and assign.
     pub(super) fn body(&self, remote: bool) -> anyhow::Result<HandoffBody> {
-        let (pane, message) = match (&self.launch, self.words.as_slice()) {
-            (Some(_), [message]) => (None, message),
-            (None, [pane, message]) => (Some(pane), message),
-            (Some(_), _) => anyhow::bail!("with --launch, give only the message"),
-            (None, _) => anyhow::bail!("give the worker's pane and the message (or --launch)"),
+        let (pane, message) = match (self.launching(), self.words.as_slice()) {
+            (true, [message]) => (None, message),
+            (false, [pane, message]) => (Some(pane), message),
+            (true, _) => anyhow::bail!("with --launch or --launch-profile, give only the message"),
+            (false, _) => anyhow::bail!(
+                "give the worker's pane and the message (or --launch, --launch-profile)"
+            ),
         };
-        if self.launch.is_none() && self.launch_options.any() {
+        if !self.launching() && self.launch_options.any() {
             anyhow::bail!(
-                "--session, --name, --cwd, --env and --accept-startup-prompts need --launch"
+                "--session, --name, --cwd, --env and --accept-startup-prompts need --launch or \
+                 --launch-profile"
             );
         }
         let message = if message == "-" {
@@ -69,9 +77,19 @@ impl TaskArgs {
         } else {
             message.clone()
         };
-        let launch = match &self.launch {
-            Some(provider) => Some(self.launch_options.body(provider, remote)?),
-            None => None,
+        let launch = if self.launching() {
+            let provider = self.launch.as_deref().unwrap_or_default();
+            let mut body = self.launch_options.body(provider, remote)?;
+            if let Some(profile) = &self.launch_profile {
+                body = super::orchestrate::with_profile(profile, body)?;
+            }
+            if body.provider.is_empty() {
+                anyhow::bail!("--launch needs a provider");
+            }
+            super::orchestrate::default_worktree_cwd(&mut body, remote)?;
+            Some(body)
+        } else {
+            None
         };
         Ok(HandoffBody {
             pane: pane.cloned(),
@@ -86,6 +104,13 @@ impl TaskArgs {
     }
 }
 
+impl TaskArgs {
+    /// Whether the worker is started for the task rather than named.
+    fn launching(&self) -> bool {
+        self.launch.is_some() || self.launch_profile.is_some()
+    }
+}
+
 impl Run for TaskArgs {
     fn run(&self, server: &ServerArgs) -> anyhow::Result<ExitCode> {
         handoff(server, self)
@@ -93,8 +118,8 @@ impl Run for TaskArgs {
 
     /// The worker's pane, when the words name one (not with `--launch`).
     fn pane_mut(&mut self) -> Option<&mut String> {
-        match (&self.launch, self.words.as_mut_slice()) {
-            (None, [pane, _]) => Some(pane),
+        match (self.launching(), self.words.as_mut_slice()) {
+            (false, [pane, _]) => Some(pane),
             _ => None,
         }
     }

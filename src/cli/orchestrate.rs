@@ -155,6 +155,31 @@ impl Run for LaunchArgs {
     }
 }
 
+/// `body` with the values of the launch profile `name` where it gives none (read here, on the
+/// caller's machine, with its `from_env` variables from the caller's environment).
+pub(super) fn with_profile(name: &str, body: LaunchBody) -> anyhow::Result<LaunchBody> {
+    let profile = panectl::orchestration::profile::find(None, name)?;
+    let from_env =
+        panectl::orchestration::profile::caller_env(&profile).map_err(|e| anyhow::anyhow!(e))?;
+    Ok(panectl::orchestration::launch_plan::merge(
+        &profile, body, from_env,
+    ))
+}
+
+/// A worktree is made from the repository of the launch's directory: the caller's own when
+/// it names none (the daemon's would be a guess; a remote server has no such directory).
+pub(super) fn default_worktree_cwd(body: &mut LaunchBody, remote: bool) -> anyhow::Result<()> {
+    if body.worktree.is_some() && body.cwd.is_none() && !remote {
+        body.cwd = Some(
+            std::env::current_dir()?
+                .canonicalize()?
+                .to_string_lossy()
+                .into_owned(),
+        );
+    }
+    Ok(())
+}
+
 /// `panectl launch PROVIDER ...`: prints the new pane's id.
 fn launch(server: &ServerArgs, args: &LaunchArgs) -> anyhow::Result<ExitCode> {
     let args_json = args.json;
@@ -171,10 +196,7 @@ fn launch(server: &ServerArgs, args: &LaunchArgs) -> anyhow::Result<ExitCode> {
         )?
     };
     if let Some(name) = &args.profile {
-        let profile = panectl::orchestration::profile::find(None, name)?;
-        let from_env = panectl::orchestration::profile::caller_env(&profile)
-            .map_err(|e| anyhow::anyhow!(e))?;
-        body = panectl::orchestration::launch_plan::merge(&profile, body, from_env);
+        body = with_profile(name, body)?;
     }
     if matches!(args.worktree, Some(None)) && body.worktree.is_none() {
         body.worktree = Some(body.name.clone().ok_or_else(|| {
@@ -183,14 +205,7 @@ fn launch(server: &ServerArgs, args: &LaunchArgs) -> anyhow::Result<ExitCode> {
             )
         })?);
     }
-    if body.worktree.is_some() && body.cwd.is_none() && !server.is_remote() {
-        body.cwd = Some(
-            std::env::current_dir()?
-                .canonicalize()?
-                .to_string_lossy()
-                .into_owned(),
-        );
-    }
+    default_worktree_cwd(&mut body, server.is_remote())?;
     let client = client(server)?;
     let launched: Launched = block_on(async {
         let mut body = body;

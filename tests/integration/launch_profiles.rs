@@ -196,3 +196,54 @@ fn a_worktree_launch_starts_in_a_new_branch_and_a_non_repository_is_refused() {
     );
     assert_eq!(windows(), before);
 }
+
+/// `handoff --launch-profile NAME`: the worker starts as the profile says (its arguments and
+/// its name), takes the task and answers; `--launch-profile` with a pane is refused.
+#[test]
+fn handoff_launches_its_worker_from_a_profile() {
+    let _guard = daemon_test_lock();
+    let setup = Setup::start(0.2);
+    let _daemon = setup.daemon();
+    setup.wait_status(&["idle"], Duration::from_secs(10));
+    let server = &setup.server;
+    let profiles = server.dir().join("config/panectl/profiles");
+    std::fs::create_dir_all(&profiles).unwrap();
+    std::fs::write(
+        profiles.join("reviewer.toml"),
+        "provider = \"fake_agent\"\nargs = [\"rv\"]\nname = \"reviewer-1\"\n",
+    )
+    .unwrap();
+    let answer = server.panectl_ok(&[
+        "handoff",
+        "--launch-profile",
+        "reviewer",
+        "--json",
+        "review this",
+    ]);
+    let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(
+        answer["answer"].as_str().unwrap().trim(),
+        "siht weiver",
+        "{answer:#}"
+    );
+    let pane = answer["pane"].as_str().unwrap();
+    let worker = server
+        .panes()
+        .into_iter()
+        .find(|p| p["pane"] == pane)
+        .expect("the worker's pane");
+    assert_eq!(worker["name"], "reviewer-1", "{worker:#}");
+    assert_eq!(worker["provider"], "fake_agent", "{worker:#}");
+    assert!(server.daemon_screen(pane).contains("args=rv"));
+    // A pane and a profile: which worker is meant? Refused before anything starts.
+    let both = server
+        .panectl()
+        .args(["handoff", "--launch-profile", "reviewer", "%0", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(both.status.code(), Some(2), "{both:?}");
+    assert!(
+        String::from_utf8_lossy(&both.stderr).contains("give only the message"),
+        "{both:?}"
+    );
+}
