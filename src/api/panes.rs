@@ -458,6 +458,14 @@ pub(crate) async fn hook(
         }
         for handle in state.ctx.handles().values() {
             if let Ok(Some(answer)) = handle.hook(pane, report.clone(), sender.clone()).await {
+                if report.session_id.is_some()
+                    && let Ok((summary, _)) = state.ctx.find(&pane.to_string()).await
+                {
+                    crate::orchestration::restore::note_conversation(
+                        &state.ctx, &summary, &sender, &report,
+                    )
+                    .await;
+                }
                 return Ok(axum::Json(answer).into_response());
             }
         }

@@ -87,6 +87,8 @@ macro_rules! route_table {
             Message { id } => messages::one_message / __path_one_message, false;
             /// `POST /v1/messages/{id}/cancel`: cancels a pending message.
             CancelMessage { id } => messages::cancel_message / __path_cancel_message, false;
+            /// `POST /v1/restore`: starts again the agents that no longer run.
+            Restore {} => workflows::restore / __path_restore, true;
             /// `GET /v1/worktrees`: the worktrees launches made.
             Worktrees {} => worktrees::list / __path_list, false;
             /// `DELETE /v1/worktrees/{name}`: removes one (never its branch).

@@ -16,6 +16,7 @@ pub use crate::orchestration::answer::{AnswerBody, AnswerOutcome, Outcome, PaneD
 pub use crate::orchestration::handoff::{Assigned, HandoffAnswer, HandoffBody};
 pub use crate::orchestration::input::{InputBody, KeysBody, WaitAnswer, WaitBody};
 pub use crate::orchestration::launch::{LaunchBody, Launched};
+pub use crate::orchestration::restore::{RestoreBody, RestoreOutcome, Restored};
 pub use crate::orchestration::worktrees::WorktreeListing;
 pub use crate::session::{Explanation, PaneSummary, SignalReport};
 pub use crate::status::decision::{Choice, Decision};

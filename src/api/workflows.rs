@@ -10,7 +10,8 @@ use super::body::Json;
 use super::error::{ApiError, ErrorBody};
 use super::params::{AssignmentPath, PanePath};
 use super::responses::{
-    InboxFailed, PaneAmbiguous, PaneNotFound, PaneRefused, PaneUnavailable, UnreadableQuery,
+    InboxFailed, PaneAmbiguous, PaneNotFound, PaneRefused, PaneUnavailable, UnreadableBody,
+    UnreadableQuery,
 };
 use super::state::ApiState;
 use crate::inbox::Assignment;
@@ -18,6 +19,7 @@ use crate::orchestration::answer::{self, AnswerBody, AnswerOutcome, PaneDecision
 use crate::orchestration::handoff::{self, Assigned, AssignmentQuery, HandoffAnswer, HandoffBody};
 use crate::orchestration::input::{self, InputBody, KeysBody, WaitAnswer, WaitBody};
 use crate::orchestration::launch::{self, LaunchBody, Launched};
+use crate::orchestration::restore::{self, RestoreBody, Restored};
 use crate::orchestration::shell_guard::{CLIENT_HEADER, MCP_CLIENT};
 
 /// Whether a request comes from `panectl mcp` (whose callers cannot allow typing into shells).
@@ -468,4 +470,37 @@ pub(crate) async fn answer_decision(
 )]
 pub(crate) async fn decisions(State(state): State<ApiState>) -> Response {
     axum::Json(answer::decisions(&state.ctx).await).into_response()
+}
+
+/// Start again the agents that no longer run
+///
+/// Every agent panectl launched (and every one it learned of through its hooks) that no live
+/// pane runs is started again, in launch order, in its session (made again when it is gone),
+/// with what its launch asked for; a CLI whose conversation id is known (Claude Code's hooks'
+/// `session_id`) and that can resume one (`[launch] resume_args`) resumes it, others start
+/// fresh and are marked so. An agent that runs is left alone, so a second restore starts
+/// nothing. With `dry_run`, says what it would do. The variables launches took from their
+/// caller's environment are not recorded: give them in `caller_env` (the dry run lists them).
+#[utoipa::path(
+    post,
+    path = "/v1/restore",
+    operation_id = "restore_agents",
+    tag = "orchestration",
+    request_body = RestoreBody,
+    responses(
+        (
+            status = 200,
+            description = "Each recorded agent, in launch order, and what became of it.",
+            body = Vec<Restored>
+        ),
+        (status = 400, response = UnreadableBody),
+        (status = 500, response = InboxFailed),
+    )
+)]
+pub(crate) async fn restore(
+    State(state): State<ApiState>,
+    Json(body): Json<RestoreBody>,
+) -> Result<Response, ApiError> {
+    let done = restore::restore(&state.ctx, &body).await?;
+    Ok(axum::Json(done).into_response())
 }

@@ -72,6 +72,7 @@ pub fn report(input: &[u8], event: Option<&str>, time_ms: u64) -> Option<HookRep
         source: field("source"),
         pid: Some(pid),
         session_id: field("session_id"),
+        cwd: field("cwd"),
         time_ms: Some(time_ms),
     })
 }

@@ -35,6 +35,7 @@ mod output;
 mod profiles;
 mod providers;
 mod replay;
+mod restore;
 mod screen;
 mod set_provider;
 mod socket;
@@ -276,6 +277,9 @@ enum Command {
     /// List the git worktrees launches made (branch, agent, clean/dirty, ahead/behind);
     /// `worktrees remove NAME [--force]` removes one (never its branch).
     Worktrees(worktrees::WorktreesArgs),
+    /// Start again the agents panectl launched that no longer run (after tmux or the machine
+    /// restarted), each in its session, resuming its conversation where the CLI can.
+    Restore(restore::RestoreArgs),
     /// Give a worker agent a task through its inbox, wait until its turn is over, and print
     /// its answer. Exit code 0 with the answer, 1 on a timeout or an unknown pane (the table in
     /// `panectl --help`).
@@ -355,6 +359,7 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
         Command::Launch(args) => Box::new(args),
         Command::Profiles(args) => Box::new(args),
         Command::Worktrees(args) => Box::new(args),
+        Command::Restore(args) => Box::new(args),
         Command::Handoff(args) => Box::new(args),
         Command::Assign(args) => Box::new(args),
         Command::Assignments(args) => Box::new(args),

@@ -2,6 +2,7 @@
 //! receiver is ready ([`delivery`]), kept in SQLite ([`store`]) so that neither a crash nor a
 //! restart loses or repeats one.
 
+pub mod agents;
 pub mod assignments;
 pub mod delivery;
 pub mod store;
@@ -14,6 +15,7 @@ use tokio::sync::{Notify, mpsc, oneshot};
 
 use crate::events::{EventBus, EventKind};
 
+pub use agents::AgentRecord;
 pub use assignments::{Assignment, AssignmentState, NewAssignment};
 pub use store::{InboxError, Message, NewMessage, State, Store};
 pub use worktrees::WorktreeRecord;

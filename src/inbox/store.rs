@@ -65,6 +65,21 @@ const MIGRATIONS: &[&str] = &[
         agent_name TEXT,
         created_at INTEGER NOT NULL
     );",
+    // 5: the agents launches made and hooks reported, for `restore` (`inbox/agents.rs`).
+    "CREATE TABLE agents (
+        key TEXT PRIMARY KEY,
+        name TEXT,
+        provider TEXT NOT NULL,
+        launch TEXT NOT NULL,
+        from_env TEXT NOT NULL,
+        session TEXT NOT NULL,
+        window_name TEXT,
+        pane TEXT NOT NULL,
+        conversation TEXT,
+        launched INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+    );",
 ];
 
 pub use crate::message::State;

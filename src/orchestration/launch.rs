@@ -364,6 +364,8 @@ pub async fn launch_agent(
         Some(record) => Some(super::launch_setup::note_pane(state, record, pane).await?),
         None => None,
     };
+    let worktree_path = worktree.as_ref().map(|w| w.path.as_str());
+    super::restore::record_launch(state, body, pane, &provider.id, worktree_path).await;
     started_or_failed(state, &handle, pane).await?;
     let queued_messages =
         super::launch_setup::queue_messages(state, &handle, pane, messages).await?;

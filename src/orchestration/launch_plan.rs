@@ -91,6 +91,10 @@ pub struct LaunchBody {
     /// The worktree's base ref (default: the repository's current branch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<String>,
+    /// A restore's launch of a recorded agent (never from a request): not recorded again.
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub restoring: bool,
 }
 
 /// Variables from the caller's environment: serialized as a map, but never shown by `Debug`
@@ -201,6 +205,7 @@ mod tests {
             startup_prompts: Vec::new(),
             model_flag: model.map(str::to_string),
             system_prompt_flag: prompt.map(str::to_string),
+            resume_args: Vec::new(),
         }
     }
 

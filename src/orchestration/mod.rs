@@ -15,6 +15,7 @@ pub mod limits;
 pub mod names;
 pub mod profile;
 pub mod profile_import;
+pub mod restore;
 pub mod shell_guard;
 pub mod turn;
 pub mod worktree;

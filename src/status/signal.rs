@@ -126,9 +126,12 @@ pub struct HookReport {
     /// record only: the daemon takes the sender from the socket, never from this field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
-    /// The agent's session id, for the record.
+    /// The agent's session id: the conversation `panectl restore` resumes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// The agent's working directory, for an agent `restore` learns of through its hooks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
     /// When the hook ran, in milliseconds since the Unix epoch (default: when it arrived); a
     /// hook produced before the screen's status last changed does not apply.
     #[serde(default, skip_serializing_if = "Option::is_none")]

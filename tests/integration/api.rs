@@ -540,6 +540,26 @@ fn live_answers_fit_the_openapi_document() {
         404
     );
 
+    // Restore: nothing launched, nothing to do; an unknown field is refused.
+    let restored = api.call(
+        "post",
+        "/v1/restore",
+        "/v1/restore",
+        Some(json!({"dry_run": true})),
+    );
+    assert_eq!(restored.status, 200);
+    assert_eq!(restored.json(), json!([]));
+    assert_eq!(
+        api.call(
+            "post",
+            "/v1/restore",
+            "/v1/restore",
+            Some(json!({"dry_run": true, "everything": 1}))
+        )
+        .status,
+        400
+    );
+
     // Worktrees: none made; removing one never recorded is a 404, an unreadable query a 400.
     let worktrees = api.call("get", "/v1/worktrees", "/v1/worktrees", None);
     assert_eq!(worktrees.status, 200);

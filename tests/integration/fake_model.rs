@@ -250,6 +250,10 @@ pub struct Logged {
     pub path: String,
     /// The last user text it carried.
     pub prompt: String,
+    /// The conversation it carried, as the JSON of its messages (Anthropic requests; empty
+    /// for others): a resumed CLI's next request carries its earlier turns.
+    #[allow(dead_code)] // read by the restore tests, not by the examples
+    pub conversation: String,
     /// When it arrived, in milliseconds since the Unix epoch.
     #[allow(dead_code)] // read by the signal tests, not by the examples
     pub at_ms: u64,
@@ -443,11 +447,12 @@ fn dump(request: &Value) {
     }
 }
 
-fn record(state: &Shared, path: &str, prompt: &str) {
+fn record(state: &Shared, path: &str, prompt: &str, conversation: &str) {
     if let Ok(mut log) = state.log.lock() {
         log.push(Logged {
             path: path.into(),
             prompt: prompt.chars().take(300).collect(),
+            conversation: conversation.into(),
             at_ms: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis() as u64),
@@ -466,7 +471,12 @@ async fn anthropic(
     dump(&request);
     let messages = request["messages"].as_array().cloned().unwrap_or_default();
     let (prompt, after_tool) = last_user(&messages);
-    record(&state, "/v1/messages", &prompt);
+    record(
+        &state,
+        "/v1/messages",
+        &prompt,
+        &Value::Array(messages.clone()).to_string(),
+    );
     let model = request["model"]
         .as_str()
         .unwrap_or("claude-fake")
@@ -579,7 +589,7 @@ fn openai_prompt(request: &Value) -> (String, bool) {
 async fn openai(State(state): State<Shared>, axum::Json(request): axum::Json<Value>) -> Response {
     dump(&request);
     let (prompt, after_tool) = openai_prompt(&request);
-    record(&state, "/v1/responses", &prompt);
+    record(&state, "/v1/responses", &prompt, "");
     let (behaviour, call, extra_delay) = resolve(&request, &prompt, after_tool);
     // `apply_patch` may be a freeform ("custom") tool, called with the patch as its input.
     let custom = |name: &str| {
@@ -687,7 +697,7 @@ async fn openai_chat(
 ) -> Response {
     dump(&request);
     let (prompt, after_tool) = openai_chat_prompt(&request);
-    record(&state, "/v1/chat/completions", &prompt);
+    record(&state, "/v1/chat/completions", &prompt, "");
     let model = request["model"].as_str().unwrap_or("gpt-fake").to_string();
     // Without tools (Aider), a file is written with an edit block in the answer.
     let wanted = behaviour(&prompt, after_tool);
@@ -804,7 +814,7 @@ async fn gemini(
 ) -> Response {
     dump(&request);
     let (prompt, after_tool) = gemini_prompt(&request);
-    record(&state, &format!("/v1beta/models/{call}"), &prompt);
+    record(&state, &format!("/v1beta/models/{call}"), &prompt, "");
     if call.ends_with(":countTokens") {
         return axum::Json(json!({"totalTokens": 12})).into_response();
     }

@@ -43,6 +43,8 @@ mod plugin_keys;
 mod profiles;
 mod remote;
 mod resize_reflow;
+mod restore;
+mod restore_claude;
 mod screen_fixtures;
 mod screen_watch;
 mod seen;

@@ -16,6 +16,21 @@ pub struct Launch {
     /// The flag that adds a system prompt (`--append-system-prompt`), followed by its text;
     /// without one, a profile's system prompt is sent as the agent's first message.
     pub system_prompt_flag: Option<String>,
+    /// The arguments that resume the CLI's conversation `{conversation}` (its id, from the
+    /// agent's hooks): what `panectl restore` adds; empty when the CLI cannot be resumed.
+    pub resume_args: Vec<String>,
+}
+
+impl Launch {
+    /// The arguments that resume `conversation`, or none when the CLI cannot be resumed.
+    pub fn resume(&self, conversation: &str) -> Option<Vec<String>> {
+        (!self.resume_args.is_empty()).then(|| {
+            self.resume_args
+                .iter()
+                .map(|a| a.replace("{conversation}", conversation))
+                .collect()
+        })
+    }
 }
 
 /// A dialog at start (folder trust, say) and the keys that accept it.

@@ -27,6 +27,7 @@
 //! command = ["claude"]               # program and arguments (run without a shell)
 //! model_flag = "--model"             # optional: the flag before a profile's model
 //! system_prompt_flag = "--append-system-prompt" # optional: the flag before a system prompt
+//! resume_args = ["--resume", "{conversation}"] # optional: how `restore` resumes a conversation
 //! [[launch.startup_prompts]]         # dialogs at start that `--accept-startup-prompts` answers
 //! rule = "claude_code.trust_folder"  # the waiting_user_answer rule that recognises it
 //! choose = 'Yes, I trust'            # optional: move the pointer (Up/Down) to this option first
@@ -207,6 +208,8 @@ struct LaunchSpec {
     startup_prompts: Vec<StartupPromptSpec>,
     model_flag: Option<String>,
     system_prompt_flag: Option<String>,
+    #[serde(default)]
+    resume_args: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -646,6 +649,7 @@ impl Provider {
                     startup_prompts,
                     model_flag: launch.model_flag.clone(),
                     system_prompt_flag: launch.system_prompt_flag.clone(),
+                    resume_args: launch.resume_args.clone(),
                 })
             }
             None => None,

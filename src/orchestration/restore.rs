@@ -1,0 +1,363 @@
+//! Agents brought back after tmux or the machine restarted: every launch is recorded (what it
+//! asked for, its session and window, its pane; values taken from the caller's environment
+//! left out, their names kept), the CLI's own conversation id is noted from its hooks (Claude
+//! Code's `session_id`), and [`restore`] relaunches each recorded agent that no longer runs,
+//! in launch order, in its session (made again if it is gone), resuming its conversation with
+//! the provider's `[launch] resume_args` where it has an id and the CLI can, else fresh.
+//!
+//! An agent counts as running when a live pane has its name (`@panectl_name`, or its window's
+//! name and its provider), or, unnamed, its last pane with its provider: so running `restore`
+//! again, or after a crash in the middle of one, starts no agent twice.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use super::launch::launch_agent;
+use super::launch_plan::{CallerEnv, LaunchBody};
+use super::{Context, Error};
+use crate::ids::PaneId;
+use crate::inbox::AgentRecord;
+use crate::session::PaneSummary;
+use crate::status::signal::HookReport;
+
+/// How long a launch waits for the mirror to show its new pane, for its session's name.
+const PLACEMENT_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Records a launch for [`restore`] (best effort: a launch that worked is not failed by it;
+/// a failure is logged).
+pub async fn record_launch(
+    state: &Context,
+    body: &LaunchBody,
+    pane: PaneId,
+    provider: &str,
+    worktree_path: Option<&str>,
+) {
+    if body.restoring {
+        return;
+    }
+    let mut launch = match serde_json::to_value(body) {
+        Ok(serde_json::Value::Object(launch)) => launch,
+        _ => return,
+    };
+    // Never a value from the caller's environment; a worktree is made once, then used.
+    launch.remove("caller_env");
+    launch.remove("worktree");
+    launch.remove("base");
+    if let Some(path) = worktree_path {
+        launch.insert("cwd".into(), path.into());
+    }
+    let deadline = tokio::time::Instant::now() + PLACEMENT_WAIT;
+    let placed = loop {
+        let found = state.all_panes().await.into_iter().find(|p| p.pane == pane);
+        if found.is_some() || tokio::time::Instant::now() >= deadline {
+            break found;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    let record = AgentRecord {
+        key: body.name.clone().unwrap_or_else(|| pane.to_string()),
+        name: body.name.clone(),
+        provider: provider.to_string(),
+        launch: serde_json::Value::Object(launch).to_string(),
+        from_env: body.caller_env.0.keys().cloned().collect(),
+        session: placed
+            .as_ref()
+            .map(|p| p.session.to_string())
+            .or_else(|| body.session.clone())
+            .unwrap_or_default(),
+        window_name: placed.as_ref().map(|p| p.window.to_string()),
+        pane: pane.to_string(),
+        conversation: None,
+        launched: true,
+        seq: 0,
+        updated_at: crate::inbox::now_ms(),
+    };
+    if let Err(error) = state
+        .inbox
+        .call(move |store| store.put_agent(&record))
+        .await
+    {
+        tracing::warn!(%pane, %error, "the launch is not recorded for restore");
+    }
+}
+
+/// Notes the conversation id a hook reports for the agent in `pane`, when the hook came from
+/// that pane's agent (`sender`, the hook's process and its ancestors, holds the pane's
+/// process). An agent panectl did not launch is recorded here, so that it comes back too.
+pub async fn note_conversation(
+    state: &Context,
+    pane: &PaneSummary,
+    sender: &[u32],
+    report: &HookReport,
+) {
+    let Some(conversation) = report.session_id.clone() else {
+        return;
+    };
+    if !sender.contains(&pane.pid) || conversation.is_empty() || conversation.len() > 200 {
+        return;
+    }
+    let pane_text = pane.pane.to_string();
+    let now = crate::inbox::now_ms();
+    let noted = {
+        let (pane_text, conversation) = (pane_text.clone(), conversation.clone());
+        state
+            .inbox
+            .call(move |store| store.set_agent_conversation(&pane_text, &conversation, now))
+            .await
+    };
+    let learned = match (noted, pane.provider.as_deref()) {
+        (Ok(true), _) | (_, None | Some("shell")) => return,
+        (Ok(false), Some(provider)) => {
+            let mut launch = serde_json::json!({ "provider": provider });
+            if let Some(name) = &pane.name {
+                launch["name"] = name.as_str().into();
+            }
+            if let Some(cwd) = report.cwd.as_deref().filter(|c| c.starts_with('/')) {
+                launch["cwd"] = cwd.into();
+            }
+            AgentRecord {
+                key: pane.name.clone().unwrap_or_else(|| pane_text.clone()),
+                name: pane.name.clone(),
+                provider: provider.to_string(),
+                launch: launch.to_string(),
+                from_env: Vec::new(),
+                session: pane.session.to_string(),
+                window_name: Some(pane.window.to_string()),
+                pane: pane_text.clone(),
+                conversation: Some(conversation),
+                launched: false,
+                seq: 0,
+                updated_at: now,
+            }
+        }
+        (Err(error), _) => {
+            tracing::warn!(pane = %pane_text, %error, "the conversation id is not recorded");
+            return;
+        }
+    };
+    if let Err(error) = state
+        .inbox
+        .call(move |store| store.put_agent(&learned))
+        .await
+    {
+        tracing::warn!(pane = %pane_text, %error, "the agent is not recorded for restore");
+    }
+}
+
+/// The body of `POST /v1/restore`.
+#[derive(Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RestoreBody {
+    /// Say what would be done, and do nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// The values of the variables the agents' launches took from their caller's environment
+    /// (`from_env` in the dry run's answer), from the environment of whoever restores.
+    #[serde(default)]
+    #[schema(value_type = std::collections::BTreeMap<String, String>)]
+    pub caller_env: CallerEnv,
+    /// How long each agent may take to be ready, in seconds (default 60).
+    #[serde(default)]
+    pub timeout_seconds: Option<f64>,
+}
+
+/// What became of a recorded agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RestoreOutcome {
+    /// It runs: nothing done.
+    Running,
+    /// (Dry run) it would be started again, resuming its conversation.
+    WouldResume,
+    /// (Dry run) it would be started again, fresh.
+    WouldStartFresh,
+    /// Started again, resuming its conversation.
+    Resumed,
+    /// Started again fresh: no conversation id was recorded, or its CLI cannot resume one.
+    StartedFresh,
+    /// It could not be started (`error` says why).
+    Failed,
+}
+
+/// One recorded agent and what restore did with it.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Restored {
+    /// Its key (its name, else its first pane).
+    pub key: String,
+    /// Its name.
+    #[schema(required = true)]
+    pub name: Option<String>,
+    /// Its provider.
+    pub provider: String,
+    /// Its session.
+    pub session: String,
+    /// Its conversation id, when one was recorded (an agent started fresh does not resume it:
+    /// its CLI cannot).
+    #[schema(required = true)]
+    pub conversation: Option<String>,
+    /// What became of it.
+    pub outcome: RestoreOutcome,
+    /// Its pane: the running one, or the new one.
+    #[schema(required = true)]
+    pub pane: Option<String>,
+    /// The variables its launch takes from the caller's environment.
+    pub from_env: Vec<String>,
+    /// Why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Whether a live pane is the recorded agent.
+fn runs_in<'a>(record: &AgentRecord, panes: &'a [PaneSummary]) -> Option<&'a PaneSummary> {
+    panes
+        .iter()
+        .filter(|p| !p.dead)
+        .find(|p| match &record.name {
+            Some(name) => {
+                p.name.as_deref() == Some(name.as_str())
+                    || (p.window.to_string() == *name
+                        && p.provider.as_deref() == Some(record.provider.as_str()))
+            }
+            None => {
+                p.pane.to_string() == record.pane
+                    && p.provider.as_deref() == Some(record.provider.as_str())
+            }
+        })
+}
+
+/// `POST /v1/restore`: starts again every recorded agent that does not run (see the module).
+pub async fn restore(state: &Context, body: &RestoreBody) -> Result<Vec<Restored>, Error> {
+    let records = state.inbox.call(|store| store.agents()).await?;
+    let panes = state.all_panes().await;
+    let mut sessions: BTreeSet<String> = panes.iter().map(|p| p.session.to_string()).collect();
+    let mut done = Vec::new();
+    for record in records {
+        let mut report = Restored {
+            key: record.key.clone(),
+            name: record.name.clone(),
+            provider: record.provider.clone(),
+            session: record.session.clone(),
+            conversation: record.conversation.clone(),
+            outcome: RestoreOutcome::Running,
+            pane: None,
+            from_env: record.from_env.clone(),
+            error: None,
+        };
+        if let Some(running) = runs_in(&record, &panes) {
+            report.pane = Some(running.pane.to_string());
+            done.push(report);
+            continue;
+        }
+        let (launch, resumed) = match relaunch_body(state, &record, body, &sessions) {
+            Ok(planned) => planned,
+            Err(error) => {
+                report.outcome = RestoreOutcome::Failed;
+                report.error = Some(error);
+                done.push(report);
+                continue;
+            }
+        };
+        if body.dry_run {
+            report.outcome = if resumed {
+                RestoreOutcome::WouldResume
+            } else {
+                RestoreOutcome::WouldStartFresh
+            };
+            done.push(report);
+            continue;
+        }
+        match launch_agent(state, &launch, false).await {
+            Ok(launched) => {
+                sessions.insert(record.session.clone());
+                let (key, pane, now) = (
+                    record.key.clone(),
+                    launched.pane.clone(),
+                    crate::inbox::now_ms(),
+                );
+                state
+                    .inbox
+                    .call(move |store| store.set_agent_pane(&key, &pane, now))
+                    .await?;
+                tracing::info!(agent = %record.key, pane = %launched.pane, resumed, "restored an agent");
+                report.pane = Some(launched.pane);
+                report.outcome = if resumed {
+                    RestoreOutcome::Resumed
+                } else {
+                    RestoreOutcome::StartedFresh
+                };
+            }
+            Err(error) => {
+                report.outcome = RestoreOutcome::Failed;
+                report.error = Some(error.to_string());
+            }
+        }
+        done.push(report);
+    }
+    Ok(done)
+}
+
+/// The launch that brings `record` back, and whether it resumes its conversation.
+fn relaunch_body(
+    state: &Context,
+    record: &AgentRecord,
+    body: &RestoreBody,
+    sessions: &BTreeSet<String>,
+) -> Result<(LaunchBody, bool), String> {
+    let mut launch: LaunchBody = serde_json::from_str(&record.launch)
+        .map_err(|e| format!("its recorded launch cannot be read: {e}"))?;
+    launch.provider = record.provider.clone();
+    launch.name = record.name.clone();
+    launch.restoring = true;
+    launch.no_wait = false;
+    launch.timeout_seconds = body.timeout_seconds.or(launch.timeout_seconds);
+    if sessions.contains(&record.session) {
+        launch.session = Some(record.session.clone());
+        launch.new_session = false;
+    } else if !record.session.is_empty() {
+        launch.session = Some(record.session.clone());
+        launch.new_session = true;
+    } else {
+        launch.session = None;
+        launch.new_session = false;
+    }
+    let mut missing = Vec::new();
+    for name in &record.from_env {
+        match body.caller_env.0.get(name) {
+            Some(value) => {
+                launch.caller_env.0.insert(name.clone(), value.clone());
+            }
+            None => missing.push(name.as_str()),
+        }
+    }
+    if !missing.is_empty() {
+        return Err(format!(
+            "its launch takes {} from the caller's environment, which is not set",
+            missing.join(", ")
+        ));
+    }
+    let spec = state
+        .providers
+        .borrow()
+        .get(&record.provider)
+        .and_then(|p| p.launch.clone());
+    let resume = record
+        .conversation
+        .as_deref()
+        .zip(spec.as_ref())
+        .and_then(|(conversation, spec)| spec.resume(conversation));
+    let resumed = resume.is_some();
+    if let Some(resume) = resume {
+        launch.args.extend(resume);
+        // The conversation has them already: no first message, nor a system prompt sent as
+        // one (a flag's is passed again, as the CLI expects it on every start).
+        launch.first_message = None;
+        if spec
+            .as_ref()
+            .is_some_and(|s| s.system_prompt_flag.is_none())
+        {
+            launch.system_prompt = None;
+        }
+    }
+    Ok((launch, resumed))
+}

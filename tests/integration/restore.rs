@@ -1,0 +1,119 @@
+//! `panectl restore` after the tmux server died: the agents panectl launched come back by
+//! name, each in its session (made again when it is gone), in launch order; an agent that runs
+//! is left alone, so a second restore starts nothing. (The fake agent has no conversation to
+//! resume: it starts fresh and says so; Claude Code's resume is tested in `restore_claude`.)
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::inbox::Setup;
+use crate::support::daemon_test_lock;
+
+/// `panectl restore ARGS --json`.
+fn restore(setup: &Setup, args: &[&str]) -> Vec<Value> {
+    let mut all = vec!["restore", "--json"];
+    all.extend_from_slice(args);
+    let text = setup.server.panectl_ok(&all);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+fn outcome<'a>(done: &'a [Value], key: &str) -> &'a Value {
+    done.iter()
+        .find(|r| r["key"] == key)
+        .unwrap_or_else(|| panic!("no {key} in {done:#?}"))
+}
+
+#[test]
+fn launched_agents_come_back_by_name_in_their_sessions_once() {
+    let _guard = daemon_test_lock();
+    let mut setup = Setup::start(0.2);
+    let _daemon = setup.daemon();
+    setup.wait_status(&["idle"], Duration::from_secs(10));
+    let home_session = setup.server.panes()[0]["session"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    setup.server.panectl_ok(&[
+        "launch",
+        "fake_agent",
+        "--name",
+        "ra",
+        "--session",
+        &home_session,
+        "--",
+        "first",
+    ]);
+    setup.server.panectl_ok(&[
+        "launch",
+        "fake_agent",
+        "--name",
+        "rb",
+        "--new-session",
+        "--session",
+        "other",
+        "--env",
+        "LAUNCH_VAR=kept",
+    ]);
+    // Both run: nothing to do.
+    let done = restore(&setup, &["--dry-run"]);
+    assert_eq!(outcome(&done, "ra")["outcome"], "running", "{done:#?}");
+    assert_eq!(outcome(&done, "rb")["outcome"], "running", "{done:#?}");
+
+    // tmux dies, and starts again with a session of its own.
+    setup.server.tmux(&["kill-server"]);
+    setup.server.wait_for(
+        "the daemon to see the server gone",
+        Duration::from_secs(5),
+        || setup.server.health()["server_alive"] == false,
+    );
+    setup.server.wait_for_exit(Duration::from_secs(10));
+    setup.server.start_again("fresh", 100, 30);
+    setup.server.wait_for_panes(1);
+    let planned = restore(&setup, &["--dry-run"]);
+    assert_eq!(
+        outcome(&planned, "ra")["outcome"],
+        "would_start_fresh",
+        "{planned:#?}"
+    );
+    assert_eq!(setup.server.panes().len(), 1, "a dry run started something");
+
+    // Restored: each agent by its name, in its session (both made again), as launched.
+    let done = restore(&setup, &[]);
+    for key in ["ra", "rb"] {
+        assert_eq!(outcome(&done, key)["outcome"], "started_fresh", "{done:#?}");
+    }
+    let panes = setup.server.panes();
+    let pane_of = |name: &str| {
+        panes
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("no agent {name} in {panes:#?}"))
+            .clone()
+    };
+    let ra = pane_of("ra");
+    let rb = pane_of("rb");
+    assert_eq!(ra["session"], home_session.as_str(), "{ra:#}");
+    assert_eq!(rb["session"], "other", "{rb:#}");
+    assert_eq!(ra["provider"], "fake_agent");
+    let ra_pane = ra["pane"].as_str().unwrap();
+    let rb_pane = rb["pane"].as_str().unwrap();
+    assert_eq!(outcome(&done, "ra")["pane"], ra_pane);
+    assert!(setup.server.daemon_screen(ra_pane).contains("args=first"));
+    assert!(setup.server.daemon_screen(rb_pane).contains("var=kept"));
+
+    // Again: both run, nothing starts twice.
+    let again = restore(&setup, &[]);
+    for key in ["ra", "rb"] {
+        assert_eq!(outcome(&again, key)["outcome"], "running", "{again:#?}");
+    }
+    assert_eq!(setup.server.panes().len(), panes.len());
+    // In words, too.
+    let text = setup.server.panectl_ok(&["restore", "--dry-run"]);
+    assert!(
+        text.contains(&format!(
+            "ra (fake_agent, session {home_session}): runs in {ra_pane}"
+        )),
+        "{text}"
+    );
+}
