@@ -9,9 +9,11 @@ pub use super::messages::SendBody;
 pub use super::panes::{
     FailedPane, ProviderBody, ProviderInfo, SessionTransportAnswer, TransportBody,
 };
+pub use crate::events::CloseHow;
 pub use crate::inbox::{Assignment, AssignmentState, Message};
 pub use crate::message::State as MessageState;
 pub use crate::orchestration::answer::{AnswerBody, AnswerOutcome, Outcome, PaneDecision};
+pub use crate::orchestration::close::{CloseBody, Closed};
 pub use crate::orchestration::handoff::{Assigned, HandoffAnswer, HandoffBody};
 pub use crate::orchestration::input::{InputBody, KeysBody, WaitAnswer, WaitBody};
 pub use crate::orchestration::launch::{LaunchBody, Launched};
