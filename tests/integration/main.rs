@@ -8,6 +8,7 @@ mod api_limits;
 mod board;
 mod cli_docs;
 mod cli_replay;
+mod close;
 mod command_roundtrip;
 mod connection;
 mod daemon;
