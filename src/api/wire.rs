@@ -171,6 +171,20 @@ mod tests {
             message_id: 3,
             reply_to: "%1".into(),
         });
+        let closed = Closed {
+            pane: "%4".into(),
+            how: CloseHow::Killed,
+            provider: None,
+            text: None,
+            keys: vec!["C-c".into(), "C-d".into()],
+            fallback: true,
+            cancelled: vec![7, 8],
+        };
+        assert_eq!(
+            round_trip(&closed),
+            r#"{"pane":"%4","how":"killed","provider":null,"text":null,"keys":["C-c","C-d"],"fallback":true,"cancelled":[7,8]}"#
+        );
+        assert_eq!(round_trip(&CloseBody::default()), "{}");
         round_trip(&WaitAnswer {
             pane: "%4".into(),
             reached: false,
