@@ -221,6 +221,28 @@ pub enum EventKind {
         #[schema(required = true)]
         by: Option<String>,
     },
+    /// A pane was closed on request (`panectl close`, `POST /v1/panes/{pane}/close`): its
+    /// agent was asked to exit and either did (`exited`) or was killed with its pane after
+    /// the timeout (`killed`).
+    Closed {
+        /// The pane.
+        pane: PaneId,
+        /// How it ended.
+        how: CloseHow,
+        /// The messages still pending for it, cancelled ("agent closed").
+        cancelled: Vec<i64>,
+    },
+}
+
+/// How a pane closed on request ended (a `closed` event, the close's answer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CloseHow {
+    /// Its program exited by itself after the close text and keys (or had exited already); a
+    /// pane left behind (a shell, a dead pane) was then closed.
+    Exited,
+    /// Its program was still running when the timeout passed: the pane was killed.
+    Killed,
 }
 
 /// How a dialog ended (a `decision_closed` event).
@@ -301,11 +323,12 @@ impl EventKind {
             EventKind::Seen { .. } => "seen",
             EventKind::Decision { .. } => "decision",
             EventKind::DecisionClosed { .. } => "decision_closed",
+            EventKind::Closed { .. } => "closed",
         }
     }
 
     /// Every `type` an event can have.
-    pub const TYPES: [&'static str; 19] = [
+    pub const TYPES: [&'static str; 20] = [
         "session_added",
         "session_removed",
         "connection_lost",
@@ -325,6 +348,7 @@ impl EventKind {
         "seen",
         "decision",
         "decision_closed",
+        "closed",
     ];
 
     /// The pane the event is about, if one (`%N`; a message's receiving pane as queued).
@@ -342,7 +366,8 @@ impl EventKind {
             | EventKind::Resync { pane, .. }
             | EventKind::Seen { pane }
             | EventKind::Decision { pane, .. }
-            | EventKind::DecisionClosed { pane, .. } => Some(pane.to_string()),
+            | EventKind::DecisionClosed { pane, .. }
+            | EventKind::Closed { pane, .. } => Some(pane.to_string()),
             EventKind::Message { pane, .. } => Some(pane.clone()),
             EventKind::SessionAdded { .. }
             | EventKind::SessionRemoved { .. }
@@ -556,6 +581,11 @@ mod tests {
                 sender: "cli".into(),
             },
             EventKind::PaneRemoved { pane: PaneId(2) },
+            EventKind::Closed {
+                pane: PaneId(3),
+                how: CloseHow::Killed,
+                cancelled: vec![7],
+            },
         ];
         for kind in kinds {
             let value = serde_json::to_value(&kind).expect("serializes");
@@ -564,5 +594,15 @@ mod tests {
         }
         assert_eq!(seen(4).pane().as_deref(), Some("%4"));
         assert_eq!(EventKind::ViewChanged {}.pane(), None);
+        let closed = EventKind::Closed {
+            pane: PaneId(3),
+            how: CloseHow::Exited,
+            cancelled: vec![],
+        };
+        assert_eq!(
+            serde_json::to_value(&closed).expect("serializes"),
+            serde_json::json!({"type": "closed", "pane": "%3", "how": "exited", "cancelled": []})
+        );
+        assert_eq!(closed.pane().as_deref(), Some("%3"));
     }
 }

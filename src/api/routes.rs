@@ -67,6 +67,8 @@ macro_rules! route_table {
             PaneKeys { pane } => workflows::keys / __path_keys, false;
             /// `POST /v1/panes/{pane}/decision`: answers the dialog on the pane's screen.
             PaneDecision { pane } => workflows::answer_decision / __path_answer_decision, false;
+            /// `POST /v1/panes/{pane}/close`: asks the agent to exit, then closes its pane.
+            PaneClose { pane } => workflows::close / __path_close, true;
             /// `GET /v1/decisions`: the dialogs agents wait on.
             Decisions {} => workflows::decisions / __path_decisions, false;
             /// `POST /v1/panes/{pane}/wait`: waits for a status.
@@ -245,6 +247,10 @@ mod tests {
         assert_eq!(
             Route::SessionTransport { session: "$1" }.path(),
             "/v1/sessions/%241/transport"
+        );
+        assert_eq!(
+            Route::PaneClose { pane: "%3" }.path(),
+            "/v1/panes/%253/close"
         );
         assert_eq!(
             Route::CancelMessage { id: "7" }.path(),

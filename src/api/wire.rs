@@ -9,10 +9,12 @@ pub use super::messages::SendBody;
 pub use super::panes::{
     FailedPane, ProviderBody, ProviderInfo, SessionTransportAnswer, TransportBody,
 };
+pub use crate::events::CloseHow;
 pub use crate::inbox::WorktreeRecord;
 pub use crate::inbox::{Assignment, AssignmentState, Message};
 pub use crate::message::State as MessageState;
 pub use crate::orchestration::answer::{AnswerBody, AnswerOutcome, Outcome, PaneDecision};
+pub use crate::orchestration::close::{CloseBody, Closed};
 pub use crate::orchestration::handoff::{Assigned, HandoffAnswer, HandoffBody};
 pub use crate::orchestration::input::{InputBody, KeysBody, WaitAnswer, WaitBody};
 pub use crate::orchestration::launch::{LaunchBody, Launched};
@@ -172,6 +174,20 @@ mod tests {
             message_id: 3,
             reply_to: "%1".into(),
         });
+        let closed = Closed {
+            pane: "%4".into(),
+            how: CloseHow::Killed,
+            provider: None,
+            text: None,
+            keys: vec!["C-c".into(), "C-d".into()],
+            fallback: true,
+            cancelled: vec![7, 8],
+        };
+        assert_eq!(
+            round_trip(&closed),
+            r#"{"pane":"%4","how":"killed","provider":null,"text":null,"keys":["C-c","C-d"],"fallback":true,"cancelled":[7,8]}"#
+        );
+        assert_eq!(round_trip(&CloseBody::default()), "{}");
         round_trip(&WaitAnswer {
             pane: "%4".into(),
             reached: false,

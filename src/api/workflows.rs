@@ -16,6 +16,7 @@ use super::responses::{
 use super::state::ApiState;
 use crate::inbox::Assignment;
 use crate::orchestration::answer::{self, AnswerBody, AnswerOutcome, PaneDecision};
+use crate::orchestration::close::{self, CloseBody, Closed};
 use crate::orchestration::handoff::{self, Assigned, AssignmentQuery, HandoffAnswer, HandoffBody};
 use crate::orchestration::input::{self, InputBody, KeysBody, WaitAnswer, WaitBody};
 use crate::orchestration::launch::{self, LaunchBody, Launched};
@@ -455,6 +456,54 @@ pub(crate) async fn answer_decision(
 ) -> Result<Response, ApiError> {
     let outcome = answer::answer(&state.ctx, &name, &body).await?;
     Ok(axum::Json(outcome).into_response())
+}
+
+/// Close an agent: ask it to exit, then close its pane
+///
+/// Cancels the messages still pending for the pane (reason `agent closed`), then asks the
+/// program to exit its own way: the text and keys of its provider's `[close]` table (`/exit`
+/// and Enter for Claude Code, `exit` and Enter for a shell), or `C-c` then `C-d` when there is
+/// none (no provider recognised, or a provider without one: `fallback` says so). It waits up
+/// to `timeout_seconds` (default 10) for the program to exit (its pane closes or dies, its
+/// status becomes `exited`, or the shell it ran from is in the foreground again), then closes
+/// what is left of the pane with `kill-pane`. A pane that runs no agent is closed too: it is
+/// what was asked. A `closed` event says how it ended (`exited` or `killed`).
+#[utoipa::path(
+    post,
+    path = "/v1/panes/{pane}/close",
+    operation_id = "close_agent",
+    tag = "orchestration",
+    params(PanePath),
+    request_body = CloseBody,
+    responses(
+        (
+            status = 200,
+            description = "The pane is closed: `how` says whether its program exited by itself                            (`exited`) or was killed at the timeout (`killed`); `cancelled` lists                            the messages cancelled.",
+            body = Closed
+        ),
+        (
+            status = 400,
+            description = "`timeout_seconds` negative or over 3600.",
+            body = ErrorBody
+        ),
+        (status = 404, response = PaneNotFound),
+        (status = 409, response = PaneAmbiguous),
+        (status = 500, response = InboxFailed),
+        (status = 502, description = "tmux refused to close the pane.", body = ErrorBody),
+        (
+            status = 503,
+            description = "The pane's session is reconnecting, or the daemon is stopping.",
+            body = ErrorBody
+        ),
+    )
+)]
+pub(crate) async fn close(
+    State(state): State<ApiState>,
+    UrlPath(PanePath { pane: name }): UrlPath<PanePath>,
+    Json(body): Json<CloseBody>,
+) -> Result<Response, ApiError> {
+    let closed = close::close(&state.ctx, &name, &body).await?;
+    Ok(axum::Json(closed).into_response())
 }
 
 /// List the dialogs agents wait on

@@ -9,6 +9,7 @@ mod answer;
 mod assign;
 mod board;
 mod client;
+mod close;
 mod completions;
 mod config;
 mod daemon;
@@ -299,6 +300,10 @@ enum Command {
     Decisions(answer::DecisionsArgs),
     /// Press keys in a pane, by tmux key name (Enter, Escape, C-c, F5, Up, y...).
     Key(input::KeyArgs),
+    /// Close an agent: cancel its pending messages, ask it to exit its own way (its provider's
+    /// `[close]` text and keys, else C-c C-d), and close its pane, killing it after `--timeout`
+    /// (default 10s). Prints how it closed: exited, or killed.
+    Close(close::CloseArgs),
     /// Wait until a pane's status is one of some statuses. Exit code 0 when reached (the
     /// status is printed), 1 on a timeout or an unknown pane (the table in `panectl --help`).
     Wait(wait::WaitArgs),
@@ -367,6 +372,7 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
         Command::Answer(args) => Box::new(args),
         Command::Decisions(args) => Box::new(args),
         Command::Key(args) => Box::new(args),
+        Command::Close(args) => Box::new(args),
         Command::Wait(args) => Box::new(args),
         Command::Socket(args) => Box::new(args),
         Command::Health(args) => Box::new(args),

@@ -501,6 +501,20 @@ impl Store {
         self.get(id)
     }
 
+    /// Cancels every pending message for `pane`, each with `reason` (its pane closed: no one
+    /// will take them); returns them, oldest first.
+    pub fn cancel_pending(&mut self, pane: &str, reason: &str) -> Result<Vec<Message>, InboxError> {
+        let pending = self.list(Some(pane), Some(State::Pending))?;
+        let mut cancelled = Vec::with_capacity(pending.len());
+        for m in pending {
+            self.transition(m.id, State::Pending, State::Cancelled, |c| {
+                set_reason(c, m.id, reason)
+            })?;
+            cancelled.push(self.get(m.id)?);
+        }
+        Ok(cancelled)
+    }
+
     /// Marks pending messages whose time ran out as expired; returns them.
     pub fn expire(&mut self, now: i64) -> Result<Vec<Message>, InboxError> {
         let expired = self
@@ -751,6 +765,33 @@ mod tests {
         let f = store.enqueue(new("%1", "y", 0)).unwrap();
         let failed = store.failed(f.id, "the pane is gone").unwrap();
         assert_eq!(failed.reason.as_deref(), Some("the pane is gone"));
+    }
+
+    #[test]
+    fn a_closed_panes_pending_messages_are_cancelled_with_the_reason() {
+        let (_dir, mut store) = store();
+        let first = store.enqueue(new("%1", "one", 1)).unwrap();
+        let second = store.enqueue(new("%1", "two", 2)).unwrap();
+        let other = store.enqueue(new("%2", "three", 3)).unwrap();
+        // One already on its way is not pending: it is left alone.
+        store.begin_delivery(first.id, 4).unwrap();
+        store.take_changes();
+        let cancelled = store.cancel_pending("%1", "agent closed").unwrap();
+        assert_eq!(
+            cancelled.iter().map(|m| m.id).collect::<Vec<_>>(),
+            [second.id]
+        );
+        assert_eq!(cancelled[0].state, State::Cancelled);
+        assert_eq!(cancelled[0].reason.as_deref(), Some("agent closed"));
+        assert_eq!(store.get(first.id).unwrap().state, State::Delivering);
+        assert_eq!(store.get(other.id).unwrap().state, State::Pending);
+        // The change reaches the event stream.
+        let changes = store.take_changes();
+        assert_eq!(
+            changes.iter().map(|m| m.id).collect::<Vec<_>>(),
+            [second.id]
+        );
+        assert!(store.cancel_pending("%1", "again").unwrap().is_empty());
     }
 
     #[test]

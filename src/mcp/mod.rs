@@ -16,6 +16,9 @@
 //! | `launch_agent` | `POST /v1/agents` |
 //! | `handoff` | `POST /v1/handoff` |
 //! | `assign` | `POST /v1/assign` |
+//! | `list_decisions` | `GET /v1/decisions` |
+//! | `answer_decision` | `POST /v1/panes/{pane}/decision` |
+//! | `close_agent` | `POST /v1/panes/{pane}/close` |
 //!
 //! A failed request (the daemon's error answer, or no daemon at all) is a tool error carrying
 //! the daemon's message, never a protocol error. Stdout carries the protocol and nothing else.
@@ -31,11 +34,13 @@ use serde::Serialize;
 use crate::api::client::{ApiClient, ClientError};
 use crate::api::routes::Route;
 use crate::api::wire::{
-    AnswerBody, AnswerOutcome, Assigned, HandoffAnswer, Launched, Message, PaneDecision,
+    AnswerBody, AnswerOutcome, Assigned, CloseBody, Closed, HandoffAnswer, Launched, Message,
+    PaneDecision,
 };
 pub use params::{
-    AnswerDecisionParams, AssignParams, HandoffParams, LaunchParams, PaneParams, SendMessageParams,
-    assign_body, handoff_body, handoff_text, launch_body, list_agents_text, send_body,
+    AnswerDecisionParams, AssignParams, CloseAgentParams, HandoffParams, LaunchParams, PaneParams,
+    SendMessageParams, assign_body, handoff_body, handoff_text, launch_body, list_agents_text,
+    send_body,
 };
 
 /// Why the MCP server stopped with an error.
@@ -237,6 +242,24 @@ impl PanectlMcp {
         Ok(pretty(&launched))
     }
 
+    /// Close an agent you no longer need: its messages still queued are cancelled, it is asked
+    /// to exit its own way (/exit or /quit for the agent CLIs, exit for a shell; Ctrl-C then
+    /// Ctrl-D for anything else), and its pane is closed, killed if it has not exited within
+    /// timeout_seconds (default 10). Returns JSON: the pane, how (exited or killed), what was
+    /// sent and the cancelled message ids.
+    #[tool]
+    async fn close_agent(&self, Parameters(params): Parameters<CloseAgentParams>) -> ToolResult {
+        let body = CloseBody {
+            timeout_seconds: params.timeout_seconds,
+        };
+        let closed: Closed = self
+            .client
+            .post_json(&Route::PaneClose { pane: &params.pane }.path(), &body)
+            .await
+            .map_err(|e| failed("close_agent", e))?;
+        Ok(pretty(&closed))
+    }
+
     /// Hand a task to another agent and wait for its answer: the message goes to an existing
     /// agent (pane) or to a new one started for it (provider), and this call returns the
     /// agent's answer once it has finished its turn. Blocks until then (or timeout_seconds).
@@ -284,8 +307,8 @@ impl PanectlMcp {
     instructions = "panectl: see and drive the CLI coding agents running in tmux panes. \
         list_agents shows them; agent_status, read_screen and last_response inspect one; \
         send_message queues a message; list_decisions shows the dialogs agents wait on and \
-        answer_decision picks an option of one; launch_agent starts a new agent; handoff waits for \
-        another agent's answer; assign returns at once and the answer arrives later as a \
+        answer_decision picks an option of one; launch_agent starts a new agent and close_agent closes \
+        one; handoff waits for another agent's answer; assign returns at once and the answer arrives later as a \
         message in your own pane. Panes are named %N (or session:window.pane, or a unique \
         window name)."
 )]

@@ -35,6 +35,17 @@ pub struct AnswerDecisionParams {
     pub label: Option<String>,
 }
 
+/// What `close_agent` is given.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct CloseAgentParams {
+    /// The agent's pane: `%N`, `session:window.pane`, a unique window name or the agent's name.
+    pub pane: String,
+    /// How long the agent has to exit by itself before its pane is killed, in seconds
+    /// (default 10).
+    #[serde(default)]
+    pub timeout_seconds: Option<f64>,
+}
+
 /// What `send_message` is given.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct SendMessageParams {

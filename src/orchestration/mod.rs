@@ -1,10 +1,11 @@
 //! The workflows orchestrators call, without HTTP: starting agents ([`launch`]), typing into
 //! and waiting on panes ([`input`]), following a worker's turn ([`turn`]) and handing work to
-//! it ([`handoff`]). The API's routes and the MCP tools are thin layers over these; every
+//! it ([`handoff`]), and closing it ([`close`]). The API's routes and the MCP tools are thin layers over these; every
 //! function takes the daemon's [`Context`] and answers with a typed [`Error`], which the HTTP
 //! layer turns into a status code.
 
 pub mod answer;
+pub mod close;
 pub mod dialogs;
 pub mod handoff;
 pub mod input;

@@ -492,6 +492,52 @@ fn live_answers_fit_the_openapi_document() {
         400
     );
 
+    // Close: a bad timeout, a pane that is not there, and a program that exits on Ctrl-C.
+    assert_eq!(
+        api.call(
+            "post",
+            "/v1/panes/{pane}/close",
+            &pane_path("/close"),
+            Some(json!({"timeout_seconds": -1}))
+        )
+        .status,
+        400
+    );
+    assert_eq!(
+        api.call(
+            "post",
+            "/v1/panes/{pane}/close",
+            "/v1/panes/%25999/close",
+            Some(json!({}))
+        )
+        .status,
+        404
+    );
+    let sleeper = server
+        .tmux(&[
+            "split-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "exec sleep 600",
+        ])
+        .trim()
+        .to_string();
+    server.wait_for(
+        "the daemon to list the sleeper",
+        Duration::from_secs(10),
+        || server.panes().iter().any(|p| p["pane"] == sleeper.as_str()),
+    );
+    let closed = api.call(
+        "post",
+        "/v1/panes/{pane}/close",
+        &format!("/v1/panes/{}/close", sleeper.replace('%', "%25")),
+        Some(json!({"timeout_seconds": 5})),
+    );
+    assert_eq!(closed.status, 200);
+    assert_eq!(closed.json()["how"], "exited");
+
     // Orchestration refusals, and assignments.
     assert_eq!(
         api.call(

@@ -9,6 +9,7 @@ mod api_limits;
 mod board;
 mod cli_docs;
 mod cli_replay;
+mod close;
 mod command_roundtrip;
 mod connection;
 mod daemon;

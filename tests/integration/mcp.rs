@@ -121,7 +121,7 @@ fn mcp_tools_drive_the_daemon() {
     );
     assert!(info.capabilities.tools.is_some());
 
-    // tools/list: the ten tools, each described and with an object schema.
+    // tools/list: the eleven tools, each described and with an object schema.
     let tools = runtime
         .block_on(client.list_all_tools())
         .expect("tools/list");
@@ -133,6 +133,7 @@ fn mcp_tools_drive_the_daemon() {
             "agent_status",
             "answer_decision",
             "assign",
+            "close_agent",
             "handoff",
             "last_response",
             "launch_agent",

@@ -34,6 +34,10 @@
 //! pointer = '^\s*[❯›>●]\s'           # optional: the row of the selected option (this default)
 //! keys = ["Enter"]                   # the tmux keys that accept it
 //!
+//! [close]                            # how `panectl close` asks the CLI to exit (optional;
+//! text = "/exit"                     # without it: C-c, C-d): text typed literally, then
+//! keys = ["Enter"]                   # these tmux keys
+//!
 //! [delivery]                         # how the inbox delivers messages (all optional)
 //! ready = ["idle", "completed"]      # statuses in which a message may go in
 //! submit_delay_ms = 200              # between the paste and the submit key (at least 150)
@@ -79,10 +83,12 @@ use toml::Spanned;
 
 use super::Status;
 use super::view::Region;
+pub use close::{Close, FALLBACK_KEYS};
 pub use launch::{DEFAULT_POINTER, Launch, StartupPrompt};
 use signals::SignalsSpec;
 pub use signals::{Meaning, Signals, TitleSignal};
 
+pub mod close;
 pub mod launch;
 pub mod signals;
 
@@ -159,6 +165,7 @@ struct FileSpec {
     #[serde(default)]
     delivery: DeliverySpec,
     launch: Option<LaunchSpec>,
+    close: Option<Spanned<close::CloseSpec>>,
     #[serde(default)]
     signals: SignalsSpec,
     /// Why the provider has no recorded screens (a CLI that cannot be run here).
@@ -465,6 +472,8 @@ pub struct Provider {
     pub delivery: Delivery,
     /// How `panectl launch` starts the CLI, if it can be launched.
     pub launch: Option<Launch>,
+    /// How `panectl close` asks the CLI to exit (`None`: [`FALLBACK_KEYS`]).
+    pub close: Option<Close>,
     /// Which of the agent's own signals are believed for its panes.
     pub signals: Signals,
     /// Why its rules were written without recorded screens, when they were (a CLI that cannot
@@ -747,6 +756,11 @@ impl Provider {
                 ));
             }
         };
+        let close = spec
+            .close
+            .map(Close::from_spec)
+            .transpose()
+            .map_err(|(offset, message)| error(offset, message))?;
         let signals =
             Signals::from_spec(spec.signals).map_err(|(offset, message)| error(offset, message))?;
         let layer_use = match spec.layer {
@@ -778,6 +792,7 @@ impl Provider {
             last_response,
             delivery,
             launch,
+            close,
             signals,
             unrecorded: spec.unrecorded,
             rules,

@@ -1,0 +1,130 @@
+//! `panectl close`: asks a pane's agent to exit its own way, then closes the pane.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Args;
+use panectl::api::routes::Route;
+use panectl::api::wire::{CloseBody, CloseHow, Closed};
+
+use super::client::{block_on, client, print_pretty, printable};
+use super::{Run, ServerArgs};
+
+/// Close an agent: cancel its pending messages, ask it to exit its own way (its provider's
+/// `[close]` text and keys; else C-c, C-d), then close its pane, killing it after `--timeout`.
+#[derive(Debug, Args)]
+pub struct CloseArgs {
+    /// The pane (`%N`, `session:window.pane`, or the agent's name).
+    pane: String,
+    /// How long the agent has to exit by itself before its pane is killed (default 10s).
+    #[arg(long, value_name = "DURATION", value_parser = super::duration::parse_or_zero)]
+    timeout: Option<std::time::Duration>,
+    /// Print the outcome (`pane`, `how`, `cancelled`, what was sent) as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Run for CloseArgs {
+    fn run(&self, server: &ServerArgs) -> anyhow::Result<ExitCode> {
+        let client = client(server)?;
+        let path = Route::PaneClose { pane: &self.pane }.path();
+        let body = CloseBody {
+            timeout_seconds: self.timeout.map(|t| t.as_secs_f64()),
+        };
+        let closed: Closed = block_on(async { Ok(client.post_json(&path, &body).await?) })?;
+        if self.json {
+            print_pretty(&closed)?;
+        } else {
+            writeln!(std::io::stdout().lock(), "{}", summary(&closed))?;
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+
+    fn pane_mut(&mut self) -> Option<&mut String> {
+        Some(&mut self.pane)
+    }
+}
+
+/// The outcome in words: what was sent (saying so when it was the fallback), how the pane
+/// closed and which messages were cancelled.
+fn summary(closed: &Closed) -> String {
+    let mut sent: Vec<String> = closed.text.iter().map(|t| format!("{t:?}")).collect();
+    sent.extend(closed.keys.iter().cloned());
+    let sent = printable(&sent.join(" "));
+    let how = match closed.how {
+        CloseHow::Exited => "it exited",
+        CloseHow::Killed => "it did not exit in time and its pane was killed",
+    };
+    let mut text = if closed.fallback {
+        let whose = match &closed.provider {
+            Some(provider) => format!("{provider} has no [close] section"),
+            None => "no agent recognised".to_string(),
+        };
+        format!("closed {}: {whose}, sent {sent}; {how}", closed.pane)
+    } else {
+        format!("closed {}: sent {sent}; {how}", closed.pane)
+    };
+    if !closed.cancelled.is_empty() {
+        let ids: Vec<String> = closed.cancelled.iter().map(i64::to_string).collect();
+        text.push_str(&format!("; cancelled messages {}", ids.join(", ")));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn closed(how: CloseHow, provider: Option<&str>, fallback: bool) -> Closed {
+        Closed {
+            pane: "%3".into(),
+            how,
+            provider: provider.map(str::to_string),
+            text: (!fallback).then(|| "/exit".to_string()),
+            keys: if fallback {
+                vec!["C-c".into(), "C-d".into()]
+            } else {
+                vec!["Enter".into()]
+            },
+            fallback,
+            cancelled: vec![],
+        }
+    }
+
+    #[test]
+    fn the_summary_says_what_was_sent_and_how_it_closed() {
+        assert_eq!(
+            summary(&closed(CloseHow::Exited, Some("claude_code"), false)),
+            "closed %3: sent \"/exit\" Enter; it exited"
+        );
+        let mut killed = closed(CloseHow::Killed, None, true);
+        killed.cancelled = vec![4, 5];
+        assert_eq!(
+            summary(&killed),
+            "closed %3: no agent recognised, sent C-c C-d; it did not exit in time and its pane \
+             was killed; cancelled messages 4, 5"
+        );
+        assert!(
+            summary(&closed(CloseHow::Exited, Some("mine"), true))
+                .contains("mine has no [close] section, sent C-c C-d")
+        );
+    }
+
+    #[test]
+    fn the_timeout_is_a_duration() {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from(["panectl", "close", "w", "--timeout", "500ms"]);
+        let Ok(crate::cli::Cli {
+            command: crate::cli::Command::Close(args),
+            ..
+        }) = cli
+        else {
+            panic!("not parsed: {cli:?}");
+        };
+        assert_eq!(args.timeout, Some(std::time::Duration::from_millis(500)));
+        assert!(
+            crate::cli::Cli::try_parse_from(["panectl", "close", "w", "--timeout", "soon"])
+                .is_err()
+        );
+    }
+}

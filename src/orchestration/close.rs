@@ -1,0 +1,284 @@
+//! `POST /v1/panes/{pane}/close`: closes an agent the way a person would. Its messages still
+//! pending are cancelled first (no delivery may type into a CLI on its way out), then the CLI
+//! is asked to exit its own way (its provider's `[close]` table: `/exit` and Enter; without
+//! one, Ctrl-C then Ctrl-D), and given until the timeout to do so; whatever is left of the
+//! pane (a shell it returned to, a dead pane, or the program that ignored the keys) is then
+//! closed with `kill-pane`. A `closed` event says which of the two it was.
+//!
+//! Everything goes to tmux through the daemon's control connection: the text with
+//! `send-keys -l` (nothing in it is expanded or read as a key name), keys checked as key names
+//! when the rules were loaded, and `kill-pane -t %N`.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::limits::{self, Zero};
+use super::{Context, Error};
+use crate::control::command::{Command, Format, Line, Target, commands};
+use crate::events::{CloseHow, EventKind};
+use crate::ids::PaneId;
+use crate::status::Status;
+use crate::status::rules::Close;
+use crate::tmux::watch::{PaneWatch, Seen};
+use crate::tmux::{ConnectionHandle, RunError};
+
+/// How long the agent has to exit after the close keys, unless the request says otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The longest timeout a close may ask for (an hour).
+pub const MAX_CLOSE_SECONDS: f64 = 3_600.0;
+
+/// The reason recorded on the messages a close cancels.
+pub const CANCEL_REASON: &str = "agent closed";
+
+/// Between the close text and the keys after it when the provider sets no submit delay:
+/// CLIs that read the key in the same read as the text take it as part of the text.
+const TEXT_DELAY: Duration = Duration::from_millis(150);
+
+/// How often the pane's process is looked at while the agent is given time to exit.
+const POLL: Duration = Duration::from_millis(100);
+
+/// The body of `POST /v1/panes/{pane}/close`.
+#[derive(Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CloseBody {
+    /// How long the agent has to exit by itself before its pane is killed, in seconds
+    /// (default 10; 0: kill at once, after the keys).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 3600, default = 10)]
+    pub timeout_seconds: Option<f64>,
+}
+
+/// The answer of `POST /v1/panes/{pane}/close`: what was sent and how the pane closed.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Closed {
+    /// The pane, now closed.
+    #[schema(value_type = PaneId)]
+    pub pane: String,
+    /// `exited`: the program exited by itself after the close keys (or had already);
+    /// `killed`: it was still running at the timeout, and its pane was killed.
+    pub how: CloseHow,
+    /// The pane's provider when it was closed (`null`: no agent was recognised).
+    #[schema(required = true)]
+    pub provider: Option<String>,
+    /// The text typed first (the provider's `[close]` text), if any.
+    #[schema(required = true)]
+    pub text: Option<String>,
+    /// The keys pressed after it.
+    pub keys: Vec<String>,
+    /// Whether the keys were the fallback (`C-c`, `C-d`): the pane's provider has no `[close]`
+    /// table, or no provider was recognised.
+    pub fallback: bool,
+    /// The messages that were still pending for the pane, now cancelled with the reason
+    /// `agent closed`.
+    pub cancelled: Vec<i64>,
+}
+
+/// How the wait for the program ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    /// The pane is gone (the program exited and tmux closed its pane).
+    Gone,
+    /// The program exited and left its pane (dead, or back at its shell).
+    Exited,
+    /// The timeout passed with the program still running.
+    Running,
+}
+
+/// What the pane holds now, as tmux says.
+enum Probe {
+    Gone,
+    Dead,
+    Running(String),
+}
+
+/// `POST /v1/panes/{pane}/close`: see the module's documentation.
+pub async fn close(state: &Context, name: &str, body: &CloseBody) -> Result<Closed, Error> {
+    let timeout = body
+        .timeout_seconds
+        .map(|s| limits::seconds("timeout_seconds", s, Zero::Allowed, MAX_CLOSE_SECONDS))
+        .transpose()?
+        .unwrap_or(DEFAULT_TIMEOUT);
+    let (pane, handle) = state.find(name).await?;
+    let id = pane.pane;
+    // Watch before acting, so that no exit falls between the keys and the wait.
+    let mut watch = PaneWatch::new(&state.bus, id);
+    let (rules, shells) = {
+        let providers = state.providers.borrow();
+        let rules = pane.provider.as_deref().and_then(|p| providers.get(p));
+        let shells = providers
+            .get(crate::status::providers::SHELL)
+            .map(|shell| shell.detect.commands.clone())
+            .unwrap_or_default();
+        (
+            rules.map(|p| (p.close.clone(), p.delivery.submit_delay)),
+            shells,
+        )
+    };
+    let (close, delay) = match rules {
+        Some((Some(close), delay)) => (Some(close), delay.unwrap_or(TEXT_DELAY)),
+        _ => (None, TEXT_DELAY),
+    };
+    let fallback = close.is_none();
+    let close = close.unwrap_or_else(Close::fallback);
+    let receiver = id.to_string();
+    let cancelled: Vec<i64> = state
+        .inbox
+        .call(move |store| store.cancel_pending(&receiver, CANCEL_REASON))
+        .await?
+        .into_iter()
+        .map(|message| message.id)
+        .collect();
+    let ended = if pane.dead || pane.status == Status::Exited {
+        Ended::Exited
+    } else {
+        ask(&handle, id, &close, delay).await?;
+        let in_shell = shells.contains(&pane.command.to_string());
+        let deadline = tokio::time::Instant::now() + timeout;
+        await_exit(state, &handle, &mut watch, id, in_shell, &shells, deadline).await?
+    };
+    if ended != Ended::Gone {
+        kill(&handle, id).await?;
+    }
+    let how = match ended {
+        Ended::Gone | Ended::Exited => CloseHow::Exited,
+        Ended::Running => CloseHow::Killed,
+    };
+    tracing::info!(pane = %id, ?how, cancelled = cancelled.len(), "closed on request");
+    state.bus.publish(EventKind::Closed {
+        pane: id,
+        how,
+        cancelled: cancelled.clone(),
+    });
+    Ok(Closed {
+        pane: id.to_string(),
+        how,
+        provider: pane.provider,
+        text: close.text,
+        keys: close.keys,
+        fallback,
+        cancelled,
+    })
+}
+
+/// Types the close text and presses the close keys. A pane that is gone by then is no error
+/// (the wait sees it gone); a connection that failed is.
+async fn ask(
+    handle: &ConnectionHandle,
+    pane: PaneId,
+    close: &Close,
+    delay: Duration,
+) -> Result<(), Error> {
+    if let Some(text) = &close.text {
+        let command = commands::send_literal(pane, text.as_bytes())
+            .map_err(|e| Error::BadRequest(e.to_string()))?;
+        sent(handle.run(Line::new(command)).await, pane)?;
+        if !close.keys.is_empty() {
+            tokio::time::sleep(delay).await;
+        }
+    }
+    if let Some(line) = Line::keys(pane, &close.keys) {
+        sent(handle.run(line).await, pane)?;
+    }
+    Ok(())
+}
+
+/// A refused `send-keys` (the pane closed meanwhile) is logged and let be; a failed
+/// connection is an error.
+fn sent<T>(result: Result<T, RunError>, pane: PaneId) -> Result<(), Error> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(error @ RunError::Connection(_)) => Err(Error::Unavailable(error.to_string())),
+        Err(error) => {
+            tracing::info!(%pane, %error, "the close keys were not taken");
+            Ok(())
+        }
+    }
+}
+
+/// Waits until the pane's program exited or `deadline` passed: the pane closed, it died, its
+/// status became `exited`, or (for a program started from a shell) the shell is its
+/// foreground command again. The bus is read for the first three and the pane asked every
+/// [`POLL`] for all of them.
+async fn await_exit(
+    state: &Context,
+    handle: &ConnectionHandle,
+    watch: &mut PaneWatch,
+    pane: PaneId,
+    in_shell: bool,
+    shells: &[String],
+    deadline: tokio::time::Instant,
+) -> Result<Ended, Error> {
+    let stopping = || Error::Unavailable("the daemon is stopping".into());
+    loop {
+        match probe(handle, pane).await? {
+            Probe::Gone => return Ok(Ended::Gone),
+            Probe::Dead => return Ok(Ended::Exited),
+            Probe::Running(command) if !in_shell && shells.contains(&command) => {
+                return Ok(Ended::Exited);
+            }
+            Probe::Running(_) => {}
+        }
+        let now = tokio::time::Instant::now();
+        if now >= deadline {
+            return Ok(Ended::Running);
+        }
+        let tick = (now + POLL).min(deadline);
+        loop {
+            let seen = tokio::select! {
+                () = state.shutdown.cancelled() => return Err(stopping()),
+                seen = watch.next_until(Some(tick)) => seen,
+            };
+            match seen {
+                None => break,
+                Some(Seen::Gone) => return Ok(Ended::Gone),
+                Some(Seen::Status {
+                    status: Status::Exited,
+                    ..
+                }) => return Ok(Ended::Exited),
+                Some(Seen::Closed) => return Err(stopping()),
+                Some(Seen::Status { .. } | Seen::Stale | Seen::Other(_)) => {}
+            }
+        }
+    }
+}
+
+/// Asks tmux whether the pane is there, dead, and what its foreground command is.
+async fn probe(handle: &ConnectionHandle, pane: PaneId) -> Result<Probe, Error> {
+    const PROCESS: Format = Format::new("#{pane_dead}:#{pane_current_command}");
+    let line = Line::new(commands::display_print(PROCESS, Some(Target::Pane(pane))));
+    match handle.run(line).await {
+        Ok(replies) => {
+            let text = replies
+                .first()
+                .map(|r| String::from_utf8_lossy(&r.joined_body()).trim().to_string())
+                .unwrap_or_default();
+            Ok(match text.split_once(':') {
+                Some(("1", _)) => Probe::Dead,
+                Some((_, command)) => Probe::Running(command.to_string()),
+                // No pane: tmux answers nothing for a pane it no longer has.
+                None if text.is_empty() => Probe::Gone,
+                None => Probe::Running(String::new()),
+            })
+        }
+        Err(error @ RunError::Connection(_)) => Err(Error::Unavailable(error.to_string())),
+        // tmux refuses a target it cannot find: the pane closed.
+        Err(_) => Ok(Probe::Gone),
+    }
+}
+
+/// Closes the pane (`kill-pane -t %N`); one that closed meanwhile is no error.
+async fn kill(handle: &ConnectionHandle, pane: PaneId) -> Result<(), Error> {
+    let kill = Command::new("kill-pane").target("-t", Target::Pane(pane));
+    match handle.run(Line::new(kill)).await {
+        Ok(_) => Ok(()),
+        Err(error @ RunError::Connection(_)) => Err(Error::Unavailable(error.to_string())),
+        Err(error) => match probe(handle, pane).await? {
+            Probe::Gone => Ok(()),
+            Probe::Dead | Probe::Running(_) => Err(Error::Failed(format!(
+                "{pane} could not be closed: {error}"
+            ))),
+        },
+    }
+}
