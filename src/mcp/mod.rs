@@ -19,6 +19,8 @@
 //! | `list_decisions` | `GET /v1/decisions` |
 //! | `answer_decision` | `POST /v1/panes/{pane}/decision` |
 //! | `close_agent` | `POST /v1/panes/{pane}/close` |
+//! | `list_worktrees` | `GET /v1/worktrees` |
+//! | `restore_agents` | `POST /v1/restore` |
 //!
 //! A failed request (the daemon's error answer, or no daemon at all) is a tool error carrying
 //! the daemon's message, never a protocol error. Stdout carries the protocol and nothing else.
@@ -35,12 +37,12 @@ use crate::api::client::{ApiClient, ClientError};
 use crate::api::routes::Route;
 use crate::api::wire::{
     AnswerBody, AnswerOutcome, Assigned, CloseBody, Closed, HandoffAnswer, Launched, Message,
-    PaneDecision,
+    PaneDecision, RestoreBody, Restored, WorktreeListing,
 };
 pub use params::{
     AnswerDecisionParams, AssignParams, CloseAgentParams, HandoffParams, LaunchParams, PaneParams,
-    SendMessageParams, assign_body, handoff_body, handoff_text, launch_body, list_agents_text,
-    send_body,
+    RestoreParams, SendMessageParams, assign_body, handoff_body, handoff_text, launch_body,
+    list_agents_text, send_body,
 };
 
 /// Why the MCP server stopped with an error.
@@ -229,6 +231,16 @@ impl PanectlMcp {
     #[tool]
     async fn launch_agent(&self, Parameters(params): Parameters<LaunchParams>) -> ToolResult {
         let mut body = launch_body(&params);
+        if let Some(name) = params.profile.as_deref().filter(|p| !p.is_empty()) {
+            let profile = crate::orchestration::profile::find(None, name)
+                .map_err(|e| format!("launch_agent: {e}"))?;
+            let from_env = crate::orchestration::profile::caller_env(&profile)
+                .map_err(|e| format!("launch_agent: {e}"))?;
+            body = crate::orchestration::launch_plan::merge(&profile, body, from_env);
+        }
+        if body.provider.is_empty() {
+            return Err("launch_agent: give a provider or a profile".into());
+        }
         if body.session.is_none()
             && let Some(session) = self.caller_session().await
         {
@@ -258,6 +270,37 @@ impl PanectlMcp {
             .await
             .map_err(|e| failed("close_agent", e))?;
         Ok(pretty(&closed))
+    }
+
+    /// The git worktrees agents were launched in (launch_agent with a profile that asks for
+    /// one): each with its branch, its agent and that agent's status, and whether it is
+    /// clean, dirty or missing, and how many commits it is ahead of and behind its base.
+    #[tool]
+    async fn list_worktrees(&self) -> ToolResult {
+        let listed: Vec<WorktreeListing> = self
+            .client
+            .get_json(&Route::Worktrees {}.path())
+            .await
+            .map_err(|e| failed("list_worktrees", e))?;
+        Ok(pretty(&listed))
+    }
+
+    /// Start again the agents panectl launched that no longer run (after tmux or the machine
+    /// restarted), each in its session and under its name, resuming its conversation where
+    /// the CLI can (Claude Code); agents that run are left alone. With dry_run, only say what
+    /// would be done. Returns JSON: each agent and its outcome.
+    #[tool]
+    async fn restore_agents(&self, Parameters(params): Parameters<RestoreParams>) -> ToolResult {
+        let body = RestoreBody {
+            dry_run: params.dry_run,
+            ..RestoreBody::default()
+        };
+        let done: Vec<Restored> = self
+            .client
+            .post_json(&Route::Restore {}.path(), &body)
+            .await
+            .map_err(|e| failed("restore_agents", e))?;
+        Ok(pretty(&done))
     }
 
     /// Hand a task to another agent and wait for its answer: the message goes to an existing

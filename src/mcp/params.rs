@@ -62,8 +62,14 @@ pub struct SendMessageParams {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct LaunchParams {
     /// The provider to start, e.g. `claude_code`, `codex`, `gemini_cli` (it needs a
-    /// `[launch]` command in its rules).
+    /// `[launch]` command in its rules). May be left out with `profile`.
+    #[serde(default)]
     pub provider: String,
+    /// Launch as the user's launch profile of this name says (`panectl profiles` lists them):
+    /// its provider, arguments, model, system prompt, first message, worktree; what is given
+    /// here wins. A profile with arguments or environment needs the daemon's --mcp-allow-args.
+    #[serde(default)]
+    pub profile: Option<String>,
     /// A name for the agent: the window's name (1-64 letters, digits, `_`, `-`, `.`).
     #[serde(default)]
     pub name: Option<String>,
@@ -83,6 +89,14 @@ pub struct LaunchParams {
     /// How long to wait until it is ready, in seconds (default 60).
     #[serde(default)]
     pub timeout_seconds: Option<f64>,
+}
+
+/// What `restore_agents` is given.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct RestoreParams {
+    /// Only say what would be done.
+    #[serde(default)]
+    pub dry_run: bool,
 }
 
 /// What `handoff` is given.
@@ -379,6 +393,7 @@ mod tests {
     fn launch_and_send_bodies_name_the_api_fields() {
         let params = LaunchParams {
             provider: "claude_code".into(),
+            profile: None,
             name: Some("worker".into()),
             session: None,
             cwd: Some("/tmp".into()),

@@ -228,6 +228,13 @@ fn runs_in<'a>(record: &AgentRecord, panes: &'a [PaneSummary]) -> Option<&'a Pan
 
 /// `POST /v1/restore`: starts again every recorded agent that does not run (see the module).
 pub async fn restore(state: &Context, body: &RestoreBody) -> Result<Vec<Restored>, Error> {
+    // What runs is known only once every session is read: before that, a running agent would
+    // look gone, and be started twice.
+    if !state.synced() && !state.wait_synced(super::SYNC_WAIT).await {
+        return Err(Error::Unavailable(
+            "the daemon is still reading tmux's sessions: try again".into(),
+        ));
+    }
     let records = state.inbox.call(|store| store.agents()).await?;
     let panes = state.all_panes().await;
     let mut sessions: BTreeSet<String> = panes.iter().map(|p| p.session.to_string()).collect();

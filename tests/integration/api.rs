@@ -536,7 +536,12 @@ fn live_answers_fit_the_openapi_document() {
         Some(json!({"timeout_seconds": 5})),
     );
     assert_eq!(closed.status, 200);
-    assert_eq!(closed.json()["how"], "exited");
+    // (Ctrl-C reaches `sleep`, or, sent before it runs, the kill does: either way it closed.)
+    assert!(
+        ["exited", "killed"].contains(&closed.json()["how"].as_str().unwrap_or_default()),
+        "{:?}",
+        closed.json()
+    );
 
     // Orchestration refusals, and assignments.
     assert_eq!(

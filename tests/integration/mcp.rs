@@ -139,7 +139,9 @@ fn mcp_tools_drive_the_daemon() {
             "launch_agent",
             "list_agents",
             "list_decisions",
+            "list_worktrees",
             "read_screen",
+            "restore_agents",
             "send_message"
         ]
     );
