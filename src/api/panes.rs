@@ -461,7 +461,7 @@ pub(crate) async fn hook(
                 if report.session_id.is_some()
                     && let Ok((summary, _)) = state.ctx.find(&pane.to_string()).await
                 {
-                    crate::orchestration::restore::note_conversation(
+                    crate::orchestration::agent_records::note_conversation(
                         &state.ctx, &summary, &sender, &report,
                     )
                     .await;

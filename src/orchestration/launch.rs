@@ -365,7 +365,7 @@ pub async fn launch_agent(
         None => None,
     };
     let worktree_path = worktree.as_ref().map(|w| w.path.as_str());
-    super::restore::record_launch(state, body, pane, &provider.id, worktree_path).await;
+    super::agent_records::record_launch(state, body, pane, &provider.id, worktree_path).await;
     started_or_failed(state, &handle, pane).await?;
     let queued_messages =
         super::launch_setup::queue_messages(state, &handle, pane, messages).await?;

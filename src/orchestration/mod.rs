@@ -4,6 +4,7 @@
 //! function takes the daemon's [`Context`] and answers with a typed [`Error`], which the HTTP
 //! layer turns into a status code.
 
+pub mod agent_records;
 pub mod answer;
 pub mod close;
 pub mod dialogs;
