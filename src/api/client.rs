@@ -59,6 +59,19 @@ impl Answer {
     }
 }
 
+/// A successful answer's body, parsed as the route's answer type.
+async fn read_json<T: DeserializeOwned>(
+    response: hyper::Response<hyper::body::Incoming>,
+) -> Result<T, ClientError> {
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| ClientError::Transport(e.to_string()))?
+        .to_bytes();
+    serde_json::from_slice(&bytes).map_err(|e| ClientError::Protocol(e.to_string()))
+}
+
 /// A request body as JSON bytes.
 fn json_bytes(body: &impl Serialize) -> Result<Vec<u8>, ClientError> {
     serde_json::to_vec(body).map_err(|e| ClientError::Protocol(e.to_string()))
@@ -207,25 +220,13 @@ impl ApiClient {
         let response = self
             .send_body(hyper::Method::POST, path, Some(json_bytes(body)?))
             .await?;
-        let bytes = response
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| ClientError::Transport(e.to_string()))?
-            .to_bytes();
-        serde_json::from_slice(&bytes).map_err(|e| ClientError::Protocol(e.to_string()))
+        read_json(response).await
     }
 
     /// DELETE a path (with its query) and parse the JSON answer.
     pub async fn delete_json<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
         let response = self.send_body(hyper::Method::DELETE, path, None).await?;
-        let bytes = response
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| ClientError::Transport(e.to_string()))?
-            .to_bytes();
-        serde_json::from_slice(&bytes).map_err(|e| ClientError::Protocol(e.to_string()))
+        read_json(response).await
     }
 
     /// POST a body as JSON to a path whose answer has no body (204).

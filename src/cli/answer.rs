@@ -189,29 +189,25 @@ fn decisions(server: &ServerArgs, args: &DecisionsArgs) -> anyhow::Result<ExitCo
 /// The dialogs of every daemon's server, each with its server's label. A daemon that does
 /// not answer is reported on stderr and left out (and the exit code says so).
 fn every_servers_decisions(path: &str) -> anyhow::Result<(Vec<Labelled>, ExitCode)> {
-    let daemons = super::many::some_daemons()?;
-    let answers = block_on(async {
-        Ok(futures::future::join_all(
-            daemons
-                .iter()
-                .map(|d| d.client.get_json::<Vec<PaneDecision>>(path)),
-        )
-        .await)
+    let (answers, code) = super::many::ask_every(|client| {
+        let path = path.to_string();
+        async move { client.get_json::<Vec<PaneDecision>>(&path).await }
     })?;
-    let mut found = Vec::new();
-    let mut code = ExitCode::SUCCESS;
-    for (daemon, answer) in daemons.iter().zip(answers) {
-        match answer {
-            Ok(list) => found.extend(list.into_iter().map(|d| (Some(daemon.label.clone()), d))),
-            Err(error) => {
-                eprintln!(
-                    "panectl: {}: {}",
-                    super::client::printable(&daemon.label),
-                    super::client::printable(&error.to_string())
-                );
-                code = super::exit::of_error(&error.into());
-            }
-        }
-    }
+    let found = answers
+        .into_iter()
+        .flat_map(|(label, list)| list.into_iter().map(move |d| (Some(label.clone()), d)))
+        .collect();
     Ok((found, code))
+}
+
+/// The dialog the agent `target` (a pane id or an agent's name) waits on, as the daemon reads
+/// it; `None` when it shows none the daemon reads.
+pub(super) async fn waiting_decision(
+    api: &panectl::api::client::ApiClient,
+    target: &str,
+) -> anyhow::Result<Option<PaneDecision>> {
+    let waiting: Vec<PaneDecision> = api.get_json(&Route::Decisions {}.path()).await?;
+    Ok(waiting
+        .into_iter()
+        .find(|w| w.pane == target || w.name.as_deref() == Some(target)))
 }

@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::bail;
-use panectl::api::routes::Route;
 use panectl::api::wire::{PaneDecision, PaneSummary};
 use panectl::status::Status;
 
@@ -62,12 +61,10 @@ fn show_decision(
     target: &PaneSummary,
 ) {
     let pane = target.pane.to_string();
-    let found = client(server).and_then(|api| {
-        let path = Route::Decisions {}.path();
-        block_on(async { Ok(api.get_json::<Vec<PaneDecision>>(&path).await?) })
-    });
+    let found =
+        client(server).and_then(|api| block_on(super::answer::waiting_decision(&api, &pane)));
     let waiting = match found {
-        Ok(found) => found.into_iter().find(|w| w.pane == pane),
+        Ok(found) => found,
         Err(error) => {
             tracing::debug!(%error, "no decisions read");
             None

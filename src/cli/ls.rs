@@ -95,25 +95,11 @@ fn dash(cell: String) -> String {
 /// `panectl ls --all`: the panes of every daemon's server, each with its server (a `server`
 /// field in JSON). A daemon that does not answer is reported on stderr and left out.
 fn ls_all(json: bool) -> anyhow::Result<ExitCode> {
-    let daemons = super::many::some_daemons()?;
-    let answers = block_on(async {
-        Ok(futures::future::join_all(daemons.iter().map(|d| d.client.panes())).await)
-    })?;
-    let mut listed: Vec<(&str, PaneSummary)> = Vec::new();
-    let mut code = ExitCode::SUCCESS;
-    for (daemon, answer) in daemons.iter().zip(answers) {
-        match answer {
-            Ok(panes) => listed.extend(panes.into_iter().map(|p| (daemon.label.as_str(), p))),
-            Err(error) => {
-                eprintln!(
-                    "panectl: {}: {}",
-                    printable(&daemon.label),
-                    printable(&error.to_string())
-                );
-                code = super::exit::of_error(&error.into());
-            }
-        }
-    }
+    let (answers, code) = super::many::ask_every(|client| async move { client.panes().await })?;
+    let listed: Vec<(&str, PaneSummary)> = answers
+        .iter()
+        .flat_map(|(label, panes)| panes.iter().map(|p| (label.as_str(), p.clone())))
+        .collect();
     if json {
         let values: Vec<Value> = listed
             .iter()

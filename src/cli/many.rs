@@ -125,3 +125,35 @@ pub(super) fn route(name: &str) -> anyhow::Result<Option<(ServerArgs, String)>> 
         .find(|d| d.label == prefix)
         .map(|d| (d.server, rest.to_string())))
 }
+
+/// Asks every daemon the same (`ask`, one request of its API), at once: each answer with its
+/// daemon's label, in the daemons' order. A daemon that does not answer is reported on stderr
+/// and left out, and the exit code says so.
+pub(super) fn ask_every<T, F, Fut>(
+    ask: F,
+) -> anyhow::Result<(Vec<(String, T)>, std::process::ExitCode)>
+where
+    F: Fn(ApiClient) -> Fut,
+    Fut: std::future::Future<Output = Result<T, panectl::api::client::ClientError>>,
+{
+    let daemons = some_daemons()?;
+    let answers = block_on(async {
+        Ok(futures::future::join_all(daemons.iter().map(|d| ask(d.client.clone()))).await)
+    })?;
+    let mut found = Vec::new();
+    let mut code = std::process::ExitCode::SUCCESS;
+    for (daemon, answer) in daemons.iter().zip(answers) {
+        match answer {
+            Ok(answer) => found.push((daemon.label.clone(), answer)),
+            Err(error) => {
+                eprintln!(
+                    "panectl: {}: {}",
+                    super::client::printable(&daemon.label),
+                    super::client::printable(&error.to_string())
+                );
+                code = super::exit::of_error(&error.into());
+            }
+        }
+    }
+    Ok((found, code))
+}

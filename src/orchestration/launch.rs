@@ -365,8 +365,9 @@ pub async fn launch_agent(
         None => None,
     };
     let worktree_path = worktree.as_ref().map(|w| w.path.as_str());
-    super::agent_records::record_launch(state, body, pane, &provider.id, worktree_path).await;
     started_or_failed(state, &handle, pane).await?;
+    // Only a command that started is recorded: restore would start a failing one again.
+    super::agent_records::record_launch(state, body, pane, &provider.id, worktree_path).await;
     let queued_messages =
         super::launch_setup::queue_messages(state, &handle, pane, messages).await?;
     let deadline = tokio::time::Instant::now() + timeout;

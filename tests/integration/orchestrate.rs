@@ -284,6 +284,13 @@ fn a_command_that_fails_at_once_is_an_error_with_its_last_lines() {
             windows() == before
         });
     }
+    // Nothing is recorded for restore: it would start the failing command again.
+    assert_eq!(
+        server
+            .panectl_ok(&["restore", "--dry-run", "--json"])
+            .trim(),
+        "[]"
+    );
     assert!(
         !server
             .tmux(&["list-sessions", "-F", "#{session_name}"])

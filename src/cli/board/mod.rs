@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use panectl::api::client::ApiClient;
 use panectl::api::routes::Route;
-use panectl::api::wire::{AnswerBody, AnswerOutcome, KeysBody, Message, PaneDecision, PaneSummary};
+use panectl::api::wire::{AnswerBody, AnswerOutcome, KeysBody, Message, PaneSummary};
 use panectl::tmux::ServerAddress;
 
 use super::ServerArgs;
@@ -215,12 +215,8 @@ impl LiveBackend for Live<'_> {
     }
 
     fn decision(&self, target: &str) -> anyhow::Result<Option<String>> {
-        let path = Route::Decisions {}.path();
-        let waiting: Vec<PaneDecision> = block_on(async { Ok(self.api.get_json(&path).await?) })?;
-        Ok(waiting
-            .into_iter()
-            .find(|w| w.pane == target || w.name.as_deref() == Some(target))
-            .map(|w| w.decision.fingerprint))
+        let found = block_on(super::answer::waiting_decision(&self.api, target))?;
+        Ok(found.map(|w| w.decision.fingerprint))
     }
 
     fn answer(&self, target: &str, body: &AnswerBody) -> anyhow::Result<AnswerOutcome> {
