@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Where a message is in its life. `pending`: waiting for the receiver to be ready;
+/// Where a message is in its life. `pending`: waiting for the receiver to be ready; `held`:
+/// its agent (addressed by name) is gone, and the message waits for the agent to be restored
+/// or launched again under that name;
 /// `delivering`: being pasted and submitted; `delivered`: submitted and the receiver's turn
 /// started; `failed`: given up, the receiver did not take the text (see `reason`);
 /// `uncertain`: submitted, but whether the receiver took it cannot be told (see `reason`);
@@ -17,6 +19,9 @@ pub enum State {
     Pending,
     /// Being pasted and submitted (committed before the paste).
     Delivering,
+    /// Addressed to a named agent whose pane is gone: kept for the agent's next launch under
+    /// that name (`panectl restore`, or `launch --name`), then pending again.
+    Held,
     /// Submitted, and the receiver's turn started.
     Delivered,
     /// Given up (the reason says why): the receiver is known not to have taken the text.
@@ -33,9 +38,10 @@ pub enum State {
 
 impl State {
     /// Every state, in life order.
-    pub const ALL: [State; 7] = [
+    pub const ALL: [State; 8] = [
         State::Pending,
         State::Delivering,
+        State::Held,
         State::Delivered,
         State::Failed,
         State::Uncertain,
@@ -48,6 +54,7 @@ impl State {
         match self {
             State::Pending => "pending",
             State::Delivering => "delivering",
+            State::Held => "held",
             State::Delivered => "delivered",
             State::Failed => "failed",
             State::Uncertain => "uncertain",

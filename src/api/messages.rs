@@ -63,7 +63,13 @@ pub fn from_hex(hex: &str) -> Option<Vec<u8>> {
     params(PanePath),
     request_body = SendBody,
     responses(
-        (status = 201, description = "The queued message (state `pending`).", body = Message),
+        (
+            status = 201,
+            description = "The queued message: `pending`, or `held` when the pane is the name \
+                           of an agent that is down and `restore` knows (it waits for the agent \
+                           to come back).",
+            body = Message
+        ),
         (
             status = 400,
             description = "Neither or both of `body` and `body_hex`; `body_hex` not hex; \
@@ -120,7 +126,29 @@ pub(crate) async fn send_message(
         }
         None => None,
     };
-    let (pane, handle) = state.ctx.find(&name).await?;
+    let sender = request.from.unwrap_or_else(|| "api".into());
+    let (pane, handle) = match state.ctx.find(&name).await {
+        Ok(found) => found,
+        Err(error @ crate::orchestration::Error::NotFound(_)) => {
+            // An agent that is down but known by name: the message waits for it.
+            let new = crate::inbox::NewMessage {
+                pane: String::new(),
+                agent: String::new(),
+                sender,
+                to_agent: None,
+                body,
+                now: crate::inbox::now_ms(),
+                ttl_ms,
+            };
+            return match crate::orchestration::follow::queue_for_absent(&state.ctx, &name, new)
+                .await?
+            {
+                Some(held) => Ok((StatusCode::CREATED, axum::Json(held)).into_response()),
+                None => Err(error.into()),
+            };
+        }
+        Err(error) => return Err(error.into()),
+    };
     permission.check(&pane)?;
     let agent = crate::inbox::delivery::agent_identity(&handle, pane.pane)
         .await
@@ -131,7 +159,8 @@ pub(crate) async fn send_message(
         .enqueue(crate::inbox::NewMessage {
             pane: pane.pane.to_string(),
             agent,
-            sender: request.from.unwrap_or_else(|| "api".into()),
+            sender,
+            to_agent: pane.name.clone(),
             body,
             now: crate::inbox::now_ms(),
             ttl_ms,

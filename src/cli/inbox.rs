@@ -126,10 +126,22 @@ fn send(server: &ServerArgs, args: &SendArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if !args.notify {
-        println!("{}", outcome?.id);
+        let stored = outcome?;
+        println!("{}", stored.id);
+        if stored.state == State::Held {
+            eprintln!(
+                "panectl: agent {} is not running: message {} waits for it (panectl restore, or \
+                 launch --name {})",
+                args.pane, stored.id, args.pane
+            );
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let message = match &outcome {
+        Ok(stored) if stored.state == State::Held => format!(
+            "panectl: message {} waits for agent {} to come back",
+            stored.id, args.pane
+        ),
         Ok(stored) => format!("panectl: message {} queued for {}", stored.id, args.pane),
         Err(error) => format!("panectl: {error:#}"),
     };
@@ -220,9 +232,15 @@ fn list(
             reason if reason.is_empty() => show(message.state.as_str()),
             reason => format!("{} ({reason})", show(message.state.as_str())),
         };
+        // The pane, and the agent the message follows when it has a name.
+        let to = match (message.to_agent.as_deref(), message.pane.as_str()) {
+            (Some(name), "") => printable(name),
+            (Some(name), pane) => format!("{} {}", printable(pane), printable(name)),
+            (None, pane) => printable(pane),
+        };
         table.row(vec![
             message.id.to_string(),
-            printable(&message.pane),
+            to,
             state,
             printable(&message.sender),
             format!("{first:?}"),

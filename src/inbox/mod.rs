@@ -5,6 +5,7 @@
 pub mod agents;
 pub mod assignments;
 pub mod delivery;
+pub mod held;
 pub mod store;
 pub mod worktrees;
 

@@ -80,6 +80,9 @@ const MIGRATIONS: &[&str] = &[
         seq INTEGER NOT NULL,
         updated_at INTEGER NOT NULL
     );",
+    // 6: the agent a message was addressed to by name: it follows the agent to its next pane
+    // (`held` while the agent is gone, `inbox/held.rs`).
+    "ALTER TABLE messages ADD COLUMN to_agent TEXT;",
 ];
 
 pub use crate::message::State;
@@ -96,6 +99,10 @@ pub struct Message {
     pub agent: String,
     /// Who sent it: a pane, or a label such as `cli` or `api`.
     pub sender: String,
+    /// The name of the agent it is for, when the receiver is a named agent: if the pane goes,
+    /// the message is `held` for the agent's next launch under that name.
+    #[schema(required = true)]
+    pub to_agent: Option<String>,
     /// The text (bytes that are not UTF-8 are shown as U+FFFD).
     #[serde(serialize_with = "lossy", deserialize_with = "text_bytes")]
     #[schema(value_type = String)]
@@ -139,6 +146,9 @@ pub struct NewMessage {
     pub agent: String,
     /// The sender.
     pub sender: String,
+    /// The receiving agent's name, when it has one (the message follows it; see
+    /// [`Message::to_agent`]).
+    pub to_agent: Option<String>,
     /// The text.
     pub body: Vec<u8>,
     /// Now (ms since the epoch).
@@ -262,10 +272,16 @@ pub fn check_body(body: &[u8]) -> Result<(), InboxError> {
 pub(super) fn insert_message(connection: &Connection, new: &NewMessage) -> rusqlite::Result<i64> {
     let expires_at = new.ttl_ms.map(|ttl| new.now.saturating_add(ttl));
     connection.execute(
-        "INSERT INTO messages (pane, agent, sender, body, created_at, expires_at, state)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending')",
+        "INSERT INTO messages (pane, agent, sender, body, created_at, expires_at, state, to_agent)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7)",
         params![
-            new.pane, new.agent, new.sender, new.body, new.now, expires_at
+            new.pane,
+            new.agent,
+            new.sender,
+            new.body,
+            new.now,
+            expires_at,
+            new.to_agent
         ],
     )?;
     Ok(connection.last_insert_rowid())
@@ -287,16 +303,17 @@ pub struct Store {
     pub(super) changed: Vec<i64>,
 }
 
-const COLUMNS: &str = "id, pane, agent, sender, body, created_at, expires_at, state, reason, \
-                       attempts, attempt_at, delivered_at";
+pub(super) const COLUMNS: &str = "id, pane, agent, sender, body, created_at, expires_at, state, \
+                                  reason, attempts, attempt_at, delivered_at, to_agent";
 
-fn message(row: &Row<'_>) -> rusqlite::Result<Message> {
+pub(super) fn message(row: &Row<'_>) -> rusqlite::Result<Message> {
     let state: String = row.get(7)?;
     Ok(Message {
         id: row.get(0)?,
         pane: row.get(1)?,
         agent: row.get(2)?,
         sender: row.get(3)?,
+        to_agent: row.get(12)?,
         body: row.get(4)?,
         created_at: row.get(5)?,
         expires_at: row.get(6)?,
@@ -495,9 +512,14 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(self.db())
     }
 
-    /// Cancels a pending message.
+    /// Cancels a pending (or held) message.
     pub fn cancel(&mut self, id: i64) -> Result<Message, InboxError> {
-        self.transition(id, State::Pending, State::Cancelled, |_| Ok(()))?;
+        match self.transition(id, State::Pending, State::Cancelled, |_| Ok(())) {
+            Err(InboxError::NotPending {
+                state: State::Held, ..
+            }) => self.transition(id, State::Held, State::Cancelled, |_| Ok(()))?,
+            other => other?,
+        }
         self.get(id)
     }
 
@@ -515,16 +537,18 @@ impl Store {
         Ok(cancelled)
     }
 
-    /// Marks pending messages whose time ran out as expired; returns them.
+    /// Marks pending and held messages whose time ran out as expired; returns them.
     pub fn expire(&mut self, now: i64) -> Result<Vec<Message>, InboxError> {
-        let expired = self
-            .list(None, Some(State::Pending))?
-            .into_iter()
-            .filter(|m| m.expires_at.is_some_and(|at| at <= now))
-            .collect::<Vec<_>>();
-        for m in &expired {
-            self.transition(m.id, State::Pending, State::Expired, |_| Ok(()))?;
+        let mut expired = Vec::new();
+        for state in [State::Pending, State::Held] {
+            for m in self.list(None, Some(state))? {
+                if m.expires_at.is_some_and(|at| at <= now) {
+                    self.transition(m.id, state, State::Expired, |_| Ok(()))?;
+                    expired.push(m);
+                }
+            }
         }
+        expired.sort_by_key(|m| m.id);
         Ok(expired)
     }
 
@@ -623,7 +647,7 @@ impl Store {
     }
 
     /// Changes a message's state from `from` to `to` with `also` in the same transaction.
-    fn transition(
+    pub(super) fn transition(
         &mut self,
         id: i64,
         from: State,
@@ -670,7 +694,7 @@ impl Store {
 }
 
 /// Records why a message ended as it did (inside a state transition).
-fn set_reason(connection: &Connection, id: i64, reason: &str) -> rusqlite::Result<()> {
+pub(super) fn set_reason(connection: &Connection, id: i64, reason: &str) -> rusqlite::Result<()> {
     connection
         .execute(
             "UPDATE messages SET reason = ?2 WHERE id = ?1",
@@ -688,6 +712,7 @@ mod tests {
             pane: pane.into(),
             agent: "pid:1".into(),
             sender: "cli".into(),
+            to_agent: None,
             body: body.as_bytes().to_vec(),
             now,
             ttl_ms: None,

@@ -123,23 +123,26 @@ pub async fn close(state: &Context, name: &str, body: &CloseBody) -> Result<Clos
     let fallback = close.is_none();
     let close = close.unwrap_or_else(Close::fallback);
     let receiver = id.to_string();
-    let cancelled: Vec<i64> = state
+    let mut cancelled: Vec<i64> = state
         .inbox
         .call(move |store| store.cancel_pending(&receiver, CANCEL_REASON))
         .await?
         .into_iter()
         .map(|message| message.id)
         .collect();
+    // Closed on purpose: not to be restored, and nothing waits for it any more.
+    cancelled.extend(super::follow::forget_closed(state, &pane, CANCEL_REASON).await?);
+    cancelled.sort_unstable();
     let ended = if pane.dead || pane.status == Status::Exited {
         Ended::Exited
     } else {
-        ask(&handle, id, &close, delay).await?;
+        ask(state, &handle, id, &close, delay).await?;
         let in_shell = shells.contains(&pane.command.to_string());
         let deadline = tokio::time::Instant::now() + timeout;
         await_exit(state, &handle, &mut watch, id, in_shell, &shells, deadline).await?
     };
     if ended != Ended::Gone {
-        kill(&handle, id).await?;
+        kill(state, &handle, id).await?;
     }
     let how = match ended {
         Ended::Gone | Ended::Exited => CloseHow::Exited,
@@ -165,6 +168,7 @@ pub async fn close(state: &Context, name: &str, body: &CloseBody) -> Result<Clos
 /// Types the close text and presses the close keys. A pane that is gone by then is no error
 /// (the wait sees it gone); a connection that failed is.
 async fn ask(
+    state: &Context,
     handle: &ConnectionHandle,
     pane: PaneId,
     close: &Close,
@@ -173,23 +177,27 @@ async fn ask(
     if let Some(text) = &close.text {
         let command = commands::send_literal(pane, text.as_bytes())
             .map_err(|e| Error::BadRequest(e.to_string()))?;
-        sent(handle.run(Line::new(command)).await, pane)?;
+        sent(state, handle.run(Line::new(command)).await, pane).await?;
         if !close.keys.is_empty() {
             tokio::time::sleep(delay).await;
         }
     }
     if let Some(line) = Line::keys(pane, &close.keys) {
-        sent(handle.run(line).await, pane)?;
+        sent(state, handle.run(line).await, pane).await?;
     }
     Ok(())
 }
 
-/// A refused `send-keys` (the pane closed meanwhile) is logged and let be; a failed
-/// connection is an error.
-fn sent<T>(result: Result<T, RunError>, pane: PaneId) -> Result<(), Error> {
+/// A refused `send-keys` (the pane closed meanwhile) is logged and let be; so is a connection
+/// that closed with the pane's session (the agent exited at the close text, and its pane was
+/// the session's last); a connection failed otherwise is an error.
+async fn sent<T>(state: &Context, result: Result<T, RunError>, pane: PaneId) -> Result<(), Error> {
     match result {
         Ok(_) => Ok(()),
-        Err(error @ RunError::Connection(_)) => Err(Error::Unavailable(error.to_string())),
+        Err(error @ RunError::Connection(_)) => match probe_apart(state, pane).await? {
+            Probe::Gone => Ok(()),
+            Probe::Dead | Probe::Running(_) => Err(Error::Unavailable(error.to_string())),
+        },
         Err(error) => {
             tracing::info!(%pane, %error, "the close keys were not taken");
             Ok(())
@@ -212,7 +220,7 @@ async fn await_exit(
 ) -> Result<Ended, Error> {
     let stopping = || Error::Unavailable("the daemon is stopping".into());
     loop {
-        match probe(handle, pane).await? {
+        match probe(state, handle, pane).await? {
             Probe::Gone => return Ok(Ended::Gone),
             Probe::Dead => return Ok(Ended::Exited),
             Probe::Running(command) if !in_shell && shells.contains(&command) => {
@@ -244,41 +252,97 @@ async fn await_exit(
     }
 }
 
+/// What [`probe`] asks tmux: the pane's id first, as tmux answers a target it cannot find
+/// with nothing (control mode) or with the formats of no pane (`display-message -p`).
+const PROCESS: &str = "#{pane_id}:#{pane_dead}:#{pane_current_command}";
+
+/// Reads tmux's answer to [`PROCESS`] about `pane`.
+fn read_probe(pane: PaneId, text: &str) -> Probe {
+    let mut parts = text.trim_end_matches(['\r', '\n']).splitn(3, ':');
+    let (id, dead, command) = (parts.next(), parts.next(), parts.next());
+    if id.and_then(|id| id.parse::<PaneId>().ok()) != Some(pane) {
+        return Probe::Gone;
+    }
+    match dead {
+        Some("1") => Probe::Dead,
+        _ => Probe::Running(command.unwrap_or_default().to_string()),
+    }
+}
+
 /// Asks tmux whether the pane is there, dead, and what its foreground command is.
-async fn probe(handle: &ConnectionHandle, pane: PaneId) -> Result<Probe, Error> {
-    const PROCESS: Format = Format::new("#{pane_dead}:#{pane_current_command}");
-    let line = Line::new(commands::display_print(PROCESS, Some(Target::Pane(pane))));
+async fn probe(state: &Context, handle: &ConnectionHandle, pane: PaneId) -> Result<Probe, Error> {
+    let line = Line::new(commands::display_print(
+        Format::new(PROCESS),
+        Some(Target::Pane(pane)),
+    ));
     match handle.run(line).await {
-        Ok(replies) => {
-            let text = replies
+        Ok(replies) => Ok(read_probe(
+            pane,
+            &replies
                 .first()
-                .map(|r| String::from_utf8_lossy(&r.joined_body()).trim().to_string())
-                .unwrap_or_default();
-            Ok(match text.split_once(':') {
-                Some(("1", _)) => Probe::Dead,
-                Some((_, command)) => Probe::Running(command.to_string()),
-                // No pane: tmux answers nothing for a pane it no longer has.
-                None if text.is_empty() => Probe::Gone,
-                None => Probe::Running(String::new()),
-            })
-        }
-        Err(error @ RunError::Connection(_)) => Err(Error::Unavailable(error.to_string())),
+                .map(|r| String::from_utf8_lossy(&r.joined_body()).into_owned())
+                .unwrap_or_default(),
+        )),
+        Err(RunError::Connection(_)) => probe_apart(state, pane).await,
         // tmux refuses a target it cannot find: the pane closed.
         Err(_) => Ok(Probe::Gone),
     }
 }
 
+/// [`probe`] through a `tmux` process of its own, when the session's control connection has
+/// closed: it closes with the session when the agent's pane was the session's last, and then
+/// the pane is gone; a server that answers with the pane still there means the connection is
+/// only reconnecting.
+async fn probe_apart(state: &Context, pane: PaneId) -> Result<Probe, Error> {
+    let target = pane.to_string();
+    match state
+        .address
+        .run(&["display-message", "-p", "-t", &target, PROCESS])
+        .await
+    {
+        Ok(lines) => Ok(read_probe(
+            pane,
+            &lines
+                .first()
+                .map(|l| String::from_utf8_lossy(l.as_bytes()).into_owned())
+                .unwrap_or_default(),
+        )),
+        // No such pane, or no server at all.
+        Err(crate::address::AddressError::Failed { .. }) => Ok(Probe::Gone),
+        Err(error) => Err(Error::Unavailable(error.to_string())),
+    }
+}
+
 /// Closes the pane (`kill-pane -t %N`); one that closed meanwhile is no error.
-async fn kill(handle: &ConnectionHandle, pane: PaneId) -> Result<(), Error> {
+async fn kill(state: &Context, handle: &ConnectionHandle, pane: PaneId) -> Result<(), Error> {
     let kill = Command::new("kill-pane").target("-t", Target::Pane(pane));
     match handle.run(Line::new(kill)).await {
         Ok(_) => Ok(()),
-        Err(error @ RunError::Connection(_)) => Err(Error::Unavailable(error.to_string())),
-        Err(error) => match probe(handle, pane).await? {
+        Err(error @ RunError::Connection(_)) => match probe_apart(state, pane).await? {
+            Probe::Gone => Ok(()),
+            Probe::Dead | Probe::Running(_) => Err(Error::Unavailable(error.to_string())),
+        },
+        Err(error) => match probe(state, handle, pane).await? {
             Probe::Gone => Ok(()),
             Probe::Dead | Probe::Running(_) => Err(Error::Failed(format!(
                 "{pane} could not be closed: {error}"
             ))),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_probe_answered_for_no_pane_or_another_means_gone() {
+        let pane = PaneId(4);
+        assert!(matches!(read_probe(pane, "%4:1:claude\n"), Probe::Dead));
+        assert!(matches!(read_probe(pane, "%4:0:a:b"), Probe::Running(c) if c == "a:b"));
+        // tmux's answers about a pane it no longer has.
+        for gone in ["", "::", "\n", "%5:0:sh"] {
+            assert!(matches!(read_probe(pane, gone), Probe::Gone), "{gone:?}");
+        }
     }
 }

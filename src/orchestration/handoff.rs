@@ -141,6 +141,7 @@ async fn task_message(
         pane: pane.to_string(),
         agent,
         sender: from.to_string(),
+        to_agent: summary.name.clone(),
         body: text.as_bytes().to_vec(),
         now: crate::inbox::now_ms(),
         ttl_ms: None,

@@ -368,8 +368,14 @@ pub async fn launch_agent(
     started_or_failed(state, &handle, pane).await?;
     // Only a command that started is recorded: restore would start a failing one again.
     super::agent_records::record_launch(state, body, pane, &provider.id, worktree_path).await;
+    // What waits for an agent of this name (sent while it was down, or left on its last pane)
+    // is its now; queued before the launch's own messages, delivered in that order.
+    if let Some(name) = &body.name {
+        super::follow::release_to_launched(state, &handle, pane, name).await?;
+    }
     let queued_messages =
-        super::launch_setup::queue_messages(state, &handle, pane, messages).await?;
+        super::launch_setup::queue_messages(state, &handle, pane, body.name.as_deref(), messages)
+            .await?;
     let deadline = tokio::time::Instant::now() + timeout;
     let (status, accepted_prompts) = if body.no_wait {
         (Status::Unknown, Vec::new())

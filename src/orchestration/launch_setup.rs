@@ -89,12 +89,13 @@ pub async fn note_pane(
     Ok(record)
 }
 
-/// Queues `messages` for the new agent in `pane`, in order (delivered once it is ready, as
-/// any message); their ids.
+/// Queues `messages` for the new agent in `pane` (named `name`: they follow it), in order
+/// (delivered once it is ready, as any message); their ids.
 pub async fn queue_messages(
     state: &Context,
     handle: &ConnectionHandle,
     pane: PaneId,
+    name: Option<&str>,
     messages: Vec<String>,
 ) -> Result<Vec<i64>, Error> {
     if messages.is_empty() {
@@ -111,6 +112,7 @@ pub async fn queue_messages(
                 pane: pane.to_string(),
                 agent: agent.clone(),
                 sender: "launch".into(),
+                to_agent: name.map(str::to_string),
                 body: body.into_bytes(),
                 now: crate::inbox::now_ms(),
                 ttl_ms: None,

@@ -8,6 +8,7 @@ pub mod agent_records;
 pub mod answer;
 pub mod close;
 pub mod dialogs;
+pub mod follow;
 pub mod handoff;
 pub mod input;
 pub mod launch;

@@ -56,7 +56,7 @@ impl Turn {
             State::Failed | State::Uncertain | State::Expired | State::Cancelled => {
                 return Some(TurnEnd::NotDelivered(self.message, self.reason.clone()));
             }
-            State::Pending | State::Delivering => return None,
+            State::Pending | State::Held | State::Delivering => return None,
             State::Delivered => {}
         }
         if self

@@ -70,6 +70,7 @@ fn make_inbox(path: &Path) {
             pane: "%0".into(),
             agent: "pid:1".into(),
             sender: "cli".into(),
+            to_agent: None,
             body: b"touch /tmp/owned-by-nobody".to_vec(),
             now: 0,
             ttl_ms: None,

@@ -117,3 +117,114 @@ fn launched_agents_come_back_by_name_in_their_sessions_once() {
         "{text}"
     );
 }
+
+/// `panectl send NAME TEXT`: the message's id, and what it printed on stderr.
+fn send_to(setup: &Setup, name: &str, text: &str) -> (i64, String) {
+    let output = setup
+        .server
+        .panectl()
+        .args(["send", name, text])
+        .output()
+        .expect("run panectl send");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "send failed: {stderr}");
+    let id = String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{e}: {output:?}"));
+    (id, stderr)
+}
+
+#[test]
+fn messages_for_an_agent_wait_while_it_is_down_and_arrive_once_when_it_is_restored() {
+    let _guard = daemon_test_lock();
+    let mut setup = Setup::start(0.2);
+    let _daemon = setup.daemon();
+    setup.wait_status(&["idle"], Duration::from_secs(10));
+    setup.server.panectl_ok(&[
+        "launch",
+        "fake_agent",
+        "--name",
+        "mail",
+        "--new-session",
+        "--session",
+        "post",
+    ]);
+    // A dialog holds the agent: the next message stays pending.
+    let (asked, _) = send_to(&setup, "mail", "ASK first");
+    setup.wait_state(asked, "delivered", Duration::from_secs(15));
+    let (before, _) = send_to(&setup, "mail", "queued before the crash");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(setup.message(before)["state"], "pending");
+    assert_eq!(setup.message(before)["to_agent"], "mail");
+
+    setup.server.tmux(&["kill-server"]);
+    setup.server.wait_for(
+        "the daemon to see the server gone",
+        Duration::from_secs(5),
+        || setup.server.health()["server_alive"] == false,
+    );
+    setup.server.wait_for_exit(Duration::from_secs(10));
+    setup.server.start_again("fresh", 100, 30);
+    setup.server.wait_for_panes(1);
+    // Its pane is gone: the message waits for the agent rather than failing.
+    let held = setup.wait_state(before, "held", Duration::from_secs(20));
+    assert!(
+        held["reason"].as_str().unwrap().contains("\"mail\""),
+        "{held}"
+    );
+    // Sent while it is down: held at once, and said so.
+    let (down, said) = send_to(&setup, "mail", "sent while it was down");
+    assert_eq!(setup.message(down)["state"], "held");
+    assert!(said.contains("agent mail is not running"), "{said}");
+    let listed = setup.server.panectl_ok(&["inbox", "--state", "held"]);
+    assert_eq!(listed.lines().count(), 3, "a header and two: {listed}");
+    // A name nobody knows is still not found.
+    let unknown = setup
+        .server
+        .panectl()
+        .args(["send", "nobody", "hello"])
+        .output()
+        .expect("run panectl");
+    assert!(!unknown.status.success());
+
+    let done = restore(&setup, &[]);
+    assert_eq!(
+        outcome(&done, "mail")["outcome"],
+        "started_fresh",
+        "{done:#?}"
+    );
+    let pane = outcome(&done, "mail")["pane"].as_str().unwrap().to_string();
+    for id in [before, down] {
+        let delivered = setup.wait_state(id, "delivered", Duration::from_secs(20));
+        assert_eq!(delivered["pane"], pane.as_str(), "{delivered}");
+        assert_eq!(delivered["attempts"], 1, "{delivered}");
+    }
+    // Once each, in the order they were sent; a second restore changes nothing.
+    let again = restore(&setup, &[]);
+    assert_eq!(outcome(&again, "mail")["outcome"], "running", "{again:#?}");
+    std::thread::sleep(Duration::from_secs(1));
+    let bodies: Vec<Vec<u8>> = setup.bodies();
+    let count = |text: &[u8]| bodies.iter().filter(|b| b.as_slice() == text).count();
+    assert_eq!(count(b"queued before the crash"), 1, "{bodies:?}");
+    assert_eq!(count(b"sent while it was down"), 1, "{bodies:?}");
+    let position = |text: &[u8]| bodies.iter().position(|b| b.as_slice() == text);
+    assert!(position(b"queued before the crash") < position(b"sent while it was down"));
+
+    // Closed on purpose: not restored, and nothing waits for it any more.
+    setup
+        .server
+        .panectl_ok(&["close", "mail", "--timeout", "2s"]);
+    let after = restore(&setup, &["--dry-run"]);
+    assert!(
+        after.iter().all(|r| r["key"] != "mail"),
+        "a closed agent would come back: {after:#?}"
+    );
+    let refused = setup
+        .server
+        .panectl()
+        .args(["send", "mail", "too late"])
+        .output()
+        .expect("run panectl");
+    assert!(!refused.status.success(), "{refused:?}");
+}

@@ -260,16 +260,19 @@ fn next_backoff(previous: Duration) -> Duration {
     (previous * 2).clamp(FIRST_BACKOFF, MAX_BACKOFF)
 }
 
-/// Fails every pending or delivering message of a receiver.
+/// Fails every pending or delivering message of a receiver (holds those that wait for their
+/// agent: [`super::held`]).
 async fn fail_all(inbox: &InboxHandle, pane: &str, reason: &'static str) {
     let pane = pane.to_string();
     let result = inbox
         .call(move |store| {
             let mut failed = Vec::new();
-            for state in [super::State::Delivering, super::State::Pending] {
-                for m in store.list(Some(&pane), Some(state))? {
-                    failed.push(store.failed(m.id, reason)?.id);
-                }
+            for m in store.list(Some(&pane), Some(super::State::Delivering))? {
+                failed.push(store.failed(m.id, reason)?.id);
+            }
+            // A pending message for a named agent restore knows waits for it instead.
+            for m in store.list(Some(&pane), Some(super::State::Pending))? {
+                failed.push(store.fail_or_hold(m.id, reason)?.id);
             }
             Ok(failed)
         })

@@ -113,6 +113,9 @@ enum Confirmation {
 enum Outcome {
     Delivered,
     Failed(String),
+    /// Another program runs in the pane: failed, or held for its agent (see
+    /// [`crate::inbox::held`]).
+    NotItsAgent(String),
     /// Submitted, but whether the receiver took it cannot be told.
     Uncertain(String),
     /// Not decided yet (a recovered message whose pane is busy): try again later.
@@ -211,7 +214,9 @@ impl Task {
                     "{pane} now runs another program ({identity}; the message was for {})",
                     message.agent
                 );
-                return self.finish(&message, Outcome::Failed(reason), false).await;
+                return self
+                    .finish(&message, Outcome::NotItsAgent(reason), false)
+                    .await;
             }
             // The mirror learns of a new program in the pane up to a second late; until it has,
             // the status may be the previous program's.
@@ -247,6 +252,13 @@ impl Task {
                 let reason = reason.clone();
                 self.inbox
                     .call(move |store| store.failed(id, &reason))
+                    .await
+                    .map(|_| ())
+            }
+            Outcome::NotItsAgent(reason) => {
+                let reason = reason.clone();
+                self.inbox
+                    .call(move |store| store.fail_or_hold(id, &reason))
                     .await
                     .map(|_| ())
             }
