@@ -199,6 +199,19 @@ announce_ready() {
     fi
 }
 
+# With @panectl-restore on, brings back the agents panectl launched (`panectl restore`) once
+# per tmux server: the first time the plugin loads after tmux started. In the background, as
+# the daemon may still be reading the server; @panectl-restored (gone with the server) says it
+# ran.
+restore_agents() {
+    is_on "$(get_tmux_option @panectl-restore off)" || return 0
+    [ -z "$(tmux show-option -gqv @panectl-restored)" ] || return 0
+    tmux set-option -gq @panectl-restored on
+    # Detached, with no output for run-shell to wait on; no tmux command string to expand.
+    "$PLUGIN_DIR/plugin/restore.sh" "$1" "$2" </dev/null >/dev/null 2>&1 &
+    disown
+}
+
 main() {
     local socket bin
     socket="$(tmux display-message -p '#{socket_path}')"
@@ -222,6 +235,7 @@ main() {
     bind_keys "$bin" "$socket"
     if start_daemon "$bin" "$socket"; then
         announce_ready
+        restore_agents "$bin" "$socket"
     fi
 }
 

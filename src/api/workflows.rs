@@ -544,6 +544,12 @@ pub(crate) async fn decisions(State(state): State<ApiState>) -> Response {
         ),
         (status = 400, response = UnreadableBody),
         (status = 500, response = InboxFailed),
+        (
+            status = 503,
+            description = "The daemon is still reading tmux's sessions, or (not a dry run) no \
+                           session is mirrored yet to work through: try again.",
+            body = ErrorBody
+        ),
     )
 )]
 pub(crate) async fn restore(

@@ -251,7 +251,7 @@ pub async fn launch_agent(
     let handles = state.handles();
     let panes = state.all_panes().await;
     const NEW_PANE: Format = Format::new("#{pane_id}");
-    let (handle, create, keep) = if body.new_session {
+    let (handle, create, new_window) = if body.new_session {
         let name = body
             .session
             .as_deref()
@@ -281,10 +281,7 @@ pub async fn launch_agent(
                 SafeValue::new(window.as_str()).map_err(|e| Error::bad_request(e.to_string()))?;
             create = create.flag("-n").safe(&window);
         }
-        let keep = Command::new("set-option")
-            .flag("-w")
-            .target_last_window_named("-t", &name);
-        (handle, create, keep)
+        (handle, create, NewWindow::InSessionNamed(name))
     } else {
         let session = match &body.session {
             Some(wanted) => panes
@@ -316,10 +313,7 @@ pub async fn launch_agent(
                 SafeValue::new(window.as_str()).map_err(|e| Error::bad_request(e.to_string()))?;
             create = create.flag("-n").safe(&window);
         }
-        let keep = Command::new("set-option")
-            .flag("-w")
-            .target_last_window("-t", session);
-        (handle, create, keep)
+        (handle, create, NewWindow::In(session))
     };
     // The worktree is made last, once everything else was checked: a refused request leaves
     // none behind.
@@ -342,24 +336,35 @@ pub async fn launch_agent(
         .text(command.as_bytes())
         .map_err(|e| Error::bad_request(format!("cannot encode the command: {e}")))?;
     // `remain-on-exit` is set in the same line, before tmux looks at the new process again: a
-    // command that fails at once leaves its pane, and its last lines, to be read.
-    let keep = keep.safe(&remain_on_exit()?).safe(&on()?);
-    let pane: PaneId = first_reply_line(&handle, Line::new(create).then(keep))
+    // command that fails at once leaves its pane, and its last lines, to be read. The pane's
+    // provider and name too: tmux runs the whole line or none of it, so no pane of a launch is
+    // ever left without them (a daemon killed in between would not know it as the agent, and
+    // a restore would start it twice).
+    let keep = new_window
+        .target(Command::new("set-option").flag("-w"))
+        .safe(&remain_on_exit()?)
+        .safe(&on()?);
+    let provider_value =
+        SafeValue::new(provider.id.to_string()).map_err(|e| Error::bad_request(e.to_string()))?;
+    let mut line = Line::new(create).then(keep).then(
+        new_window
+            .target(Command::new("set-option").flag("-p"))
+            .option_name(query::PROVIDER_OVERRIDE_OPTION)
+            .safe(&provider_value),
+    );
+    if let Some(name) = &body.name {
+        let name = SafeValue::new(name.as_str()).map_err(|e| Error::bad_request(e.to_string()))?;
+        line = line.then(
+            new_window
+                .target(Command::new("set-option").flag("-p"))
+                .option_name(NAME_OPTION)
+                .safe(&name),
+        );
+    }
+    let pane: PaneId = first_reply_line(&handle, line)
         .await?
         .parse()
         .map_err(|_| Error::Failed("tmux did not say which pane it made".into()))?;
-    let provider_value =
-        SafeValue::new(provider.id.to_string()).map_err(|e| Error::bad_request(e.to_string()))?;
-    let mut options = Line::new(query::set_pane_option(
-        pane,
-        query::PROVIDER_OVERRIDE_OPTION,
-        Some(&provider_value),
-    ));
-    if let Some(name) = &body.name {
-        let name = SafeValue::new(name.as_str()).map_err(|e| Error::bad_request(e.to_string()))?;
-        options = options.then(query::set_pane_option(pane, NAME_OPTION, Some(&name)));
-    }
-    first_reply_line(&handle, options).await?;
     let worktree = match worktree {
         Some(record) => Some(super::launch_setup::note_pane(state, record, pane).await?),
         None => None,
@@ -407,6 +412,25 @@ pub async fn launch_agent(
         worktree,
         queued_messages,
     })
+}
+
+/// Where a launch's window is made, so that the commands after `new-window`/`new-session` in
+/// the same line can aim at it (and at its only pane, the agent's).
+enum NewWindow {
+    /// The last window of this session (`new-window -a` after the last one).
+    In(crate::ids::SessionId),
+    /// The last window of the session of this name (`new-session`).
+    InSessionNamed(SafeValue),
+}
+
+impl NewWindow {
+    /// `command` with `-t` aimed at the new window.
+    fn target(&self, command: Command) -> Command {
+        match self {
+            NewWindow::In(session) => command.target_last_window("-t", *session),
+            NewWindow::InSessionNamed(name) => command.target_last_window_named("-t", name),
+        }
+    }
 }
 
 fn remain_on_exit() -> Result<SafeValue, Error> {

@@ -109,6 +109,13 @@ pub async fn restore(state: &Context, body: &RestoreBody) -> Result<Vec<Restored
             "the daemon is still reading tmux's sessions: try again".into(),
         ));
     }
+    // New sessions and windows are made through a session's control connection: a server
+    // that has none yet (tmux starting) is asked again later.
+    if !body.dry_run && state.handles().is_empty() {
+        return Err(Error::Unavailable(
+            "no tmux session is mirrored yet: restore works through one; try again".into(),
+        ));
+    }
     let records = state.inbox.call(|store| store.agents()).await?;
     let panes = state.all_panes().await;
     let mut sessions: BTreeSet<String> = panes.iter().map(|p| p.session.to_string()).collect();

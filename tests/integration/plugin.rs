@@ -435,3 +435,104 @@ fn the_plugin_loaded_as_tmux_starts_follows_the_first_session() {
         daemons(&socket).is_empty()
     });
 }
+
+#[test]
+fn with_restore_on_the_agents_come_back_once_when_tmux_starts_again() {
+    let _guard = daemon_test_lock();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let home = Home::new(&format!(
+        "set -g @panectl-bin '{}'\nset -g @panectl-restore on\nrun-shell '{}'",
+        env!("CARGO_BIN_EXE_panectl"),
+        root.join("panectl.tmux").display()
+    ));
+    // The fake agent, launchable.
+    let script = root.join("scripts/programs/fake_agent.py");
+    let launch = format!(
+        "\n[launch]\ncommand = [\"python3\", \"{}\", \"{}\", \"0.2\"]\n",
+        script.display(),
+        home.path().join("agent.jsonl").display()
+    );
+    std::fs::write(
+        home.path().join("config/panectl/providers/fake_agent.toml"),
+        crate::inbox::RULES.replacen("\n[detect]", &format!("{launch}\n[detect]"), 1),
+    )
+    .expect("rules");
+    let path = std::env::var("PATH").unwrap_or_default();
+    let mut server = TmuxServer::start_configured(&home.config(), &home.env(&path));
+    let socket = server.tmux(&["display-message", "-p", "#{socket_path}"]);
+    let socket = socket.trim().to_string();
+    let _daemons = DetachedDaemons(&socket);
+    let log_path = home.path().join("state/panectl/restore.log");
+    let restore_log = || std::fs::read_to_string(&log_path).unwrap_or_default();
+    // The first start: nothing recorded, nothing to do, and said so.
+    wait_until("the first restore", Duration::from_secs(40), || {
+        restore_log().contains("no agent was launched to restore")
+    });
+    let panectl = |args: &[&str]| {
+        let output = server
+            .panectl()
+            .envs(home.env(&path))
+            .args(args)
+            .output()
+            .expect("run panectl");
+        assert!(output.status.success(), "panectl {args:?}: {output:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    panectl(&[
+        "launch",
+        "fake_agent",
+        "--name",
+        "back",
+        "--new-session",
+        "--session",
+        "agents",
+    ]);
+    let named = |server: &TmuxServer| -> Vec<String> {
+        server
+            .tmux(&["list-panes", "-a", "-F", "#{@panectl_name} #{session_name}"])
+            .lines()
+            .filter(|l| l.starts_with("back "))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(named(&server), ["back agents"]);
+
+    // tmux dies and starts again from the same config: the plugin brings the agent back.
+    server.tmux(&["kill-server"]);
+    wait_until("the daemon to exit", Duration::from_secs(15), || {
+        daemons(&socket).is_empty()
+    });
+    server.wait_for_exit(Duration::from_secs(10));
+    server.start_again_configured(&home.config(), &home.env(&path));
+    wait_until(
+        "the agent back in its session",
+        Duration::from_secs(60),
+        || named(&server) == ["back agents"],
+    );
+    wait_until("the restore logged", Duration::from_secs(10), || {
+        restore_log().contains("back (fake_agent, session agents): started fresh in %")
+    });
+    assert_eq!(daemons(&socket).len(), 1);
+    assert!(
+        server
+            .tmux(&["show-option", "-gqv", "@panectl-error"])
+            .trim()
+            .is_empty(),
+        "{}",
+        restore_log()
+    );
+    // Loading the plugin again (a config reload) restores nothing again.
+    let runs = restore_log().matches(" panectl restore (").count();
+    home.reload(&server);
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(restore_log().matches(" panectl restore (").count(), runs);
+    assert_eq!(named(&server), ["back agents"]);
+    // The log is the user's alone.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&log_path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "restore.log is {mode:o}");
+    server.tmux(&["kill-server"]);
+    wait_until("the daemon to exit", Duration::from_secs(15), || {
+        daemons(&socket).is_empty()
+    });
+}

@@ -228,3 +228,82 @@ fn messages_for_an_agent_wait_while_it_is_down_and_arrive_once_when_it_is_restor
         .expect("run panectl");
     assert!(!refused.status.success(), "{refused:?}");
 }
+
+#[test]
+fn a_daemon_killed_during_a_restore_starts_no_agent_twice_when_run_again() {
+    let _guard = daemon_test_lock();
+    let mut setup = Setup::start(0.2);
+    let daemon = setup.daemon();
+    setup.wait_status(&["idle"], Duration::from_secs(10));
+    let names = ["k1", "k2", "k3"];
+    for (index, name) in names.iter().enumerate() {
+        let mut args = vec!["launch", "fake_agent", "--name", name, "--session", "crew"];
+        if index == 0 {
+            args.push("--new-session");
+        }
+        setup.server.panectl_ok(&args);
+    }
+    setup.server.tmux(&["kill-server"]);
+    setup.server.wait_for(
+        "the daemon to see the server gone",
+        Duration::from_secs(5),
+        || setup.server.health()["server_alive"] == false,
+    );
+    setup.server.wait_for_exit(Duration::from_secs(10));
+    setup.server.start_again("fresh", 100, 30);
+    setup.server.wait_for_panes(1);
+    let named = |setup: &Setup| -> Vec<String> {
+        let listed = setup
+            .server
+            .tmux(&["list-panes", "-a", "-F", "#{@panectl_name}"]);
+        let mut names: Vec<String> = listed
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect();
+        names.sort();
+        names
+    };
+    // The restore is under way (one agent back, the others to come) when the daemon dies.
+    let mut restoring = setup
+        .server
+        .panectl()
+        .args(["restore", "--json"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run panectl restore");
+    setup
+        .server
+        .wait_for("the first agent back", Duration::from_secs(20), || {
+            !named(&setup).is_empty()
+        });
+    daemon.crash();
+    let _ = restoring.wait();
+    let before = named(&setup);
+    assert!(
+        before.len() < names.len(),
+        "the restore had ended: {before:?}"
+    );
+
+    // Run again with a new daemon: each agent once.
+    let _daemon = setup.server.start_daemon(&[
+        "--rules-dir",
+        &setup.rules_dir().display().to_string(),
+        "--submit-delay",
+        "150ms",
+    ]);
+    let done = restore(&setup, &[]);
+    for name in names {
+        let outcome = outcome(&done, name)["outcome"].clone();
+        assert!(
+            outcome == "running" || outcome == "started_fresh",
+            "{name}: {done:#?}"
+        );
+    }
+    for name in &before {
+        assert_eq!(outcome(&done, name)["outcome"], "running", "{done:#?}");
+    }
+    assert_eq!(named(&setup), names, "an agent started twice or not at all");
+    assert_eq!(restore(&setup, &["--dry-run"]).len(), names.len());
+}

@@ -142,13 +142,29 @@ impl TmuxServer {
     #[allow(dead_code)] // for the plugin tests
     pub fn start_configured(config: &std::path::Path, env: &[(&str, String)]) -> TmuxServer {
         let (dir, socket) = private_socket();
+        let mut server = TmuxServer {
+            socket,
+            dir,
+            pid: 0,
+            foreground: None,
+            remote: None,
+            runtime: None,
+        };
+        server.start_again_configured(config, env);
+        server
+    }
+
+    /// Starts a server on this socket as [`TmuxServer::start_configured`] does (after the old
+    /// one ended: a user's tmux starting again); the new server is the one ended on drop.
+    #[allow(dead_code)] // for the plugin tests
+    pub fn start_again_configured(&mut self, config: &std::path::Path, env: &[(&str, String)]) {
         let output = Command::new("tmux")
-            .args(["-L", &socket, "-f"])
+            .args(["-L", &self.socket, "-f"])
             .arg(config)
             .args(["new-session", "-d", "-x", "120", "-y", "40", "sh"])
             .env_remove("TMUX")
             .env_remove("DBUS_SESSION_BUS_ADDRESS")
-            .env("TMUX_TMPDIR", dir.path())
+            .env("TMUX_TMPDIR", self.dir.path())
             .env("LC_ALL", "C.UTF-8")
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .output()
@@ -158,16 +174,7 @@ impl TmuxServer {
             "tmux did not start: {}",
             String::from_utf8_lossy(&output.stderr)
         );
-        let mut server = TmuxServer {
-            socket,
-            dir,
-            pid: 0,
-            foreground: None,
-            remote: None,
-            runtime: None,
-        };
-        server.pid = server.server_pid();
-        server
+        self.pid = self.server_pid();
     }
 
     /// Waits for this server's process to end (after `kill-server`, say: tmux goes on
