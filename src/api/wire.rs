@@ -182,6 +182,8 @@ mod tests {
             keys: vec!["C-c".into(), "C-d".into()],
             fallback: true,
             cancelled: vec![7, 8],
+            removed_worktree: None,
+            worktree_error: None,
         };
         assert_eq!(
             round_trip(&closed),

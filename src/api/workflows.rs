@@ -478,16 +478,27 @@ pub(crate) async fn answer_decision(
     responses(
         (
             status = 200,
-            description = "The pane is closed: `how` says whether its program exited by itself                            (`exited`) or was killed at the timeout (`killed`); `cancelled` lists                            the messages cancelled.",
+            description = "The pane is closed: `how` says whether its program exited by itself \
+                           (`exited`) or was killed at the timeout (`killed`); `cancelled` lists \
+                           the messages cancelled; with `remove_worktree`, `removed_worktree` or \
+                           `worktree_error` says what became of its worktree.",
             body = Closed
         ),
         (
             status = 400,
-            description = "`timeout_seconds` negative or over 3600.",
+            description = "`timeout_seconds` negative or over 3600; `force` without \
+                           `remove_worktree`; `remove_worktree` for an agent launched in no \
+                           worktree.",
             body = ErrorBody
         ),
         (status = 404, response = PaneNotFound),
-        (status = 409, response = PaneAmbiguous),
+        (
+            status = 409,
+            description = "The pane name is ambiguous; or (`remove_worktree` without `force`) \
+                           the worktree has uncommitted changes or unpushed commits: nothing \
+                           was closed.",
+            body = ErrorBody
+        ),
         (status = 500, response = InboxFailed),
         (status = 502, description = "tmux refused to close the pane.", body = ErrorBody),
         (

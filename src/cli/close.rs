@@ -19,6 +19,14 @@ pub struct CloseArgs {
     /// How long the agent has to exit by itself before its pane is killed (default 10s).
     #[arg(long, value_name = "DURATION", value_parser = super::duration::parse_or_zero)]
     timeout: Option<std::time::Duration>,
+    /// Then remove the git worktree the agent was launched in (its branch stays). Refused,
+    /// with nothing closed, when it has uncommitted changes or commits on no remote and not on
+    /// its base, unless `--force`.
+    #[arg(long)]
+    remove_worktree: bool,
+    /// With `--remove-worktree`: remove it even so.
+    #[arg(long, requires = "remove_worktree")]
+    force: bool,
     /// Print the outcome (`pane`, `how`, `cancelled`, what was sent) as JSON.
     #[arg(long)]
     json: bool,
@@ -30,6 +38,8 @@ impl Run for CloseArgs {
         let path = Route::PaneClose { pane: &self.pane }.path();
         let body = CloseBody {
             timeout_seconds: self.timeout.map(|t| t.as_secs_f64()),
+            remove_worktree: self.remove_worktree,
+            force: self.force,
         };
         let closed: Closed = block_on(async { Ok(client.post_json(&path, &body).await?) })?;
         if self.json {
@@ -37,7 +47,12 @@ impl Run for CloseArgs {
         } else {
             writeln!(std::io::stdout().lock(), "{}", summary(&closed))?;
         }
-        Ok(ExitCode::SUCCESS)
+        // Closed, but the worktree asked to go is still there: not done.
+        Ok(if closed.worktree_error.is_some() {
+            ExitCode::from(super::exit::NOT_REACHED)
+        } else {
+            ExitCode::SUCCESS
+        })
     }
 
     fn pane_mut(&mut self) -> Option<&mut String> {
@@ -68,6 +83,12 @@ fn summary(closed: &Closed) -> String {
         let ids: Vec<String> = closed.cancelled.iter().map(i64::to_string).collect();
         text.push_str(&format!("; cancelled messages {}", ids.join(", ")));
     }
+    if let Some(name) = &closed.removed_worktree {
+        text.push_str(&format!("; removed worktree {} (its branch stays)", printable(name)));
+    }
+    if let Some(error) = &closed.worktree_error {
+        text.push_str(&format!("; the worktree stays: {}", printable(error)));
+    }
     text
 }
 
@@ -88,7 +109,23 @@ mod tests {
             },
             fallback,
             cancelled: vec![],
+            removed_worktree: None,
+            worktree_error: None,
         }
+    }
+
+    #[test]
+    fn the_summary_says_what_became_of_the_worktree() {
+        let mut removed = closed(CloseHow::Exited, Some("claude_code"), false);
+        removed.removed_worktree = Some("fix".into());
+        assert!(
+            summary(&removed).ends_with("; removed worktree fix (its branch stays)"),
+            "{}",
+            summary(&removed)
+        );
+        let mut kept = closed(CloseHow::Exited, Some("claude_code"), false);
+        kept.worktree_error = Some("worktree fix has uncommitted changes".into());
+        assert!(summary(&kept).ends_with("; the worktree stays: worktree fix has uncommitted changes"));
     }
 
     #[test]

@@ -257,12 +257,15 @@ impl PanectlMcp {
     /// Close an agent you no longer need: its messages still queued are cancelled, it is asked
     /// to exit its own way (/exit or /quit for the agent CLIs, exit for a shell; Ctrl-C then
     /// Ctrl-D for anything else), and its pane is closed, killed if it has not exited within
-    /// timeout_seconds (default 10). Returns JSON: the pane, how (exited or killed), what was
-    /// sent and the cancelled message ids.
+    /// timeout_seconds (default 10); with remove_worktree, the git worktree it was launched in
+    /// is removed after (its branch stays). Returns JSON: the pane, how (exited or killed), what
+    /// was sent, the cancelled message ids and what became of the worktree.
     #[tool]
     async fn close_agent(&self, Parameters(params): Parameters<CloseAgentParams>) -> ToolResult {
         let body = CloseBody {
             timeout_seconds: params.timeout_seconds,
+            remove_worktree: params.remove_worktree,
+            force: params.force,
         };
         let closed: Closed = self
             .client

@@ -44,6 +44,13 @@ pub struct CloseAgentParams {
     /// (default 10).
     #[serde(default)]
     pub timeout_seconds: Option<f64>,
+    /// Remove the git worktree it was launched in once it closed (its branch stays); refused,
+    /// with nothing closed, when the worktree has uncommitted or unpushed work, unless force.
+    #[serde(default)]
+    pub remove_worktree: bool,
+    /// With remove_worktree: remove it even with uncommitted or unpushed work.
+    #[serde(default)]
+    pub force: bool,
 }
 
 /// What `send_message` is given.

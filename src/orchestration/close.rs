@@ -48,6 +48,14 @@ pub struct CloseBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 0, maximum = 3600, default = 10)]
     pub timeout_seconds: Option<f64>,
+    /// Remove the git worktree the agent was launched in (`launch` with `worktree`) once it
+    /// closed; its branch stays. Refused before anything is closed when the worktree has
+    /// uncommitted changes or commits on no remote and not on its base, unless `force`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub remove_worktree: bool,
+    /// With `remove_worktree`: remove it even so (`git worktree remove --force`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub force: bool,
 }
 
 /// The answer of `POST /v1/panes/{pane}/close`: what was sent and how the pane closed.
@@ -73,6 +81,13 @@ pub struct Closed {
     /// The messages that were still pending for the pane, now cancelled with the reason
     /// `agent closed`.
     pub cancelled: Vec<i64>,
+    /// With `remove_worktree`: the worktree removed (its branch kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub removed_worktree: Option<String>,
+    /// With `remove_worktree`: why the worktree could not be removed after the agent closed
+    /// (it changed as the agent exited, or git failed); the worktree is still there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree_error: Option<String>,
 }
 
 /// How the wait for the program ended.
@@ -100,8 +115,17 @@ pub async fn close(state: &Context, name: &str, body: &CloseBody) -> Result<Clos
         .map(|s| limits::seconds("timeout_seconds", s, Zero::Allowed, MAX_CLOSE_SECONDS))
         .transpose()?
         .unwrap_or(DEFAULT_TIMEOUT);
+    if body.force && !body.remove_worktree {
+        return Err(Error::bad_request("force goes with remove_worktree"));
+    }
     let (pane, handle) = state.find(name).await?;
     let id = pane.pane;
+    // A worktree that cannot be removed is said before anything is closed.
+    let worktree = if body.remove_worktree {
+        Some(super::worktrees::of_agent(state, &pane, body.force).await?)
+    } else {
+        None
+    };
     // Watch before acting, so that no exit falls between the keys and the wait.
     let mut watch = PaneWatch::new(&state.bus, id);
     let (rules, shells) = {
@@ -148,7 +172,14 @@ pub async fn close(state: &Context, name: &str, body: &CloseBody) -> Result<Clos
         Ended::Gone | Ended::Exited => CloseHow::Exited,
         Ended::Running => CloseHow::Killed,
     };
-    tracing::info!(pane = %id, ?how, cancelled = cancelled.len(), "closed on request");
+    let (mut removed_worktree, mut worktree_error) = (None, None);
+    if let Some(record) = worktree {
+        match super::worktrees::remove(state, &record.name, body.force).await {
+            Ok(record) => removed_worktree = Some(record.name),
+            Err(error) => worktree_error = Some(error.to_string()),
+        }
+    }
+    tracing::info!(pane = %id, ?how, cancelled = cancelled.len(), ?removed_worktree, "closed on request");
     state.bus.publish(EventKind::Closed {
         pane: id,
         how,
@@ -162,6 +193,8 @@ pub async fn close(state: &Context, name: &str, body: &CloseBody) -> Result<Clos
         keys: close.keys,
         fallback,
         cancelled,
+        removed_worktree,
+        worktree_error,
     })
 }
 

@@ -262,30 +262,7 @@ pub fn remove(record: &WorktreeRecord, force: bool) -> Result<(), WorktreeError>
         return Ok(());
     }
     if !force {
-        if !git(path, &["status", "--porcelain"])?.is_empty() {
-            return Err(WorktreeError::Refused(format!(
-                "worktree {} has uncommitted changes (commit them, or remove with --force)",
-                record.name
-            )));
-        }
-        let unsaved = git(
-            path,
-            &[
-                "rev-list",
-                "--count",
-                "HEAD",
-                "--not",
-                &record.base,
-                "--remotes",
-            ],
-        )?;
-        if unsaved != "0" {
-            return Err(WorktreeError::Refused(format!(
-                "worktree {} has {unsaved} commit(s) on {} that are on no remote and not on {} \
-                 (the branch would keep them, but push or merge them first, or remove with --force)",
-                record.name, record.branch, record.base
-            )));
-        }
+        check_removable(record)?;
     }
     let mut args = vec!["worktree", "remove"];
     if force {
@@ -293,6 +270,41 @@ pub fn remove(record: &WorktreeRecord, force: bool) -> Result<(), WorktreeError>
     }
     args.push(&record.path);
     git(repo, &args)?;
+    Ok(())
+}
+
+/// Refuses a worktree whose removal would lose work: uncommitted changes or untracked files,
+/// or commits on no remote and not on its base. A directory deleted by hand has nothing to
+/// lose.
+pub fn check_removable(record: &WorktreeRecord) -> Result<(), WorktreeError> {
+    let path = Path::new(&record.path);
+    if !path.is_dir() {
+        return Ok(());
+    }
+    if !git(path, &["status", "--porcelain"])?.is_empty() {
+        return Err(WorktreeError::Refused(format!(
+            "worktree {} has uncommitted changes (commit them, or remove with --force)",
+            record.name
+        )));
+    }
+    let unsaved = git(
+        path,
+        &[
+            "rev-list",
+            "--count",
+            "HEAD",
+            "--not",
+            &record.base,
+            "--remotes",
+        ],
+    )?;
+    if unsaved != "0" {
+        return Err(WorktreeError::Refused(format!(
+            "worktree {} has {unsaved} commit(s) on {} that are on no remote and not on {} \
+             (the branch would keep them, but push or merge them first, or remove with --force)",
+            record.name, record.branch, record.base
+        )));
+    }
     Ok(())
 }
 

@@ -53,6 +53,42 @@ pub async fn list(context: &Context) -> Result<Vec<WorktreeListing>, Error> {
         .collect())
 }
 
+/// The worktree the agent in `pane` was launched in (by its pane, else its name), checked
+/// (unless `force`) to be removable without losing work: what `close` with `remove_worktree`
+/// removes once the agent closed.
+pub async fn of_agent(
+    context: &Context,
+    pane: &crate::session::PaneSummary,
+    force: bool,
+) -> Result<WorktreeRecord, Error> {
+    let (id, name) = (pane.pane.to_string(), pane.name.clone());
+    let record = context
+        .inbox
+        .call(move |store| {
+            let all = store.worktrees()?;
+            let by_pane = all.iter().find(|w| w.pane.as_deref() == Some(id.as_str()));
+            let by_name = || {
+                all.iter()
+                    .find(|w| name.is_some() && w.agent_name.as_deref() == name.as_deref())
+            };
+            Ok(by_pane.or_else(by_name).cloned())
+        })
+        .await?
+        .ok_or_else(|| {
+            Error::bad_request(format!(
+                "no worktree is recorded for the agent in {}: it was not launched in one",
+                pane.pane
+            ))
+        })?;
+    if !force {
+        let checked = record.clone();
+        tokio::task::spawn_blocking(move || worktree::check_removable(&checked))
+            .await
+            .map_err(|e| Error::Internal(format!("the worktree task failed: {e}")))??;
+    }
+    Ok(record)
+}
+
 /// Removes the worktree `name` ([`worktree::remove`]) and forgets it. Refused while the agent
 /// launched in it still runs (close it first), and, unless `force`, when it has uncommitted
 /// changes or commits that are on no remote and not on its base.

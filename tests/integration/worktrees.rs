@@ -162,3 +162,109 @@ fn worktrees_are_listed_with_their_agent_and_git_state_and_removed_only_when_saf
         "{unknown:?}"
     );
 }
+
+#[test]
+fn close_remove_worktree_refuses_unsaved_work_before_closing_and_keeps_the_branch() {
+    let _guard = daemon_test_lock();
+    let setup = Setup::start(0.2);
+    let _daemon = setup.daemon();
+    setup.wait_status(&["idle"], Duration::from_secs(10));
+    let server = &setup.server;
+    let work = tempfile::tempdir().unwrap();
+    let repo = repo(work.path());
+    let pane = server
+        .panectl_ok(&[
+            "launch",
+            "fake_agent",
+            "--name",
+            "wt-c",
+            "--worktree",
+            "--cwd",
+            repo.to_str().unwrap(),
+        ])
+        .trim()
+        .to_string();
+    let path = repo.parent().unwrap().join("proj.worktrees/wt-c");
+    let alive = || server.panes().iter().any(|p| p["pane"] == pane.as_str());
+
+    // Uncommitted work: refused, and the agent still runs.
+    std::fs::write(path.join("draft.txt"), "draft\n").unwrap();
+    let refused = server
+        .panectl()
+        .args(["close", "wt-c", "--remove-worktree"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success(), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("uncommitted changes"),
+        "{refused:?}"
+    );
+    assert!(alive(), "a refused close closed the agent");
+    // --force alone is a usage error.
+    let usage = server
+        .panectl()
+        .args(["close", "wt-c", "--force"])
+        .output()
+        .unwrap();
+    assert_eq!(usage.status.code(), Some(2), "{usage:?}");
+    assert!(alive());
+
+    // Committed but on no remote: still refused; --force removes it, the branch stays.
+    git(&path, &["add", "draft.txt"]);
+    git(&path, &["commit", "-q", "-m", "the draft"]);
+    let unsaved = server
+        .panectl()
+        .args(["close", "wt-c", "--remove-worktree"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&unsaved.stderr).contains("on no remote"),
+        "{unsaved:?}"
+    );
+    assert!(alive());
+    let closed: Value = serde_json::from_str(&server.panectl_ok(&[
+        "close",
+        "wt-c",
+        "--remove-worktree",
+        "--force",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(closed["removed_worktree"], "wt-c", "{closed:#}");
+    assert!(closed.get("worktree_error").is_none(), "{closed:#}");
+    assert!(!alive());
+    assert!(!path.exists());
+    assert_eq!(
+        git(&repo, &["log", "-1", "--format=%s", "panectl/wt-c"]),
+        "the draft"
+    );
+
+    // A clean worktree goes without --force; an agent launched in none is refused.
+    let clean = server
+        .panectl_ok(&[
+            "launch",
+            "fake_agent",
+            "--name",
+            "wt-d",
+            "--worktree",
+            "--cwd",
+            repo.to_str().unwrap(),
+        ])
+        .trim()
+        .to_string();
+    let said = server.panectl_ok(&["close", &clean, "--remove-worktree"]);
+    assert!(
+        said.contains("removed worktree wt-d (its branch stays)"),
+        "{said}"
+    );
+    assert!(!repo.parent().unwrap().join("proj.worktrees/wt-d").exists());
+    let plain = server
+        .panectl()
+        .args(["close", "%0", "--remove-worktree"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&plain.stderr).contains("no worktree is recorded"),
+        "{plain:?}"
+    );
+}
