@@ -78,6 +78,10 @@ pub struct Assignment {
     pub reply_to: String,
     /// The program in `reply_to` when it assigned (`pid:N`); a reused pane gets nothing.
     pub reply_agent: String,
+    /// The assigner's agent name, when it has one: the answer follows the agent (held while it
+    /// is down, its again when it is restored; see [`crate::inbox::held`]).
+    #[schema(required = true)]
+    pub reply_name: Option<String>,
     /// When it was made (ms since the epoch).
     pub created_at: i64,
     /// When to give up waiting for the worker (ms since the epoch).
@@ -109,6 +113,8 @@ pub struct NewAssignment {
     pub reply_to: String,
     /// The identity of the agent there now.
     pub reply_agent: String,
+    /// The assigner's agent name, when it has one.
+    pub reply_name: Option<String>,
     /// When to give up (ms since the epoch).
     pub deadline_at: Option<i64>,
     /// Close the worker's pane once it answered.
@@ -116,7 +122,7 @@ pub struct NewAssignment {
 }
 
 const COLUMNS: &str = "id, message_id, worker, reply_to, reply_agent, created_at, deadline_at, \
-                       teardown, state, busy_seen, reply_id, reason, finished_at";
+                       teardown, state, busy_seen, reply_id, reason, finished_at, reply_name";
 
 fn assignment(row: &Row<'_>) -> rusqlite::Result<Assignment> {
     let state: String = row.get(8)?;
@@ -126,6 +132,7 @@ fn assignment(row: &Row<'_>) -> rusqlite::Result<Assignment> {
         worker: row.get(2)?,
         reply_to: row.get(3)?,
         reply_agent: row.get(4)?,
+        reply_name: row.get(13)?,
         created_at: row.get(5)?,
         deadline_at: row.get(6)?,
         teardown: row.get(7)?,
@@ -172,8 +179,8 @@ impl Store {
         transaction
             .execute(
                 "INSERT INTO assignments (message_id, worker, reply_to, reply_agent, created_at,
-                                          deadline_at, teardown, state)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'working')",
+                                          deadline_at, teardown, state, reply_name)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'working', ?8)",
                 params![
                     message_id,
                     new.task.pane,
@@ -181,7 +188,8 @@ impl Store {
                     new.reply_agent,
                     new.task.now,
                     new.deadline_at,
-                    new.teardown
+                    new.teardown,
+                    new.reply_name
                 ],
             )
             .map_err(db)?;
@@ -258,7 +266,7 @@ impl Store {
                 pane: current.reply_to.clone(),
                 agent: current.reply_agent.clone(),
                 sender: current.worker.clone(),
-                to_agent: None,
+                to_agent: current.reply_name.clone(),
                 body: reply,
                 now,
                 ttl_ms: None,
@@ -307,6 +315,7 @@ mod tests {
             },
             reply_to: "%1".into(),
             reply_agent: "pid:10".into(),
+            reply_name: Some("boss".into()),
             deadline_at: Some(now + 60_000),
             teardown: true,
         }
@@ -347,6 +356,9 @@ mod tests {
             ("%1", "pid:10", "%5")
         );
         assert_eq!(reply.body, b"the answer");
+        // The answer follows the assigner by its name (held if it is down when it comes).
+        assert_eq!(done.reply_name.as_deref(), Some("boss"));
+        assert_eq!(reply.to_agent.as_deref(), Some("boss"));
         // Finishing twice is refused: one answer only.
         assert!(matches!(
             store.finish_assignment(made.id, b"again".to_vec(), None, 3000),

@@ -83,6 +83,8 @@ const MIGRATIONS: &[&str] = &[
     // 6: the agent a message was addressed to by name: it follows the agent to its next pane
     // (`held` while the agent is gone, `inbox/held.rs`).
     "ALTER TABLE messages ADD COLUMN to_agent TEXT;",
+    // 7: the assigner's agent name: an assignment's answer follows it, as any message does.
+    "ALTER TABLE assignments ADD COLUMN reply_name TEXT;",
 ];
 
 pub use crate::message::State;

@@ -284,6 +284,7 @@ pub async fn assign(state: &Context, body: &HandoffBody, mcp: bool) -> Result<As
         task,
         reply_to: reply_pane.pane.to_string(),
         reply_agent,
+        reply_name: reply_pane.name.clone(),
         deadline_at,
         teardown: body.teardown,
     };
