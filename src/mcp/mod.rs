@@ -294,13 +294,34 @@ impl PanectlMcp {
     /// would be done. Returns JSON: each agent and its outcome.
     #[tool]
     async fn restore_agents(&self, Parameters(params): Parameters<RestoreParams>) -> ToolResult {
+        let path = Route::Restore {}.path();
+        // First what would be done: the names of the variables to take from this environment,
+        // as `panectl restore` takes them from its own.
+        let dry_run = RestoreBody {
+            dry_run: true,
+            ..RestoreBody::default()
+        };
+        let planned: Vec<Restored> = self
+            .client
+            .post_json(&path, &dry_run)
+            .await
+            .map_err(|e| failed("restore_agents", e))?;
+        if params.dry_run {
+            return Ok(pretty(&planned));
+        }
+        let mut values = std::collections::BTreeMap::new();
+        for name in planned.iter().flat_map(|r| &r.from_env) {
+            if let Ok(value) = std::env::var(name) {
+                values.insert(name.clone(), value);
+            }
+        }
         let body = RestoreBody {
-            dry_run: params.dry_run,
+            caller_env: crate::orchestration::launch_plan::CallerEnv(values),
             ..RestoreBody::default()
         };
         let done: Vec<Restored> = self
             .client
-            .post_json(&Route::Restore {}.path(), &body)
+            .post_json(&path, &body)
             .await
             .map_err(|e| failed("restore_agents", e))?;
         Ok(pretty(&done))

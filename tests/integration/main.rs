@@ -34,6 +34,8 @@ mod launch_profiles;
 mod lifecycle;
 #[cfg(feature = "mcp")]
 mod mcp;
+#[cfg(feature = "mcp")]
+mod mcp_agents;
 mod notify;
 mod openapi_check;
 mod orchestrate;

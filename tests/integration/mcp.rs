@@ -63,6 +63,33 @@ pub(crate) fn call_ok(
     text
 }
 
+/// A runtime and an MCP client of `panectl mcp` run "in" `pane` (`TMUX_PANE`) of `server`.
+pub(crate) fn connect(
+    server: &crate::support::TmuxServer,
+    pane: &str,
+) -> (tokio::runtime::Runtime, Client) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut command = server.panectl();
+    command.arg("mcp").env("TMUX_PANE", pane);
+    let client = {
+        // rmcp's client ends its child from a task when dropped: that needs the runtime.
+        let _context = runtime.enter();
+        runtime.block_on(async {
+            let transport = TokioChildProcess::new(tokio::process::Command::from(command))
+                .expect("start panectl mcp");
+            tokio::time::timeout(Duration::from_secs(20), ().serve(transport))
+                .await
+                .expect("no handshake within 20 s")
+                .expect("the MCP handshake")
+        })
+    };
+    (runtime, client)
+}
+
 /// Calls a tool that must fail with a tool error (not a protocol error); its text.
 fn call_err(
     runtime: &tokio::runtime::Runtime,
@@ -376,22 +403,8 @@ fn mcp_clients_cannot_type_into_a_shell_unless_the_daemon_allows_it() {
             .iter()
             .any(|p| p["pane"] == "%1" && p["provider"] == "shell")
     });
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let (runtime, client) = connect(server, "%0");
     let _context = runtime.enter();
-    let mut command = server.panectl();
-    command.arg("mcp").env("TMUX_PANE", "%0");
-    let client = runtime.block_on(async {
-        let transport = TokioChildProcess::new(tokio::process::Command::from(command))
-            .expect("start panectl mcp");
-        tokio::time::timeout(Duration::from_secs(20), ().serve(transport))
-            .await
-            .expect("no handshake within 20 s")
-            .expect("the MCP handshake")
-    });
     let refused = call_err(
         &runtime,
         &client,
