@@ -84,7 +84,10 @@ fn summary(closed: &Closed) -> String {
         text.push_str(&format!("; cancelled messages {}", ids.join(", ")));
     }
     if let Some(name) = &closed.removed_worktree {
-        text.push_str(&format!("; removed worktree {} (its branch stays)", printable(name)));
+        text.push_str(&format!(
+            "; removed worktree {} (its branch stays)",
+            printable(name)
+        ));
     }
     if let Some(error) = &closed.worktree_error {
         text.push_str(&format!("; the worktree stays: {}", printable(error)));
@@ -125,7 +128,9 @@ mod tests {
         );
         let mut kept = closed(CloseHow::Exited, Some("claude_code"), false);
         kept.worktree_error = Some("worktree fix has uncommitted changes".into());
-        assert!(summary(&kept).ends_with("; the worktree stays: worktree fix has uncommitted changes"));
+        assert!(
+            summary(&kept).ends_with("; the worktree stays: worktree fix has uncommitted changes")
+        );
     }
 
     #[test]

@@ -42,7 +42,12 @@ fn mcp_launches_from_a_profile_in_a_worktree_lists_restores_and_closes_it() {
     assert_eq!(launched["name"], "mcp-builder", "{launched:#}");
     assert_eq!(launched["worktree"]["branch"], "panectl/mcp-builder");
     let path = launched["worktree"]["path"].as_str().unwrap().to_string();
-    assert!(setup.server.daemon_screen(launched["pane"].as_str().unwrap()).contains("fake>"));
+    assert!(
+        setup
+            .server
+            .daemon_screen(launched["pane"].as_str().unwrap())
+            .contains("fake>")
+    );
     assert_eq!(
         git(std::path::Path::new(&path), &["branch", "--show-current"]),
         "panectl/mcp-builder"
@@ -94,13 +99,15 @@ fn mcp_launches_from_a_profile_in_a_worktree_lists_restores_and_closes_it() {
     let back = builder(&done);
     assert_eq!(back["outcome"], "started_fresh", "{done:#}");
     let pane = back["pane"].as_str().unwrap().to_string();
-    setup.server.wait_for("the agent's cwd", Duration::from_secs(10), || {
-        setup
-            .server
-            .tmux(&["display-message", "-p", "-t", &pane, "#{pane_current_path}"])
-            .trim()
-            == path
-    });
+    setup
+        .server
+        .wait_for("the agent's cwd", Duration::from_secs(10), || {
+            setup
+                .server
+                .tmux(&["display-message", "-p", "-t", &pane, "#{pane_current_path}"])
+                .trim()
+                == path
+        });
 
     // close_agent with remove_worktree: the agent and its worktree go, the branch stays.
     let closed: Value = serde_json::from_str(&call_ok(
