@@ -200,6 +200,18 @@ impl Command {
         self.flag(flag).push_trusted(target.as_bytes())
     }
 
+    /// Adds `flag SESSION:INDEX`: the window at `index` of the session (made there by
+    /// `new-window` when the index is free).
+    pub fn target_window_index(
+        self,
+        flag: &'static str,
+        session: SessionId,
+        index: u32,
+    ) -> Command {
+        let target = format!("{session}:{index}");
+        self.flag(flag).push_trusted(target.as_bytes())
+    }
+
     /// Adds `flag =NAME:{end}`: the last window of the session named exactly `name` (a safe
     /// value without `:` or spaces, or the command fails in tmux, naming no other session).
     pub fn target_last_window_named(self, flag: &'static str, name: &SafeValue) -> Command {

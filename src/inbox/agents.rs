@@ -28,6 +28,10 @@ pub struct AgentRecord {
     pub session: String,
     /// Its window's name, when it was seen.
     pub window_name: Option<String>,
+    /// Its window's index when it was launched: restore puts the window back there when the
+    /// index is free in its session.
+    #[schema(required = true)]
+    pub window_index: Option<u32>,
     /// Its last pane.
     pub pane: String,
     /// The CLI's own conversation id, from its hooks, when it has one.
@@ -55,11 +59,12 @@ fn record(row: &Row<'_>) -> rusqlite::Result<AgentRecord> {
         launched: row.get(9)?,
         seq: row.get(10)?,
         updated_at: row.get(11)?,
+        window_index: row.get(12)?,
     })
 }
 
 const COLUMNS: &str = "key, name, provider, launch, from_env, session, window_name, pane, \
-                       conversation, launched, seq, updated_at";
+                       conversation, launched, seq, updated_at, window_index";
 
 impl Store {
     /// Records an agent, replacing the row of the same key (a relaunch under the same name);
@@ -72,7 +77,7 @@ impl Store {
                 &format!(
                     "INSERT OR REPLACE INTO agents ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, \
                      ?7, ?8, ?9, ?10, \
-                     COALESCE(?11, (SELECT COALESCE(MAX(seq), 0) + 1 FROM agents)), ?12)"
+                     COALESCE(?11, (SELECT COALESCE(MAX(seq), 0) + 1 FROM agents)), ?12, ?13)"
                 ),
                 params![
                     agent.key,
@@ -86,7 +91,8 @@ impl Store {
                     agent.conversation,
                     agent.launched,
                     (agent.seq > 0).then_some(agent.seq),
-                    agent.updated_at
+                    agent.updated_at,
+                    agent.window_index
                 ],
             )
             .map_err(db)?;
@@ -172,6 +178,7 @@ mod tests {
             from_env: vec!["API_KEY".into()],
             session: "work".into(),
             window_name: Some(key.into()),
+            window_index: Some(3),
             pane: pane.into(),
             conversation: None,
             launched: true,
@@ -193,6 +200,7 @@ mod tests {
         assert_eq!(keys, ["b", "a"]);
         assert_eq!(all[1].conversation.as_deref(), Some("conv-a"));
         assert_eq!(all[1].from_env, ["API_KEY"]);
+        assert_eq!(all[1].window_index, Some(3));
         // Restored into another pane: found there, in the same place in the order.
         store.set_agent_pane("a", "%11", 3).unwrap();
         let found = store.agent_in_pane("%11").unwrap().unwrap();

@@ -171,6 +171,7 @@ mod tests {
                 from_env: Vec::new(),
                 session: "s".into(),
                 window_name: None,
+                window_index: None,
                 pane: "%1".into(),
                 conversation: None,
                 launched: true,

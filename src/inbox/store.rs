@@ -85,6 +85,8 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE messages ADD COLUMN to_agent TEXT;",
     // 7: the assigner's agent name: an assignment's answer follows it, as any message does.
     "ALTER TABLE assignments ADD COLUMN reply_name TEXT;",
+    // 8: the index of an agent's window, where restore puts it back.
+    "ALTER TABLE agents ADD COLUMN window_index INTEGER;",
 ];
 
 pub use crate::message::State;

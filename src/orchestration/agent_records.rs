@@ -57,6 +57,7 @@ pub async fn record_launch(
             .or_else(|| body.session.clone())
             .unwrap_or_default(),
         window_name: placed.as_ref().map(|p| p.window.to_string()),
+        window_index: placed.as_ref().map(|p| p.window_index),
         pane: pane.to_string(),
         conversation: None,
         launched: true,
@@ -114,6 +115,7 @@ pub async fn note_conversation(
                 from_env: Vec::new(),
                 session: pane.session.to_string(),
                 window_name: Some(pane.window.to_string()),
+                window_index: Some(pane.window_index),
                 pane: pane_text.clone(),
                 conversation: Some(conversation),
                 launched: false,

@@ -300,20 +300,34 @@ pub async fn launch_agent(
             .get(&session)
             .cloned()
             .ok_or_else(|| Error::Unavailable("the session is reconnecting".into()))?;
-        // After the session's last window (`-a` moves no window when the index after the
-        // target is free, as it is after the last): the user's windows keep their numbers.
-        let mut create = Command::new("new-window")
-            .flag("-a")
+        // A restored agent's window goes back to its index when that is free. Otherwise after
+        // the session's last window (`-a` moves no window when the index after the target is
+        // free, as it is after the last): the user's windows keep their numbers.
+        let free_index = body.window_index.filter(|index| {
+            !panes
+                .iter()
+                .any(|p| p.session_id == session && p.window_index == *index)
+        });
+        let create = Command::new("new-window")
             .flag("-d")
             .flag("-P")
-            .format_option("-F", NEW_PANE)
-            .target_last_window("-t", session);
+            .format_option("-F", NEW_PANE);
+        let (mut create, new_window) = match free_index {
+            Some(index) => (
+                create.target_window_index("-t", session, index),
+                NewWindow::At(session, index),
+            ),
+            None => (
+                create.flag("-a").target_last_window("-t", session),
+                NewWindow::In(session),
+            ),
+        };
         if let Some(window) = &body.name {
             let window =
                 SafeValue::new(window.as_str()).map_err(|e| Error::bad_request(e.to_string()))?;
             create = create.flag("-n").safe(&window);
         }
-        (handle, create, NewWindow::In(session))
+        (handle, create, new_window)
     };
     // The worktree is made last, once everything else was checked: a refused request leaves
     // none behind.
@@ -365,6 +379,18 @@ pub async fn launch_agent(
         .await?
         .parse()
         .map_err(|_| Error::Failed("tmux did not say which pane it made".into()))?;
+    if let (NewWindow::InSessionNamed(session), Some(index)) = (&new_window, body.window_index) {
+        // A restore made the session again: its first window goes back to its index (tmux
+        // refuses when it is there already, which is as good).
+        let to_index = format!("={}:{index}", session.as_str());
+        let moved = Command::new("move-window")
+            .target("-s", Target::Pane(pane))
+            .flag("-t")
+            .safe(&SafeValue::new(to_index).map_err(|e| Error::Internal(e.to_string()))?);
+        if let Err(error) = handle.run(Line::new(moved)).await {
+            tracing::debug!(%pane, %error, "the restored window stays where tmux made it");
+        }
+    }
     let worktree = match worktree {
         Some(record) => Some(super::launch_setup::note_pane(state, record, pane).await?),
         None => None,
@@ -419,6 +445,8 @@ pub async fn launch_agent(
 enum NewWindow {
     /// The last window of this session (`new-window -a` after the last one).
     In(crate::ids::SessionId),
+    /// The window at this index of this session (a restored agent's own index).
+    At(crate::ids::SessionId, u32),
     /// The last window of the session of this name (`new-session`).
     InSessionNamed(SafeValue),
 }
@@ -428,6 +456,7 @@ impl NewWindow {
     fn target(&self, command: Command) -> Command {
         match self {
             NewWindow::In(session) => command.target_last_window("-t", *session),
+            NewWindow::At(session, index) => command.target_window_index("-t", *session, *index),
             NewWindow::InSessionNamed(name) => command.target_last_window_named("-t", name),
         }
     }

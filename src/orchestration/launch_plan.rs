@@ -95,6 +95,11 @@ pub struct LaunchBody {
     #[serde(skip)]
     #[schema(ignore)]
     pub restoring: bool,
+    /// (A restore's launch) the index the agent's window had: the new window goes there when
+    /// the index is free in its session.
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub window_index: Option<u32>,
 }
 
 /// Variables from the caller's environment: serialized as a map, but never shown by `Debug`

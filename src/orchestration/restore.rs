@@ -197,6 +197,7 @@ fn relaunch_body(
     launch.provider = record.provider.clone();
     launch.name = record.name.clone();
     launch.restoring = true;
+    launch.window_index = record.window_index;
     launch.no_wait = false;
     launch.timeout_seconds = body.timeout_seconds.or(launch.timeout_seconds);
     if sessions.contains(&record.session) {

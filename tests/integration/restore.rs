@@ -34,31 +34,24 @@ fn launched_agents_come_back_by_name_in_their_sessions_once() {
         .as_str()
         .unwrap()
         .to_string();
-    setup.server.panectl_ok(&[
-        "launch",
-        "fake_agent",
-        "--name",
-        "ra",
-        "--session",
-        &home_session,
-        "--",
-        "first",
-    ]);
-    setup.server.panectl_ok(&[
-        "launch",
-        "fake_agent",
-        "--name",
-        "rb",
-        "--new-session",
-        "--session",
-        "other",
-        "--env",
-        "LAUNCH_VAR=kept",
-    ]);
-    // Both run: nothing to do.
+    // Windows: home 1 (closed below), home 2 ra; other 0 (closed below), other 1 rb.
+    let launch = |name: &str, session: &str, extra: &[&str]| {
+        let mut args = vec!["launch", "fake_agent", "--name", name, "--session", session];
+        args.extend_from_slice(extra);
+        setup.server.panectl_ok(&args);
+    };
+    launch("gone1", &home_session, &[]);
+    launch("ra", &home_session, &["--", "first"]);
+    launch("gone2", "other", &["--new-session"]);
+    launch("rb", "other", &["--env", "LAUNCH_VAR=kept"]);
+    for closed in ["gone1", "gone2"] {
+        setup.server.panectl_ok(&["close", closed]);
+    }
+    // Both run: nothing to do; the closed ones are forgotten.
     let done = restore(&setup, &["--dry-run"]);
     assert_eq!(outcome(&done, "ra")["outcome"], "running", "{done:#?}");
     assert_eq!(outcome(&done, "rb")["outcome"], "running", "{done:#?}");
+    assert_eq!(done.len(), 2, "{done:#?}");
 
     // tmux dies, and starts again with a session of its own.
     setup.server.tmux(&["kill-server"]);
@@ -68,7 +61,8 @@ fn launched_agents_come_back_by_name_in_their_sessions_once() {
         || setup.server.health()["server_alive"] == false,
     );
     setup.server.wait_for_exit(Duration::from_secs(10));
-    setup.server.start_again("fresh", 100, 30);
+    // tmux starts again with the home session (one window, 0) made by hand.
+    setup.server.start_again(&home_session, 100, 30);
     setup.server.wait_for_panes(1);
     let planned = restore(&setup, &["--dry-run"]);
     assert_eq!(
@@ -78,7 +72,8 @@ fn launched_agents_come_back_by_name_in_their_sessions_once() {
     );
     assert_eq!(setup.server.panes().len(), 1, "a dry run started something");
 
-    // Restored: each agent by its name, in its session (both made again), as launched.
+    // Restored: each agent by its name, in its session (`other` made again), as launched, in
+    // its window's place: ra at 2 though 1 is free, rb at 1 in the session it made again.
     let done = restore(&setup, &[]);
     for key in ["ra", "rb"] {
         assert_eq!(outcome(&done, key)["outcome"], "started_fresh", "{done:#?}");
@@ -95,6 +90,8 @@ fn launched_agents_come_back_by_name_in_their_sessions_once() {
     let rb = pane_of("rb");
     assert_eq!(ra["session"], home_session.as_str(), "{ra:#}");
     assert_eq!(rb["session"], "other", "{rb:#}");
+    assert_eq!(ra["window_index"], 2, "{ra:#}");
+    assert_eq!(rb["window_index"], 1, "{rb:#}");
     assert_eq!(ra["provider"], "fake_agent");
     let ra_pane = ra["pane"].as_str().unwrap();
     let rb_pane = rb["pane"].as_str().unwrap();
