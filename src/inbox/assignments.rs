@@ -79,7 +79,7 @@ pub struct Assignment {
     /// The program in `reply_to` when it assigned (`pid:N`); a reused pane gets nothing.
     pub reply_agent: String,
     /// The assigner's agent name, when it has one: the answer follows the agent (held while it
-    /// is down, its again when it is restored; see [`crate::inbox::held`]).
+    /// is down, its again when it is restored), as any message for a named agent does.
     #[schema(required = true)]
     pub reply_name: Option<String>,
     /// When it was made (ms since the epoch).

@@ -141,7 +141,9 @@ async fn task_message(
         pane: pane.to_string(),
         agent,
         sender: from.to_string(),
-        to_agent: summary.name.clone(),
+        // Not by name: an assignment watches its worker's pane, and a task that waited for a
+        // restored worker would be taken by a turn no one follows.
+        to_agent: None,
         body: text.as_bytes().to_vec(),
         now: crate::inbox::now_ms(),
         ttl_ms: None,
