@@ -1,5 +1,6 @@
-//! `panectl hook`: an agent CLI's hook command. It reads the hook's JSON on stdin and tells
-//! the daemon of the tmux server the agent runs in (`$TMUX`, pane `$TMUX_PANE`).
+//! `panectl hook`: an agent CLI's hook command. It reads the hook's JSON on stdin (Claude Code,
+//! Gemini CLI), or as its last argument (Codex's `notify`), and tells the daemon of the tmux
+//! server the agent runs in (`$TMUX`, pane `$TMUX_PANE`).
 //!
 //! It must never hang or break the agent: the whole exchange has a short deadline, nothing is
 //! printed on stdout (Claude Code reads a hook's stdout as instructions), the exit code is
@@ -38,6 +39,10 @@ pub struct HookArgs {
     /// The event, when the hook's JSON does not name it (`hook_event_name`).
     #[arg(long)]
     event: Option<String>,
+    /// The notification JSON Codex's `notify` program gets as its last argument
+    /// (`{"type": "agent-turn-complete", "thread-id": ...}`); stdin is not read then.
+    #[arg(value_name = "JSON")]
+    notification: Option<String>,
 }
 
 impl super::Run for HookArgs {
@@ -77,11 +82,34 @@ pub fn report(input: &[u8], event: Option<&str>, time_ms: u64) -> Option<HookRep
     })
 }
 
+/// Reads Codex's `notify` JSON (its last argument) into a report: the event is its `type`
+/// (`agent-turn-complete`), the conversation its `thread-id` (what `codex resume` takes).
+pub fn codex_report(notification: &str, time_ms: u64) -> Option<HookReport> {
+    let json: Value = serde_json::from_str(notification).ok()?;
+    let field = |key: &str| json.get(key).and_then(Value::as_str).map(str::to_string);
+    Some(HookReport {
+        event: field("type")?,
+        notification_type: None,
+        source: None,
+        pid: Some(std::os::unix::process::parent_id()),
+        session_id: field("thread-id"),
+        cwd: field("cwd"),
+        time_ms: Some(time_ms),
+    })
+}
+
 fn send(server: &ServerArgs, args: &HookArgs, time_ms: u64) -> anyhow::Result<()> {
-    let mut input = Vec::new();
-    std::io::stdin().take(MAX_INPUT).read_to_end(&mut input)?;
-    let report = report(&input, args.event.as_deref(), time_ms)
-        .ok_or_else(|| anyhow::anyhow!("the hook's input names no event (hook_event_name)"))?;
+    let report = match &args.notification {
+        Some(notification) => codex_report(notification, time_ms)
+            .ok_or_else(|| anyhow::anyhow!("the notification is not JSON with a type"))?,
+        None => {
+            let mut input = Vec::new();
+            std::io::stdin().take(MAX_INPUT).read_to_end(&mut input)?;
+            report(&input, args.event.as_deref(), time_ms).ok_or_else(|| {
+                anyhow::anyhow!("the hook's input names no event (hook_event_name)")
+            })?
+        }
+    };
     let pane = args
         .pane
         .clone()
@@ -137,5 +165,16 @@ mod tests {
         // Not JSON: only an event given on the command line names it.
         assert!(super::report(b"garbage", None, 7).is_none());
         assert_eq!(super::report(b"", Some("Stop"), 7).unwrap().event, "Stop");
+    }
+
+    #[test]
+    fn a_codex_notification_becomes_a_report_with_its_thread() {
+        let notification = r#"{"type":"agent-turn-complete","thread-id":"019a-77","turn-id":"3","cwd":"/w","input-messages":["hi"],"last-assistant-message":"hello"}"#;
+        let report = codex_report(notification, 9).unwrap();
+        assert_eq!(report.event, "agent-turn-complete");
+        assert_eq!(report.session_id.as_deref(), Some("019a-77"));
+        assert_eq!(report.cwd.as_deref(), Some("/w"));
+        assert!(codex_report("not json", 9).is_none());
+        assert!(codex_report(r#"{"thread-id":"x"}"#, 9).is_none());
     }
 }

@@ -64,18 +64,28 @@ pub fn claude_hook_settings(command: &str) -> String {
 
 /// The arguments that install panectl's hooks for an agent it launches, if its provider has
 /// hooks panectl knows: for Claude Code, `--settings JSON` running this binary's `hook`
-/// with the daemon's API socket.
+/// with the daemon's API socket; for Codex, its `notify` program (`-c notify=[...]`, a TOML
+/// array: Codex runs it after each turn with the notification JSON as its last argument,
+/// which carries the thread id `codex resume` takes).
 fn hook_arguments(provider: &str, api_socket: &str) -> Option<Vec<String>> {
-    if provider != "claude_code" {
-        return None;
-    }
     let exe = std::env::current_exe().ok()?;
-    let command = format!(
-        "{} hook --socket {}",
-        shell_quote(&exe.to_string_lossy()),
-        shell_quote(api_socket)
-    );
-    Some(vec!["--settings".into(), claude_hook_settings(&command)])
+    let exe = exe.to_string_lossy();
+    match provider {
+        "claude_code" => {
+            let command = format!(
+                "{} hook --socket {}",
+                shell_quote(&exe),
+                shell_quote(api_socket)
+            );
+            Some(vec!["--settings".into(), claude_hook_settings(&command)])
+        }
+        "codex" => {
+            // A JSON array of strings is a TOML array of basic strings.
+            let program = serde_json::to_string(&[&*exe, "hook", "--socket", api_socket]).ok()?;
+            Some(vec!["-c".into(), format!("notify={program}")])
+        }
+        _ => None,
+    }
 }
 
 /// The answer of `POST /v1/agents`.

@@ -250,7 +250,8 @@ pub struct Logged {
     pub path: String,
     /// The last user text it carried.
     pub prompt: String,
-    /// The conversation it carried, as the JSON of its messages (Anthropic requests; empty
+    /// The conversation it carried, as the JSON of its messages (Anthropic requests) or of its
+    /// input items (Responses requests; empty
     /// for others): a resumed CLI's next request carries its earlier turns.
     #[allow(dead_code)] // read by the restore tests, not by the examples
     pub conversation: String,
@@ -589,7 +590,12 @@ fn openai_prompt(request: &Value) -> (String, bool) {
 async fn openai(State(state): State<Shared>, axum::Json(request): axum::Json<Value>) -> Response {
     dump(&request);
     let (prompt, after_tool) = openai_prompt(&request);
-    record(&state, "/v1/responses", &prompt, "");
+    record(
+        &state,
+        "/v1/responses",
+        &prompt,
+        &request["input"].to_string(),
+    );
     let (behaviour, call, extra_delay) = resolve(&request, &prompt, after_tool);
     // `apply_patch` may be a freeform ("custom") tool, called with the patch as its input.
     let custom = |name: &str| {

@@ -48,6 +48,7 @@ mod remote;
 mod resize_reflow;
 mod restore;
 mod restore_claude;
+mod restore_codex;
 mod screen_fixtures;
 mod screen_watch;
 mod seen;
