@@ -83,8 +83,14 @@ pub fn report(input: &[u8], event: Option<&str>, time_ms: u64) -> Option<HookRep
 }
 
 /// Reads Codex's `notify` JSON (its last argument) into a report: the event is its `type`
-/// (`agent-turn-complete`), the conversation its `thread-id` (what `codex resume` takes).
-pub fn codex_report(notification: &str, time_ms: u64) -> Option<HookReport> {
+/// (`agent-turn-complete`), the conversation its `thread-id` (what `codex resume` takes) when
+/// `resumable` says Codex keeps that thread. Codex also notifies for threads of its own (0.171
+/// names each task in a thread that is never saved): their ids are not the conversation.
+pub fn codex_report(
+    notification: &str,
+    time_ms: u64,
+    resumable: impl Fn(&str) -> bool,
+) -> Option<HookReport> {
     let json: Value = serde_json::from_str(notification).ok()?;
     let field = |key: &str| json.get(key).and_then(Value::as_str).map(str::to_string);
     Some(HookReport {
@@ -92,15 +98,50 @@ pub fn codex_report(notification: &str, time_ms: u64) -> Option<HookReport> {
         notification_type: None,
         source: None,
         pid: Some(std::os::unix::process::parent_id()),
-        session_id: field("thread-id"),
+        session_id: field("thread-id").filter(|thread| resumable(thread)),
         cwd: field("cwd"),
         time_ms: Some(time_ms),
     })
 }
 
+/// Whether Codex saved the thread `thread` (`$CODEX_HOME`, else `~/.codex`:
+/// `sessions/YYYY/MM/DD/rollout-...-THREAD.jsonl`), so that `codex resume` can take it up.
+fn codex_saved(thread: &str) -> bool {
+    let home = std::env::var_os("CODEX_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex")));
+    home.is_some_and(|h| saved_in(&h.join("sessions"), thread))
+}
+
+/// Whether `sessions` (Codex's) holds the rollout file of `thread`.
+fn saved_in(sessions: &std::path::Path, thread: &str) -> bool {
+    let suffix = format!("-{thread}.jsonl");
+    let children = |dir: &std::path::Path| -> Vec<PathBuf> {
+        std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect()
+    };
+    // Newest days first: a thread that just notified was saved lately.
+    let mut days: Vec<PathBuf> = children(&sessions)
+        .iter()
+        .flat_map(|year| children(year))
+        .flat_map(|month| children(&month))
+        .collect();
+    days.sort_unstable_by(|a, b| b.cmp(a));
+    let thread_file = |file: &PathBuf| {
+        file.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(&suffix))
+    };
+    days.iter().any(|day| children(day).iter().any(thread_file))
+}
+
 fn send(server: &ServerArgs, args: &HookArgs, time_ms: u64) -> anyhow::Result<()> {
     let report = match &args.notification {
-        Some(notification) => codex_report(notification, time_ms)
+        Some(notification) => codex_report(notification, time_ms, codex_saved)
             .ok_or_else(|| anyhow::anyhow!("the notification is not JSON with a type"))?,
         None => {
             let mut input = Vec::new();
@@ -170,11 +211,25 @@ mod tests {
     #[test]
     fn a_codex_notification_becomes_a_report_with_its_thread() {
         let notification = r#"{"type":"agent-turn-complete","thread-id":"019a-77","turn-id":"3","cwd":"/w","input-messages":["hi"],"last-assistant-message":"hello"}"#;
-        let report = codex_report(notification, 9).unwrap();
+        let report = codex_report(notification, 9, |t| t == "019a-77").unwrap();
         assert_eq!(report.event, "agent-turn-complete");
         assert_eq!(report.session_id.as_deref(), Some("019a-77"));
         assert_eq!(report.cwd.as_deref(), Some("/w"));
-        assert!(codex_report("not json", 9).is_none());
-        assert!(codex_report(r#"{"thread-id":"x"}"#, 9).is_none());
+        // A thread Codex did not save (its task-title thread) is no conversation.
+        let unsaved = codex_report(notification, 9, |_| false).unwrap();
+        assert_eq!(unsaved.session_id, None);
+        assert!(codex_report("not json", 9, |_| true).is_none());
+        assert!(codex_report(r#"{"thread-id":"x"}"#, 9, |_| true).is_none());
+    }
+
+    #[test]
+    fn a_codex_thread_is_saved_when_its_rollout_file_is_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let day = dir.path().join("2026/12/06");
+        std::fs::create_dir_all(&day).unwrap();
+        std::fs::write(day.join("rollout-2026-12-06T03-39-08-01a2-1dfa.jsonl"), "").unwrap();
+        assert!(saved_in(dir.path(), "01a2-1dfa"));
+        assert!(!saved_in(dir.path(), "01a2-3054"));
+        assert!(!saved_in(&dir.path().join("missing"), "01a2-1dfa"));
     }
 }

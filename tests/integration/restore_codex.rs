@@ -1,6 +1,7 @@
 //! A real Codex agent (against the fake model server) brought back after the tmux server died:
 //! `panectl launch codex` sets Codex's `notify` to panectl's hook, whose notifications carry the
-//! thread id; `panectl restore` starts it again with `codex resume ID`, so the fake model's next
+//! thread id of the conversation (not of the thread Codex names the task in, which it does not
+//! save); `panectl restore` starts it again with `codex resume ID`, so the fake model's next
 //! request carries the earlier turn.
 
 use std::path::Path;
@@ -57,6 +58,20 @@ impl CodexHome {
     }
 }
 
+/// Every file name under `dir`.
+fn walk(dir: &Path) -> Vec<String> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            names.extend(walk(&path));
+        } else {
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    names
+}
+
 fn restore(server: &TmuxServer, args: &[&str]) -> Vec<Value> {
     let mut all = vec!["restore", "--json"];
     all.extend_from_slice(args);
@@ -111,6 +126,24 @@ fn a_codex_agent_resumes_its_thread_after_tmux_died() {
             .to_string();
         !thread.is_empty()
     });
+    // Codex 0.171 then names the task in a thread of its own, which it also notifies of and
+    // never saves: that id must not replace the conversation's.
+    server.wait_for("the task-title thread", Duration::from_secs(30), || {
+        model
+            .log()
+            .iter()
+            .any(|r| r.prompt.starts_with("Generate a concise"))
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    let planned = restore(&server, &["--dry-run"]);
+    assert_eq!(gamma(&planned)["conversation"], thread.as_str());
+    let saved = walk(&codex.home.path().join(".codex/sessions"));
+    assert!(
+        saved
+            .iter()
+            .any(|f| f.ends_with(&format!("-{thread}.jsonl"))),
+        "{thread} is not a thread Codex saved: {saved:?}"
+    );
 
     server.tmux(&["kill-server"]);
     server.wait_for_exit(Duration::from_secs(10));
