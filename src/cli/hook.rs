@@ -125,7 +125,7 @@ fn saved_in(sessions: &std::path::Path, thread: &str) -> bool {
             .collect()
     };
     // Newest days first: a thread that just notified was saved lately.
-    let mut days: Vec<PathBuf> = children(&sessions)
+    let mut days: Vec<PathBuf> = children(sessions)
         .iter()
         .flat_map(|year| children(year))
         .flat_map(|month| children(&month))
