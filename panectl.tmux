@@ -158,8 +158,8 @@ start_daemon() {
         fi
     fi
     local dir
-    dir="$(state_dir)"
-    mkdir -p "$dir"
+    dir="$(private_state_dir)"
+    private_file "$dir/plugin-start.log"
     daemon_args
     if ! "$bin" -S "$socket" daemon --detach --exit-with-server \
         ${DAEMON_ARGS[@]+"${DAEMON_ARGS[@]}"} >"$dir/plugin-start.log" 2>&1; then

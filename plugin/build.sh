@@ -13,8 +13,7 @@ if ! command -v cargo >/dev/null 2>&1; then
     report_error "panectl: no panectl binary, and no Rust toolchain (cargo) to build one. Install panectl (cargo install --path $PLUGIN_DIR) or set @panectl-bin"
     exit 0
 fi
-dir="$(state_dir)"
-mkdir -p "$dir"
+dir="$(private_state_dir)"
 log="$dir/plugin-build.log"
 lock="$dir/plugin-build.lock"
 if ! mkdir "$lock" 2>/dev/null; then
@@ -50,6 +49,7 @@ set_state() {
 set_state building
 tmux display-message -d 5000 -- "$(tmux_literal "panectl: building (cargo build --release; log $log)...")"
 # The progress bar, also when cargo writes to a file.
+private_file "$log"
 (cd "$PLUGIN_DIR" && CARGO_TERM_PROGRESS_WHEN=always CARGO_TERM_PROGRESS_WIDTH=100 \
     cargo build --release --locked) >"$log" 2>&1 &
 cargo_pid=$!

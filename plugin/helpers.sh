@@ -60,6 +60,21 @@ state_dir() {
     printf '%s\n' "${XDG_STATE_HOME:-$HOME/.local/state}/panectl"
 }
 
+# Makes the state directory closed to others (0700) and prints it: logs there may hold what
+# panectl printed about the user's panes.
+private_state_dir() {
+    local dir
+    dir="$(state_dir)"
+    mkdir -p "$dir" && chmod 700 "$dir"
+    printf '%s\n' "$dir"
+}
+
+# Makes FILE empty and readable by its owner alone (0600), for a log written into it after
+# (a redirection that truncates a file keeps its mode).
+private_file() {
+    : >"$1" && chmod 600 "$1"
+}
+
 # Shows a message on the attached clients and keeps it in @panectl-error for scripts and tests.
 report_error() {
     tmux set-option -gq @panectl-error "$1"

@@ -12,8 +12,7 @@ PLUGIN_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=plugin/helpers.sh
 source "$PLUGIN_DIR/plugin/helpers.sh"
 bin="$1" socket="$2"
-dir="$(state_dir)"
-mkdir -p "$dir"
+dir="$(private_state_dir)"
 log="$dir/restore.log"
 deadline=$((SECONDS + 60))
 while :; do

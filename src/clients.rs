@@ -20,7 +20,7 @@ static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
 
 fn save(registry: &Registry) {
     let text: String = registry.pids.iter().map(|pid| format!("{pid}\n")).collect();
-    if let Err(error) = std::fs::write(&registry.file, text) {
+    if let Err(error) = crate::trust::write_private(&registry.file, text.as_bytes()) {
         tracing::warn!(file = %registry.file.display(), %error, "cannot record control client pids");
     }
 }

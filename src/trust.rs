@@ -9,7 +9,7 @@
 use std::fs;
 use std::io;
 use std::os::fd::AsFd;
-use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// Why a path is not trusted.
@@ -194,6 +194,22 @@ pub fn ensure_dir(what: &'static str, path: &Path, access: Access) -> Result<(),
     check_dir(what, path, access)
 }
 
+/// Writes `bytes` to `path` as a file only its owner can read (0600), whatever the umask: made
+/// so, and an older file of wider mode narrowed before it is written. What the daemon keeps
+/// beside its socket (client pids, status counts, divergence records holding screen contents)
+/// is nobody else's business, even in a private directory.
+pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    let mut file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .mode(0o600)
+        .open(path)?;
+    file.set_permissions(fs::Permissions::from_mode(0o600))?;
+    file.write_all(bytes)
+}
+
 /// Checks a file that may exist: `Ok(None)` when it does not; its metadata when it is a
 /// regular file of this user, closed to others as `access` says.
 pub fn check_file(
@@ -298,7 +314,18 @@ pub fn is_missing(error: &TrustError) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn private_files_are_made_and_narrowed_to_their_owner() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("counts");
+        write_private(&path, b"one").unwrap();
+        assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+        chmod(&path, 0o644);
+        write_private(&path, b"two").unwrap();
+        assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+        assert_eq!(fs::read(&path).unwrap(), b"two");
+    }
 
     fn chmod(path: &Path, mode: u32) {
         fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();

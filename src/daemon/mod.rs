@@ -188,17 +188,24 @@ impl InstanceLock {
 }
 
 fn open_lock(path: &std::path::Path) -> Result<File, DaemonError> {
-    File::options()
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let error = |source| DaemonError::Io {
+        what: "lock file",
+        path: path.display().to_string(),
+        source,
+    };
+    let file = File::options()
         .create(true)
         .truncate(false)
         .read(true)
         .write(true)
+        .mode(0o600)
         .open(path)
-        .map_err(|source| DaemonError::Io {
-            what: "lock file",
-            path: path.display().to_string(),
-            source,
-        })
+        .map_err(error)?;
+    // One made by an older panectl may be wider.
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .map_err(error)?;
+    Ok(file)
 }
 
 /// The error for a lock another daemon holds: which daemon, if its lock file says.

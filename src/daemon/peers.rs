@@ -52,7 +52,7 @@ impl Peers {
         };
         let text = serde_json::to_vec(&counts).map_err(std::io::Error::other)?;
         let temporary = self.own.with_extension("counts.new");
-        std::fs::write(&temporary, text)?;
+        crate::trust::write_private(&temporary, &text)?;
         std::fs::rename(&temporary, &self.own)
     }
 

@@ -87,7 +87,8 @@ pub async fn run(
     }
 }
 
-/// Removes the options if they still name this daemon (best effort, a few seconds at most).
+/// Removes the options, and the status-line summary, if they still name this daemon (best
+/// effort, a few seconds at most).
 pub async fn withdraw(address: &ServerAddress) {
     if !address.is_alive() {
         return;
@@ -103,7 +104,14 @@ pub async fn withdraw(address: &ServerAddress) {
             return;
         }
         let mut args = Vec::new();
-        for name in [PID_OPTION, API_OPTION, VERSION_OPTION] {
+        // The status-line summary too: a daemon that stopped counts nothing, and a summary
+        // left behind would show statuses no one keeps current.
+        for name in [
+            PID_OPTION,
+            API_OPTION,
+            VERSION_OPTION,
+            super::summary::SUMMARY_OPTION,
+        ] {
             if !args.is_empty() {
                 args.push(";");
             }

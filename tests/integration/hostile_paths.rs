@@ -384,8 +384,22 @@ fn files_the_daemon_makes_are_private() {
         .join("run/panectl")
         .join(format!("{}.token", stem(&server)));
     let mut daemon = server.start_daemon(&["--listen", "127.0.0.1:0"]);
+    server.wait_for_panes(1);
     let inbox = inbox_path(&server);
+    // Beside the socket: the instance lock, the control clients' pids, the status counts.
+    let runtime = |extension: &str| {
+        server
+            .dir()
+            .join("run/panectl")
+            .join(format!("{}.{extension}", stem(&server)))
+    };
+    server.wait_for("the runtime files", Duration::from_secs(10), || {
+        ["lock", "clients", "counts"]
+            .iter()
+            .all(|e| runtime(e).exists())
+    });
     let mut files = vec![inbox.clone(), token];
+    files.extend(["lock", "clients", "counts"].map(runtime));
     for suffix in ["-wal", "-shm"] {
         let side = PathBuf::from(format!("{}{suffix}", inbox.display()));
         if side.exists() {

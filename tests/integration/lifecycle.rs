@@ -76,7 +76,17 @@ fn status_json(command: Command) -> (bool, serde_json::Value) {
 fn one_daemon_per_server_found_from_another_runtime_directory() {
     let _lock = daemon_test_lock();
     let server = TmuxServer::start(80, 24);
+    server.tmux(&["set-option", "-g", "@panectl-summary-empty", "no agents"]);
     let daemon = detach(panectl_in(&server, "run-a"), &["--exit-with-server"]);
+    let summary = || {
+        server
+            .tmux(&["show-options", "-sqv", "@panectl_summary"])
+            .trim()
+            .to_string()
+    };
+    server.wait_for("the summary", Duration::from_secs(10), || {
+        summary() == "no agents"
+    });
 
     // The server says where the daemon is.
     let api = server.tmux(&["show-options", "-sqv", "@panectl_api"]);
@@ -151,13 +161,14 @@ fn one_daemon_per_server_found_from_another_runtime_directory() {
         text(&output)
     );
     assert!(!alive(daemon.0));
-    // A clean shutdown takes the options away.
+    // A clean shutdown takes the options away, and the summary no one keeps current.
     assert_eq!(
         server
             .tmux(&["show-options", "-sqv", "@panectl_api"])
             .trim(),
         ""
     );
+    assert_eq!(summary(), "");
     let output = run(panectl_in(&server, "run-b"), &["daemon", "stop"]);
     assert!(output.status.success(), "{}", text(&output));
     assert!(

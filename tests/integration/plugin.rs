@@ -527,10 +527,17 @@ fn with_restore_on_the_agents_come_back_once_when_tmux_starts_again() {
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(restore_log().matches(" panectl restore (").count(), runs);
     assert_eq!(named(&server), ["back agents"]);
-    // The log is the user's alone.
+    // The logs and their directory are the user's alone.
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(&log_path).unwrap().permissions().mode();
-    assert_eq!(mode & 0o077, 0, "restore.log is {mode:o}");
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&log_path), 0o600, "restore.log");
+    let state = home.path().join("state/panectl");
+    assert_eq!(
+        mode(&state.join("plugin-start.log")),
+        0o600,
+        "plugin-start.log"
+    );
+    assert_eq!(mode(&state), 0o700, "the state directory");
     server.tmux(&["kill-server"]);
     wait_until("the daemon to exit", Duration::from_secs(15), || {
         daemons(&socket).is_empty()

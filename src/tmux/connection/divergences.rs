@@ -67,7 +67,7 @@ pub fn save(
     }
     // Room first: a full tmpfs is when it matters.
     make_room(dir, bytes);
-    std::fs::write(&path, text).map_err(|source| SaveError::Write {
+    crate::trust::write_private(&path, &text).map_err(|source| SaveError::Write {
         path: path.clone(),
         source,
     })?;
@@ -164,6 +164,11 @@ mod tests {
             file.set_len(12 << 20).unwrap();
         }
         let path = save(&records, SessionId(3), &record()).unwrap();
+        // It holds screen contents: its owner's alone.
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&path).unwrap().permissions(),
+        );
+        assert_eq!(mode & 0o777, 0o600);
         let mut left: Vec<String> = std::fs::read_dir(&records)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
