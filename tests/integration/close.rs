@@ -125,6 +125,14 @@ fn close_by_name_kills_what_ignores_the_keys_and_refuses_a_missing_pane() {
         Duration::from_secs(10),
         || server.daemon_screen(&stubborn).contains("stubborn"),
     );
+    // tmux starts it through `sh -c`: until the daemon has seen the exec, the pane reads as a
+    // shell.
+    server.wait_for("no provider for it", Duration::from_secs(10), || {
+        server
+            .panes()
+            .iter()
+            .any(|p| p["pane"] == stubborn.as_str() && p["provider"].is_null())
+    });
     let started = Instant::now();
     let closed = close_json(server, &[&stubborn, "--timeout", "1s"]);
     assert!(started.elapsed() >= Duration::from_secs(1), "{closed}");

@@ -45,8 +45,10 @@ impl TmuxServer {
         let output = self.panectl().args(args).output().expect("run panectl");
         assert!(
             output.status.success(),
-            "panectl {args:?} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
+            "panectl {args:?} failed ({}): {}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr),
+            String::from_utf8_lossy(&output.stdout)
         );
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
