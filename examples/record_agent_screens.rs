@@ -18,6 +18,8 @@
 
 #[path = "../tests/integration/fake_model.rs"]
 mod fake_model;
+#[path = "record_agent_screens/turns.rs"]
+mod turns;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -745,6 +747,10 @@ impl<'a> Recorder<'a> {
                 let result = self.long_tool_and_compact(size, &suffix);
                 attempt("long", result);
             }
+            if wanted("turns") {
+                let result = self.turns(size, &suffix);
+                attempt("turns", result);
+            }
             // Only when picked by name: Esc (Ctrl-C for Aider) while an approved command runs.
             if only.split(',').any(|o| o == "interrupttool") {
                 let result = self.interrupt_tool(size, &suffix);
@@ -1046,12 +1052,15 @@ impl<'a> Recorder<'a> {
     fn launch_ready(&mut self, size: (u16, u16), suffix: &str) -> Result<Run> {
         let cli = self.cli;
         let run = self.launch(Start::Ready, size, suffix)?;
-        self.wait_stable(
+        let shown = self.wait_stable(
             &run,
             "the prompt after start-up",
             Duration::from_secs(60),
-            |s| cli.ready(s),
+            |s| cli.ready(s) || turns::model_upgrade(cli, s),
         )?;
+        if turns::model_upgrade(cli, &shown) {
+            self.model_upgrade(&run)?;
+        }
         Ok(run)
     }
 

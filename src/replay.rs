@@ -6,8 +6,11 @@
 //! what panectl makes of a stream, and the fixtures in `fixtures/transcripts/` are checked with
 //! it against the `capture-pane` tmux printed at the end of each recording.
 
+mod turns;
+
 use std::collections::BTreeMap;
 use std::io::Read;
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -16,6 +19,10 @@ use crate::control::{Decoder, Event, Notification};
 use crate::ids::PaneId;
 use crate::screen::PaneScreen;
 use crate::session::{Action, SessionCore};
+use crate::status::Status;
+use crate::status::rules::Provider;
+
+pub use turns::ReplayStatus;
 
 /// Why a transcript could not be replayed.
 #[derive(Debug, thiserror::Error)]
@@ -29,16 +36,20 @@ pub enum ReplayError {
 }
 
 /// Settings for a replay.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ReplayOptions {
     /// Size of a pane whose size the transcript never states (no `%layout-change` for it).
     pub default_size: (u16, u16),
+    /// The rules to read every pane's status with, through the whole stream (see
+    /// [`ReplayStatus`]); `None` reads no status.
+    pub provider: Option<Arc<Provider>>,
 }
 
 impl Default for ReplayOptions {
     fn default() -> Self {
         ReplayOptions {
             default_size: (80, 24),
+            provider: None,
         }
     }
 }
@@ -58,6 +69,8 @@ pub struct Replay {
     pub parse_errors: u64,
     /// The first few undecodable lines, described, for the user.
     pub first_errors: Vec<String>,
+    /// Each pane's status, when the replay was given a provider's rules.
+    pub statuses: BTreeMap<PaneId, ReplayStatus>,
 }
 
 /// A pane in the JSON report.
@@ -73,6 +86,15 @@ pub struct PaneReport {
     pub alternate_screen: bool,
     /// The screen as text (see [`PaneScreen::text`]).
     pub screen: String,
+    /// The status at the end of the stream (with a provider's rules only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<Status>,
+    /// The rule behind `status`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// Every status the pane went through, in order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seen: Option<Vec<Status>>,
 }
 
 /// The JSON report of `panectl replay --json`.
@@ -101,6 +123,8 @@ struct Player {
     /// Set when the first line is not control-mode output.
     bad_start: Option<String>,
     lines_seen: bool,
+    /// Statuses, when the replay reads them.
+    turns: Option<turns::Turns>,
 }
 
 const ERRORS_KEPT: usize = 5;
@@ -148,10 +172,21 @@ impl Player {
     }
 
     fn notification(&mut self, notification: Notification) {
+        let output = match &notification {
+            Notification::Output { pane, .. } | Notification::ExtendedOutput { pane, .. } => {
+                Some(*pane)
+            }
+            _ => None,
+        };
         self.core
             .event(Event::Notification(notification), Instant::now());
         self.core.take_actions(&mut self.actions);
         self.actions.clear();
+        if let (Some(turns), Some(pane)) = (&mut self.turns, output)
+            && let Some(mirror) = self.core.mirror(pane)
+        {
+            turns.output(pane, mirror);
+        }
     }
 }
 
@@ -186,6 +221,7 @@ pub fn replay(mut input: impl Read, options: ReplayOptions) -> Result<Replay, Re
         recognized: false,
         bad_start: None,
         lines_seen: false,
+        turns: options.provider.map(turns::Turns::new),
     };
     let mut buffer = vec![0u8; 256 * 1024];
     loop {
@@ -214,6 +250,12 @@ pub fn replay(mut input: impl Read, options: ReplayOptions) -> Result<Replay, Re
     }
     let mut replay = player.replay;
     replay.panes = player.core.into_screens();
+    if let Some(turns) = player.turns {
+        replay.statuses = turns.finish();
+        replay
+            .statuses
+            .retain(|pane, _| replay.panes.contains_key(pane));
+    }
     Ok(replay)
 }
 
@@ -226,12 +268,16 @@ impl Replay {
             .filter(|(id, _)| only.is_none_or(|wanted| **id == wanted))
             .map(|(id, screen)| {
                 let (width, height) = screen.size();
+                let status = self.statuses.get(id);
                 PaneReport {
                     pane: *id,
                     width,
                     height,
                     alternate_screen: screen.alternate_screen(),
                     screen: screen.text(),
+                    status: status.map(|s| s.status),
+                    rule: status.and_then(|s| s.rule.clone()),
+                    seen: status.map(|s| s.seen.clone()),
                 }
             })
             .collect();
@@ -261,7 +307,17 @@ impl Replay {
             } else {
                 ""
             };
-            out.push_str(&format!("--- {id} {width}x{height}{alternate} ---\n"));
+            let status = match self.statuses.get(id) {
+                Some(status) => format!(
+                    " · {} ({})",
+                    status.status,
+                    status.rule.as_deref().unwrap_or("no rule")
+                ),
+                None => String::new(),
+            };
+            out.push_str(&format!(
+                "--- {id} {width}x{height}{alternate}{status} ---\n"
+            ));
             let text = screen.text();
             if !text.is_empty() {
                 out.push_str(&text);

@@ -42,6 +42,16 @@ fn load_providers() -> anyhow::Result<ProviderSet> {
     })
 }
 
+/// One provider's rules (built-in or the user's), by id.
+pub fn provider_rules(
+    id: &str,
+) -> anyhow::Result<std::sync::Arc<panectl::status::rules::Provider>> {
+    let set = load_providers()?;
+    set.get(id)
+        .cloned()
+        .with_context(|| format!("unknown provider {id:?} ({})", set.ids()))
+}
+
 /// The pane title saved next to a capture (`NAME.json` with a "title"), if any.
 fn sidecar_title(file: &Path) -> String {
     let sidecar = file.with_extension("json");

@@ -11,6 +11,7 @@ use panectl::mirror::journal::ScreenRecord;
 use panectl::replay::{ReplayError, ReplayOptions, replay};
 
 use super::client::printable;
+use super::values::ProviderParser;
 use super::{Run, ServerArgs};
 
 /// What `panectl replay` is given.
@@ -33,6 +34,11 @@ pub struct ReplayArgs {
     /// Size of panes the transcript gives no size for, as WIDTHxHEIGHT.
     #[arg(long, value_parser = parse_size, default_value = "80x24")]
     size: (u16, u16),
+    /// Read each pane's status with this provider's rules, as the daemon does: through the
+    /// whole stream, so a turn that ran and ended is `completed` even when its final screen
+    /// does not say so. Shown in each pane's header (JSON: `status`, `rule`, `seen`).
+    #[arg(long, value_parser = ProviderParser::new())]
+    provider: Option<String>,
 }
 
 impl Run for ReplayArgs {
@@ -40,7 +46,15 @@ impl Run for ReplayArgs {
         if self.divergence {
             divergence(&self.transcript, self.json)
         } else {
-            replay_transcript(&self.transcript, self.json, self.pane, self.size)
+            let provider = match &self.provider {
+                Some(id) => Some(super::detect::provider_rules(id)?),
+                None => None,
+            };
+            let options = ReplayOptions {
+                default_size: self.size,
+                provider,
+            };
+            replay_transcript(&self.transcript, self.json, self.pane, options)
         }
     }
 }
@@ -64,11 +78,11 @@ fn replay_transcript(
     transcript: &Path,
     json: bool,
     pane: Option<PaneId>,
-    size: (u16, u16),
+    options: ReplayOptions,
 ) -> anyhow::Result<ExitCode> {
     let file =
         File::open(transcript).with_context(|| format!("cannot open {}", transcript.display()))?;
-    let result = match replay(file, ReplayOptions { default_size: size }) {
+    let result = match replay(file, options) {
         Ok(result) => result,
         Err(ReplayError::NotControlMode(reason)) => {
             eprintln!(

@@ -83,6 +83,18 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(self.db())
     }
 
+    /// Whether any message waits for the agent `name` (held, or pending by name): a launch
+    /// under a name nothing waits for has nothing to release and need not ask tmux who runs.
+    pub fn waits_for_agent(&self, name: &str) -> Result<bool, InboxError> {
+        self.connection
+            .query_row(
+                "SELECT EXISTS(SELECT 1 FROM messages WHERE to_agent = ?1 AND state IN (?2, ?3))",
+                params![name, State::Held.as_str(), State::Pending.as_str()],
+                |row| row.get(0),
+            )
+            .map_err(self.db())
+    }
+
     /// Gives the messages waiting for the agent `name` to its new pane and process: the held
     /// ones, and (with `pending_elsewhere`, when no other live pane has the name) those still
     /// pending for a pane it left; each `pending` again for `pane` and `agent`. Returns their
@@ -185,7 +197,10 @@ mod tests {
     fn a_known_agents_messages_wait_for_it_and_follow_it_once() {
         let (_dir, mut store) = store();
         known(&mut store, "worker");
+        assert!(!store.waits_for_agent("worker").unwrap());
         let named = store.enqueue(new("%1", Some("worker"), "one")).unwrap();
+        assert!(store.waits_for_agent("worker").unwrap());
+        assert!(!store.waits_for_agent("nobody").unwrap());
         let unnamed = store.enqueue(new("%1", None, "two")).unwrap();
         let stranger = store.enqueue(new("%1", Some("nobody"), "three")).unwrap();
         // The pane goes: the known agent's message waits, the others fail.
@@ -223,6 +238,11 @@ mod tests {
                 .is_empty()
         );
         assert_eq!(store.receivers().unwrap(), vec!["%7".to_string()]);
+        // Delivered, nothing waits for it any more.
+        for id in [named.id, later.id] {
+            store.cancel(id).unwrap();
+        }
+        assert!(!store.waits_for_agent("worker").unwrap());
     }
 
     #[test]

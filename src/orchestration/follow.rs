@@ -55,6 +55,14 @@ pub async fn release_to_launched(
     pane: PaneId,
     name: &str,
 ) -> Result<Vec<i64>, Error> {
+    let owned = name.to_string();
+    if !state
+        .inbox
+        .call(move |store| store.waits_for_agent(&owned))
+        .await?
+    {
+        return Ok(Vec::new());
+    }
     let agent = crate::inbox::delivery::agent_identity(handle, pane)
         .await
         .map_err(Error::Unavailable)?;

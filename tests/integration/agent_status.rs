@@ -105,11 +105,44 @@ fn claude_code_statuses_follow_a_real_session() {
     });
     server.wait_for("the tool to run", Duration::from_secs(5), || file.exists());
 
+    // A long answer: its first row (`● `, the answered rule's mark) scrolls off the screen. The
+    // daemon saw the turn run and end; `detect`, on the single screen, reads the mark the turn
+    // left (`✻ Baked for 1s`): both say completed.
+    send_line(&server, "lines:60 reply:End of the long answer.");
+    let long = events.expect("completed after the long answer", |e| {
+        e["type"] == "status"
+            && e["provider"] == "claude_code"
+            && e["status"] == "completed"
+            && e["id"].as_u64() > again["id"].as_u64()
+    });
+    let capture = server.dir().join("long-answer.txt");
+    server.wait_for("the long answer on screen", Duration::from_secs(20), || {
+        let screen = server.tmux(&["capture-pane", "-p", "-t", "%0"]);
+        std::fs::write(&capture, &screen).unwrap();
+        screen.contains("End of the long answer.") && screen.contains("? for shortcuts")
+    });
+    let screen = std::fs::read_to_string(&capture).unwrap();
+    assert!(
+        !screen.lines().any(|l| l.starts_with("● ")),
+        "the answer's first row is still on screen:\n{screen}"
+    );
+    assert_eq!(server.panectl_ok(&["status", "%0"]).trim(), "completed");
+    let detected = server.panectl_ok(&[
+        "detect",
+        "--json",
+        "--provider",
+        "claude_code",
+        capture.to_str().unwrap(),
+    ]);
+    let detected: serde_json::Value = serde_json::from_str(detected.trim()).unwrap();
+    assert_eq!(detected["status"], "completed", "{detected}\n{screen}");
+    assert_eq!(detected["rule"], "claude_code.turn_done", "{detected}");
+
     // Every change reached the event stream after tmux's screen showed it, and not long after
     // (a stale publication). How long is measured, not asserted here: BENCHMARKS.md's status
     // lag (tens of milliseconds); the bound is loose because this test shares a loaded machine
     // with the rest of the suite (a full run once saw 2.1 s).
-    for event in [&idle, &working, &completed, &asking, &again] {
+    for event in [&idle, &working, &completed, &asking, &again, &long] {
         let status = Status::parse(event["status"].as_str().unwrap()).unwrap();
         let at = event["time_ms"].as_u64().unwrap();
         let shown = watch

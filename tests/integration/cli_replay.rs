@@ -209,3 +209,51 @@ fn a_truncated_divergence_record_says_it_cannot_be_replayed() {
         "{report:#}"
     );
 }
+
+#[test]
+fn replay_with_a_provider_reads_statuses_through_the_whole_stream() {
+    let rule = "─".repeat(40);
+    let frame = |rows: &[&str]| {
+        let mut line = String::from("%output %0 \\033[H\\033[2J");
+        line.push_str(&rows.join("\\015\\012"));
+        line.push('\n');
+        line
+    };
+    let stream = format!(
+        "%session-changed $0 main\n{}{}",
+        frame(&[
+            "❯ go",
+            "",
+            "✢ Spelunking… (3s)",
+            "",
+            &rule,
+            "❯ ",
+            &rule,
+            "  esc to interrupt"
+        ]),
+        frame(&["  End.", "", &rule, "❯ ", &rule, "  ? for shortcuts"]),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("control.bin");
+    std::fs::write(&file, stream).unwrap();
+    let output = panectl()
+        .args(["replay", "--json", "--provider", "claude_code"])
+        .arg(&file)
+        .output()
+        .expect("run panectl");
+    assert!(output.status.success(), "{output:?}");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    let pane = &report["panes"][0];
+    assert_eq!(pane["status"], "completed", "{report}");
+    assert_eq!(pane["seen"], serde_json::json!(["processing", "completed"]));
+    let unknown = panectl()
+        .args(["replay", "--provider", "no_such_cli"])
+        .arg(&file)
+        .output()
+        .expect("run panectl");
+    assert!(!unknown.status.success());
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("no_such_cli"),
+        "{unknown:?}"
+    );
+}

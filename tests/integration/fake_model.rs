@@ -9,6 +9,7 @@
 //! |---|---|
 //! | `reply:TEXT` | the text `TEXT` |
 //! | `slow:MS reply:TEXT` | waits `MS` ms before the first token, then `TEXT` |
+//! | `lines:N reply:TEXT` | `N` numbered lines (an answer longer than the screen), then `TEXT` |
 //! | `tool:COMMAND` | asks to run the shell command `COMMAND` (a permission dialog in the CLI) |
 //! | `fail:STATUS` | HTTP `STATUS` (500 and 429 make the CLIs retry) |
 //! | `ask:QUESTION\|OPTION1\|OPTION2` | calls the CLI's ask-the-user tool (`AskUserQuestion`, `ask_user`, `request_user_input`, `question`) |
@@ -56,9 +57,18 @@ pub enum Behaviour {
     Fetch { url: String },
 }
 
+/// What Claude Code writes between an interrupted prompt and the next one it sends with it.
+const INTERRUPTED: &str = "[Request interrupted by user]";
+
 /// Reads the behaviour from a prompt. A request that carries a tool result and no new prompt
 /// continues the turn after the tool ran.
 pub fn behaviour(prompt: &str, after_tool: bool) -> Behaviour {
+    // Claude Code sends a prompt queued behind an interrupted turn in one message with the
+    // interrupted prompt: only what follows the interrupt counts.
+    let prompt = match prompt.rfind(INTERRUPTED) {
+        Some(at) => &prompt[at + INTERRUPTED.len()..],
+        None => prompt,
+    };
     let directive = |key: &str| {
         prompt.find(key).map(|at| {
             let rest = &prompt[at + key.len()..];
@@ -101,8 +111,14 @@ pub fn behaviour(prompt: &str, after_tool: bool) -> Behaviour {
     let delay_ms = directive("slow:")
         .and_then(|ms| ms.parse().ok())
         .unwrap_or(0);
-    let text = directive("reply:")
+    let mut text = directive("reply:")
         .unwrap_or_else(|| if after_tool { "tool finished" } else { "ok" }.to_string());
+    if let Some(count) = directive("lines:").and_then(|n| n.parse::<usize>().ok()) {
+        let long: String = (1..=count.min(2000))
+            .map(|n| format!("Line {n} of a long answer.\n\n"))
+            .collect();
+        text = long + &text;
+    }
     Behaviour::Reply { text, delay_ms }
 }
 
@@ -855,4 +871,28 @@ async fn gemini(
     let chunk = json!({"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
                        "usageMetadata": usage});
     sse(vec![(None, opening), (None, chunk)], delay)
+}
+
+#[test]
+fn a_prompt_sent_after_an_interrupt_is_read_from_after_the_interrupt() {
+    let prompt = "slow:60000 reply:Never.\n\n[Request interrupted by user]\n\nreply:Queued answer.";
+    assert_eq!(
+        behaviour(prompt, false),
+        Behaviour::Reply {
+            text: "Queued answer.".into(),
+            delay_ms: 0
+        }
+    );
+}
+
+#[test]
+fn a_lines_directive_answers_with_that_many_numbered_lines_before_the_reply() {
+    let Behaviour::Reply { text, delay_ms } = behaviour("lines:3 reply:The end.", false) else {
+        panic!("a lines: prompt is a reply");
+    };
+    assert_eq!(delay_ms, 0);
+    assert_eq!(
+        text,
+        "Line 1 of a long answer.\n\nLine 2 of a long answer.\n\nLine 3 of a long answer.\n\nThe end."
+    );
 }

@@ -60,6 +60,7 @@ fn replayed_screens_equal_the_recorded_captures() {
             transcript(name).as_slice(),
             ReplayOptions {
                 default_size: size(name),
+                provider: None,
             },
         )
         .unwrap_or_else(|e| panic!("{name}: {e}"));
