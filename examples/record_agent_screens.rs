@@ -743,6 +743,11 @@ impl<'a> Recorder<'a> {
                 let result = self.http_429(size, &suffix);
                 attempt("429", result);
             }
+            // Only when picked by name: HTTP 529 (Anthropic's "overloaded") to every try.
+            if only.split(',').any(|o| o == "529") {
+                let result = self.http_529(size, &suffix);
+                attempt("529", result);
+            }
             if wanted("long") {
                 let result = self.long_tool_and_compact(size, &suffix);
                 attempt("long", result);

@@ -138,6 +138,10 @@ pub enum EventKind {
         provider: Option<String>,
         /// Where the status came from: the screen, or the agent's own signal.
         source: crate::status::signal::StatusSource,
+        /// What the screen's rule read about the new status (a retry's attempt), if anything.
+        #[serde(default)]
+        #[schema(required = true)]
+        detail: Option<String>,
     },
     /// An inbox message was queued or changed state.
     Message {

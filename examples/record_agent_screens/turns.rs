@@ -41,6 +41,15 @@ impl Recorder<'_> {
         Ok(())
     }
 
+    /// HTTP 529 to every try: the retries, then the error when the CLI gives up.
+    pub(super) fn http_529(&mut self, size: (u16, u16), suffix: &str) -> Result<()> {
+        let run = self.launch_ready(size, suffix)?;
+        self.submit(&run, "fail:529")?;
+        self.failure(&run, 529, true)?;
+        self.end(run);
+        Ok(())
+    }
+
     /// A long answer, two short ones, a turn that works while the prompts before it stay in the
     /// transcript, a prompt queued behind it, and the interrupt that ends it.
     pub(super) fn turns(&mut self, size: (u16, u16), suffix: &str) -> Result<()> {

@@ -84,6 +84,7 @@ mod tests {
             provider_source: Some(ProviderSource::Banner),
             status: Status::WaitingUserAnswer,
             status_rule: Some("approval".into()),
+            status_detail: None,
             status_source: StatusSource::Hook,
             status_settled: false,
             status_seconds: 12.345_678_9,

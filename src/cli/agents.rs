@@ -108,6 +108,7 @@ pub(super) mod tests {
             provider_source: None,
             status: Status::parse(status).expect("a status word"),
             status_rule: None,
+            status_detail: None,
             status_source: StatusSource::Screen,
             status_settled: true,
             status_seconds: 0.0,

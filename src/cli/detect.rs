@@ -92,21 +92,26 @@ fn detect(
     let mut out = std::io::stdout().lock();
     for file in files {
         let (view, found) = read(&set, file, provider)?;
-        let (status, rule) = match found {
+        let (status, rule, detail) = match found {
             Some(provider) => {
                 let (status, detection) = classify(provider, &view);
-                (status, detection.rule.map(|r| r.to_string()))
+                (
+                    status,
+                    detection.rule.map(|r| r.to_string()),
+                    detection.detail,
+                )
             }
-            None => (Status::Unknown, None),
+            None => (Status::Unknown, None, None),
         };
         let provider_id = found.map(|p| p.id.to_string());
         if json {
-            let line = json!({"file": file.display().to_string(), "provider": provider_id, "status": status, "rule": rule});
+            let line = json!({"file": file.display().to_string(), "provider": provider_id, "status": status, "rule": rule, "detail": detail});
             writeln!(out, "{line}")?;
         } else {
+            let detail = detail.map(|d| format!(": {d}")).unwrap_or_default();
             writeln!(
                 out,
-                "{}: {status} ({}, {})",
+                "{}: {status} ({}, {}){detail}",
                 file.display(),
                 provider_id.as_deref().unwrap_or("no provider"),
                 rule.as_deref().unwrap_or("no rule")

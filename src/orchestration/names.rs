@@ -150,6 +150,7 @@ mod tests {
             provider_source: None,
             status: crate::status::Status::Unknown,
             status_rule: None,
+            status_detail: None,
             status_source: Default::default(),
             status_settled: true,
             status_seconds: 0.0,

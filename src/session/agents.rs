@@ -348,11 +348,9 @@ impl SessionCore {
     }
 
     fn status_changed(&mut self, pane: PaneId, change: Change) {
-        let provider = self
-            .agents
-            .get(&pane)
-            .and_then(|a| a.provider())
-            .map(|p| p.id.to_string());
+        let agent = self.agents.get(&pane);
+        let provider = agent.and_then(|a| a.provider()).map(|p| p.id.to_string());
+        let detail = agent.and_then(|a| a.detail()).map(|d| d.to_string());
         debug!(session = %self.session, %pane, status = %change.status, previous = %change.previous, rule = ?change.rule, source = %change.source, "status");
         self.publish(EventKind::Status {
             pane,
@@ -361,6 +359,7 @@ impl SessionCore {
             rule: change.rule.map(|r| r.to_string()),
             provider,
             source: change.source,
+            detail,
         });
         self.publish_options(pane);
     }

@@ -113,6 +113,7 @@ impl SessionCore {
                     provider_source: agent.and_then(PaneAgent::source),
                     status: agent.map_or(Status::Unknown, PaneAgent::status),
                     status_rule: agent.and_then(|a| a.rule()).map(|r| r.to_string()),
+                    status_detail: agent.and_then(|a| a.detail()).map(|d| d.to_string()),
                     status_source: agent.map(PaneAgent::status_source).unwrap_or_default(),
                     status_settled: agent.is_none_or(PaneAgent::settled),
                     status_seconds: agent

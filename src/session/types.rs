@@ -168,6 +168,10 @@ pub struct PaneSummary {
     /// `osc 7501 state=done`, `title "..."`).
     #[schema(required = true)]
     pub status_rule: Option<String>,
+    /// What the screen's rule read about the status, while the screen decides it: a retry's
+    /// attempt (`retrying in 4s · attempt 3/10`), say. `null` when there is nothing to add.
+    #[schema(required = true)]
+    pub status_detail: Option<String>,
     /// Where the status came from: `screen`, `hook`, `osc` or `title`.
     pub status_source: crate::status::signal::StatusSource,
     /// Whether the status reflects the latest output (no evaluation pending).

@@ -17,6 +17,8 @@ pub struct Detection {
     pub rule: Option<Arc<str>>,
     /// Whether it is a real working marker.
     pub strong: bool,
+    /// What the rule's `detail` pattern read on the screen (a retry's attempt, say).
+    pub detail: Option<String>,
 }
 
 /// Region texts computed once per evaluation, shared by the rules that read them.
@@ -127,10 +129,18 @@ pub fn evaluate(provider: &Provider, view: &ScreenView) -> Detection {
     let mut regions = Regions::new(view, provider);
     for rule in &provider.rules {
         if check(rule, &mut regions).is_none() {
+            let detail = rule.detail.as_ref().and_then(|pattern| {
+                let found = pattern
+                    .captures_iter(regions.text(Region::Whole, None))
+                    .last()?;
+                let text = found.get(1).or_else(|| found.get(0))?.as_str().trim();
+                (!text.is_empty()).then(|| text.to_string())
+            });
             return Detection {
                 verdict: Some(rule.verdict),
                 rule: Some(rule.id.clone()),
                 strong: rule.strong,
+                detail,
             };
         }
     }
@@ -138,6 +148,7 @@ pub fn evaluate(provider: &Provider, view: &ScreenView) -> Detection {
         verdict: None,
         rule: None,
         strong: false,
+        detail: None,
     }
 }
 

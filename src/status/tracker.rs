@@ -40,6 +40,8 @@ pub struct Change {
 pub struct StatusTracker {
     status: Status,
     rule: Option<Arc<str>>,
+    /// What the deciding rule read about the status (see [`Detection::detail`]).
+    detail: Option<Arc<str>>,
     /// The agent worked or asked since it was last idle.
     worked: bool,
     /// The agent has been ready or working since it started: dialogs before that (folder
@@ -64,6 +66,7 @@ impl StatusTracker {
         StatusTracker {
             status: Status::Unknown,
             rule: None,
+            detail: None,
             worked: false,
             began: false,
             input_pending: false,
@@ -80,6 +83,12 @@ impl StatusTracker {
     /// The rule behind the current status.
     pub fn rule(&self) -> Option<&Arc<str>> {
         self.rule.as_ref()
+    }
+
+    /// What the rule behind the current status read on the screen (a retry's attempt), if
+    /// it reads anything. It may change while the status stays.
+    pub fn detail(&self) -> Option<&Arc<str>> {
+        self.detail.as_ref()
     }
 
     /// Input was sent to the agent: the next `processing` counts even from a weak rule.
@@ -183,10 +192,14 @@ impl StatusTracker {
         if matches!(status.phase(), Phase::Ready | Phase::Busy) {
             self.began = true;
         }
+        self.detail = detection.detail.as_deref().map(Arc::from);
         self.set(status, detection.rule.clone())
     }
 
     fn set(&mut self, status: Status, rule: Option<Arc<str>>) -> Option<Change> {
+        if rule.is_none() {
+            self.detail = None;
+        }
         let previous = self.status;
         self.status = status;
         self.rule = rule.clone();
@@ -208,6 +221,7 @@ mod tests {
             verdict,
             rule: verdict.map(|v| Arc::from(v.as_str())),
             strong,
+            detail: None,
         }
     }
 

@@ -109,6 +109,7 @@ mod tests {
             rule: None,
             provider: Some("codex".into()),
             source: StatusSource::Screen,
+            detail: None,
         }
     }
 

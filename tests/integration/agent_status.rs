@@ -138,6 +138,41 @@ fn claude_code_statuses_follow_a_real_session() {
     assert_eq!(detected["status"], "completed", "{detected}\n{screen}");
     assert_eq!(detected["rule"], "claude_code.turn_done", "{detected}");
 
+    // A request that fails: Claude Code retries it, and the status says how far it got.
+    send_line(&server, "fail:500");
+    let pane = || {
+        server
+            .panes()
+            .into_iter()
+            .find(|p| p["pane"] == "%0")
+            .unwrap()
+    };
+    let mut retrying = serde_json::Value::Null;
+    server.wait_for("the retry in the status", Duration::from_secs(40), || {
+        retrying = pane();
+        retrying["status"] == "processing"
+            && retrying["status_detail"]
+                .as_str()
+                .is_some_and(|d| d.contains("retrying in") && d.contains("attempt"))
+    });
+    assert_eq!(retrying["status_rule"], "claude_code.working", "{retrying}");
+    // Interrupted: the retry is over, and so is its detail.
+    server.tmux(&["send-keys", "-t", "%0", "Escape"]);
+    server.wait_for("ready after the interrupt", Duration::from_secs(20), || {
+        let now = pane();
+        now["status"] != "processing" && now["status_detail"].is_null()
+    });
+    // Claude Code may put the interrupted prompt back into its input: empty it.
+    server.wait_for("an empty input", Duration::from_secs(10), || {
+        let screen = server.tmux(&["capture-pane", "-p", "-t", "%0"]);
+        let empty = screen.lines().any(|l| l.trim_end() == "❯");
+        if !empty {
+            server.tmux(&["send-keys", "-t", "%0", "C-u"]);
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        empty
+    });
+
     // Every change reached the event stream after tmux's screen showed it, and not long after
     // (a stale publication). How long is measured, not asserted here: BENCHMARKS.md's status
     // lag (tens of milliseconds); the bound is loose because this test shares a loaded machine

@@ -417,11 +417,17 @@ fn sse_chunks(chunks: Vec<String>, delay_ms: u64) -> Response {
 
 fn fail(status: u16) -> Response {
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    // The error types the Anthropic API names (other CLIs read the status and the message).
+    let kind = match status.as_u16() {
+        400 => "invalid_request_error",
+        401 => "authentication_error",
+        429 => "rate_limit_error",
+        529 => "overloaded_error",
+        _ => "api_error",
+    };
     (
         status,
-        axum::Json(
-            json!({"type": "error", "error": {"type": "api_error", "message": "fake failure"}}),
-        ),
+        axum::Json(json!({"type": "error", "error": {"type": kind, "message": "fake failure"}})),
     )
         .into_response()
 }

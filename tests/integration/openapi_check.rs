@@ -479,7 +479,7 @@ mod tests {
             "active": true, "alternate_screen": false, "sync": "live", "transport": "control",
             "output_seq": 7, "counters": {"bytes": 1, "chunks": 1, "resyncs": 0, "pauses": 0,
             "divergences": 0}, "provider": null, "provider_source": null, "status": "unknown",
-            "status_rule": null, "status_source": "screen", "status_settled": true,
+            "status_rule": null, "status_detail": null, "status_source": "screen", "status_settled": true,
             "status_seconds": 1.5, "seen": false})
     }
 
@@ -564,7 +564,7 @@ mod tests {
         let event = document.component("Event");
         let status = json!({"id": 3, "time_ms": 1, "type": "status", "pane": "%1",
             "status": "idle", "previous": "processing", "rule": null, "provider": "codex",
-            "source": "screen"});
+            "source": "screen", "detail": null});
         assert_eq!(document.validate(event, &status), Ok(()));
         let lagged = json!({"type": "lagged", "missed": null});
         assert_eq!(document.validate(event, &lagged), Ok(()));

@@ -64,6 +64,22 @@ fn every_recorded_screen_is_classified_as_recorded() {
             let view = view_of_capture(&bytes, title, command);
             let (status, detection) = classify(provider, &view);
             *per_provider.entry(provider_id.to_string()).or_default() += 1;
+            // A retry says how it retries, where the CLI shows it (Gemini CLI shows only its
+            // spinner); nothing else reads as a retry.
+            let scenario = meta["scenario"].as_str().unwrap_or_default();
+            let retrying = scenario.contains("-retrying-") && provider_id != "gemini_cli";
+            let detail = detection
+                .detail
+                .as_deref()
+                .unwrap_or_default()
+                .to_lowercase();
+            if retrying != (detail.contains("retrying") || detail.contains("reconnecting")) {
+                failures.push(format!(
+                    "{}: a retry is {retrying}, the detail is {:?}",
+                    capture.strip_prefix(&root).unwrap_or(&capture).display(),
+                    detection.detail
+                ));
+            }
             if status != expected {
                 let reasons: Vec<String> = engine::explain(provider, &view)
                     .iter()

@@ -57,6 +57,8 @@
 //! commands = []                      # the pane's foreground command must be one of these
 //! not_commands = []                  # ... and none of these
 //! strong = true                      # a real working marker: may end a "ready" latch
+//! detail = 'retrying in \S+'          # optional: what it reads about the status (its 1st group,
+//!                                    # else the match; the screen's last match) for the API
 //! menu = { numbered = true, min_options = 2, pointers = "❯>" }   # a list of options with a
 //!                                    # pointer on one (see `menu.rs`); all fields optional
 //! [[rules.and]]                      # further conditions on other regions, all required
@@ -272,6 +274,7 @@ struct RuleSpec {
     not_commands: Vec<String>,
     #[serde(default)]
     strong: bool,
+    detail: Option<Spanned<String>>,
     seen_on: Option<String>,
     description: Option<String>,
     #[serde(default)]
@@ -378,6 +381,9 @@ pub struct Rule {
     pub not_commands: Vec<String>,
     /// A real working marker.
     pub strong: bool,
+    /// Says more about the status it decides (a retry's attempt, a limit's reset time): its
+    /// first capture group (else its whole match) at the last place it matches on the screen.
+    pub detail: Option<Regex>,
     /// The CLI version it was written against.
     pub seen_on: Option<String>,
     /// What it recognises.
@@ -735,6 +741,7 @@ impl Provider {
                 commands: rule.commands.clone(),
                 not_commands: rule.not_commands.clone(),
                 strong: rule.strong,
+                detail: rule.detail.as_ref().map(compile).transpose()?,
                 seen_on: rule.seen_on.clone(),
                 description: rule.description.clone(),
                 layer: None,
