@@ -117,17 +117,9 @@ mod tests {
             RULE,
             "  esc to interrupt",
         ]);
-        // The answer's first row (`● `) has scrolled off; no mark says the turn ended.
-        let last = [
-            "  Line 59 of a long answer.",
-            "",
-            "  End.",
-            "",
-            RULE,
-            "❯ ",
-            RULE,
-            "  ? for shortcuts",
-        ];
+        // Only the input box is left (a TUI that redraws its transcript elsewhere): nothing on
+        // this screen says a turn ended.
+        let last = [RULE, "❯ ", RULE, "  ? for shortcuts"];
         let mut stream = b"%session-changed $0 main\n".to_vec();
         stream.extend(working);
         stream.extend(frame(&last));

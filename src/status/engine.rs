@@ -133,7 +133,8 @@ pub fn evaluate(provider: &Provider, view: &ScreenView) -> Detection {
                 let found = pattern
                     .captures_iter(regions.text(Region::Whole, None))
                     .last()?;
-                let text = found.get(1).or_else(|| found.get(0))?.as_str().trim();
+                let group = found.iter().skip(1).flatten().next();
+                let text = group.or_else(|| found.get(0))?.as_str().trim();
                 (!text.is_empty()).then(|| text.to_string())
             });
             return Detection {

@@ -382,7 +382,8 @@ pub struct Rule {
     /// A real working marker.
     pub strong: bool,
     /// Says more about the status it decides (a retry's attempt, a limit's reset time): its
-    /// first capture group (else its whole match) at the last place it matches on the screen.
+    /// first capture group that took part (else its whole match) at the last place it
+    /// matches on the screen.
     pub detail: Option<Regex>,
     /// The CLI version it was written against.
     pub seen_on: Option<String>,
