@@ -6,6 +6,7 @@
 //! [`daemon`] that supervises them, the [`api`]). See README.md for the tour.
 
 pub mod address;
+pub mod agent_hooks;
 pub mod api;
 pub mod clients;
 pub mod control;

@@ -28,7 +28,12 @@ const MAX_INPUT: u64 = 1 << 20;
 
 /// Arguments of `panectl hook`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct HookArgs {
+    /// `install` or `uninstall` panectl's hook in a CLI's configuration (without one, this is
+    /// the hook itself).
+    #[command(subcommand)]
+    action: Option<super::hook_install::HookAction>,
     /// The pane the agent runs in (default `$TMUX_PANE`).
     #[arg(long)]
     pane: Option<String>,
@@ -47,7 +52,10 @@ pub struct HookArgs {
 
 impl super::Run for HookArgs {
     fn run(&self, server: &ServerArgs) -> anyhow::Result<ExitCode> {
-        Ok(hook(server, self))
+        match &self.action {
+            Some(action) => super::hook_install::run(action),
+            None => Ok(hook(server, self)),
+        }
     }
 }
 

@@ -23,6 +23,7 @@ mod explanation;
 mod handoff;
 mod health;
 mod hook;
+mod hook_install;
 mod inbox;
 mod input;
 mod jump;
@@ -246,9 +247,10 @@ enum Command {
     Transport(transport::TransportArgs),
     /// List the provider rules the daemon uses.
     Providers(providers::ProvidersArgs),
-    /// An agent CLI's hook command (Claude Code, Gemini CLI): reads the hook's JSON on stdin
-    /// and tells the daemon, as a status signal for the pane in `$TMUX_PANE`. Never fails the
-    /// agent: always exit code 0, at most one line on stderr.
+    /// An agent CLI's hook command (Claude Code, Gemini CLI; Codex's `notify`): reads the
+    /// hook's JSON on stdin and tells the daemon, as a status signal for the pane in
+    /// `$TMUX_PANE`. Never fails the agent: always exit code 0, at most one line on stderr.
+    /// `hook install PROVIDER` / `hook uninstall PROVIDER` put it in the CLI's own settings.
     Hook(hook::HookArgs),
     /// Serve MCP (Model Context Protocol) on stdin/stdout, so that agents can list, read,
     /// message, launch and hand work to each other through the daemon.

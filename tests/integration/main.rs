@@ -27,6 +27,7 @@ mod fake_model;
 mod fidelity;
 mod handoff;
 mod handoff_claude;
+mod hook_install;
 mod hostile_paths;
 mod inbox;
 mod inbox_claude;

@@ -14,13 +14,13 @@ use crate::fake_model::FakeModel;
 use crate::support::{TmuxServer, daemon_test_lock};
 
 /// A home whose `~/.codex/config.toml` points Codex at the fake model and trusts `work`.
-struct CodexHome {
+pub struct CodexHome {
     home: tempfile::TempDir,
     work: tempfile::TempDir,
 }
 
 impl CodexHome {
-    fn new(model_url: &str) -> CodexHome {
+    pub fn new(model_url: &str) -> CodexHome {
         let home = tempfile::Builder::new()
             .prefix("panectl-codex-home-")
             .tempdir()
@@ -41,12 +41,17 @@ impl CodexHome {
         CodexHome { home, work }
     }
 
-    fn work(&self) -> &Path {
+    pub fn work(&self) -> &Path {
         self.work.path()
     }
 
+    /// Its home directory (`.codex/config.toml` is the user's configuration).
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
     /// `KEY=VALUE` settings for `panectl launch codex`.
-    fn launch_env(&self) -> Vec<String> {
+    pub fn launch_env(&self) -> Vec<String> {
         let bin = binary("codex");
         let dir = bin.parent().expect("bin dir").display().to_string();
         let path = std::env::var("PATH").unwrap_or_default();
@@ -72,7 +77,7 @@ fn walk(dir: &Path) -> Vec<String> {
     names
 }
 
-fn restore(server: &TmuxServer, args: &[&str]) -> Vec<Value> {
+pub fn restore(server: &TmuxServer, args: &[&str]) -> Vec<Value> {
     let mut all = vec!["restore", "--json"];
     all.extend_from_slice(args);
     let output = server.panectl().args(&all).output().expect("restore");

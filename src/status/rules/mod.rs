@@ -91,6 +91,7 @@ use signals::SignalsSpec;
 pub use signals::{Meaning, Signals, TitleSignal};
 
 pub mod close;
+pub mod hook_config;
 pub mod launch;
 pub mod signals;
 
@@ -168,6 +169,7 @@ struct FileSpec {
     delivery: DeliverySpec,
     launch: Option<LaunchSpec>,
     close: Option<Spanned<close::CloseSpec>>,
+    hook_config: Option<hook_config::HookConfigSpec>,
     #[serde(default)]
     signals: SignalsSpec,
     /// Why the provider has no recorded screens (a CLI that cannot be run here).
@@ -481,6 +483,8 @@ pub struct Provider {
     pub launch: Option<Launch>,
     /// How `panectl close` asks the CLI to exit (`None`: [`FALLBACK_KEYS`]).
     pub close: Option<Close>,
+    /// Where `panectl hook install` writes the CLI's hook configuration.
+    pub hook_config: Option<hook_config::HookConfig>,
     /// Which of the agent's own signals are believed for its panes.
     pub signals: Signals,
     /// Why its rules were written without recorded screens, when they were (a CLI that cannot
@@ -769,6 +773,11 @@ impl Provider {
             .map(Close::from_spec)
             .transpose()
             .map_err(|(offset, message)| error(offset, message))?;
+        let hook_config = spec
+            .hook_config
+            .map(hook_config::HookConfig::from_spec)
+            .transpose()
+            .map_err(|(offset, message)| error(offset, message))?;
         let signals =
             Signals::from_spec(spec.signals).map_err(|(offset, message)| error(offset, message))?;
         let layer_use = match spec.layer {
@@ -801,6 +810,7 @@ impl Provider {
             delivery,
             launch,
             close,
+            hook_config,
             signals,
             unrecorded: spec.unrecorded,
             rules,
