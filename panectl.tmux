@@ -25,6 +25,27 @@ bind_if_free() {
     tmux bind-key -T prefix -- "$key" "$@"
 }
 
+# bind_role ROLE KEY COMMAND...: binds KEY to COMMAND for ROLE (board, jump, send, last) unless
+# KEY is off or the user's own; a key panectl bound for ROLE on an earlier load that is no longer
+# ROLE's key (set to another, or to off) is unbound first, so a reload follows the options.
+# Remembers the key in @panectl-bound-ROLE. Returns 1 when no key is bound.
+bind_role() {
+    local role="$1" key="$2"
+    shift 2
+    local previous existing
+    previous="$(tmux show-option -gqv "@panectl-bound-$role")"
+    if [ -n "$previous" ] && [ "$previous" != "$key" ]; then
+        existing="$(tmux list-keys -T prefix -- "$previous" 2>/dev/null)"
+        if [[ "$existing" == *keys.sh* && "$existing" == *" $role "* ]]; then
+            tmux unbind-key -T prefix -- "$previous"
+        fi
+        tmux set-option -gqu "@panectl-bound-$role"
+    fi
+    is_off "$key" && return 1
+    bind_if_free "$key" "$@" || return 1
+    tmux set-option -gq "@panectl-bound-$role" "$key"
+}
+
 # Binds the keys. Each runs plugin/keys.sh through run-shell, which expands the client and the
 # pane of the key press (#{q:...} quotes them for sh); keys.sh opens the popups itself, since
 # display-popup expands no format in its command. Sets READY_KEYS to the keys bound, for the
@@ -37,23 +58,19 @@ bind_keys() {
     READY_KEYS=""
 
     key="$(get_tmux_option @panectl-board-key A)"
-    if ! is_off "$key" && bind_if_free "$key" run-shell -b "$run board $args"; then
+    if bind_role board "$key" run-shell -b "$run board $args"; then
         READY_KEYS="prefix $key: agents"
     fi
     key="$(get_tmux_option @panectl-jump-key J)"
-    if ! is_off "$key" && bind_if_free "$key" run-shell -b "$run jump $args"; then
+    if bind_role jump "$key" run-shell -b "$run jump $args"; then
         READY_KEYS="${READY_KEYS:+$READY_KEYS, }prefix $key: next waiting"
     fi
+    # A popup, not command-prompt: its %%% escaping adds a backslash before every ';', and
+    # plain %% would let the text run tmux commands. The text reaches panectl on stdin.
     key="$(get_tmux_option @panectl-send-key S)"
-    if ! is_off "$key"; then
-        # A popup, not command-prompt: its %%% escaping adds a backslash before every ';', and
-        # plain %% would let the text run tmux commands. The text reaches panectl on stdin.
-        bind_if_free "$key" run-shell -b "$run send $args"
-    fi
+    bind_role send "$key" run-shell -b "$run send $args" || true
     key="$(get_tmux_option @panectl-last-key V)"
-    if ! is_off "$key"; then
-        bind_if_free "$key" run-shell -b "$run last $args"
-    fi
+    bind_role last "$key" run-shell -b "$run last $args" || true
 }
 
 is_off() {

@@ -575,3 +575,43 @@ fn versions_compare_by_number() {
          0.2.0 !< 0.1.0\n0.1.0 !< 0.1.0\nx !< 1.0.0\n1.0.0 !< \n0.10.0 !< 0.9.0\n"
     );
 }
+
+/// A key set to `off`, or to another key, after the plugin bound it: a reload follows the
+/// options (the key it bound before is unbound), and a key the user bound is left alone.
+#[test]
+fn keys_turned_off_or_moved_after_a_load_are_unbound_on_reload() {
+    let _guard = daemon_test_lock();
+    let home = Home::new(&format!("set -g @panectl-bin '{PANECTL}'"));
+    let path = std::env::var("PATH").unwrap_or_default();
+    let server = TmuxServer::start_configured(&home.config(), &home.env(&path));
+    let socket = server.tmux(&["display-message", "-p", "#{socket_path}"]);
+    let socket = socket.trim().to_string();
+    let _daemons = DetachedDaemons(&socket);
+    home.install(&server);
+    let binding = |key: &str| {
+        server
+            .command()
+            .args(["list-keys", "-T", "prefix", "--", key])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
+    };
+    for key in ["A", "J", "S", "V"] {
+        assert!(binding(key).contains("keys.sh"), "{key}: {}", binding(key));
+    }
+    // Off, moved, and one the user takes for themselves.
+    server.tmux(&["set-option", "-g", "@panectl-board-key", "off"]);
+    server.tmux(&["set-option", "-g", "@panectl-jump-key", "K"]);
+    server.tmux(&["bind-key", "-T", "prefix", "W", "display-message", "mine"]);
+    server.tmux(&["set-option", "-g", "@panectl-last-key", "W"]);
+    home.reload(&server);
+    assert_eq!(binding("A"), "", "the board key stayed bound");
+    assert_eq!(binding("J"), "", "the old jump key stayed bound");
+    assert!(binding("K").contains("keys.sh"), "{}", binding("K"));
+    assert!(binding("W").contains("mine"), "{}", binding("W"));
+    assert_eq!(binding("V"), "", "the old last key stayed bound");
+    assert!(binding("S").contains("keys.sh"), "{}", binding("S"));
+    // The options in tmux.conf win again on the next reload of it: nothing changes.
+    home.reload(&server);
+    assert!(binding("K").contains("keys.sh"));
+}
