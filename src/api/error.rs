@@ -35,6 +35,7 @@ impl From<Error> for ApiError {
             Error::Forbidden(_) => StatusCode::FORBIDDEN,
             Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Error::Failed(_) => StatusCode::BAD_GATEWAY,
+            Error::CommandFailed(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Error::TimedOut(_) => StatusCode::GATEWAY_TIMEOUT,
             Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };

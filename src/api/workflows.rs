@@ -75,9 +75,14 @@ pub(crate) fn from_mcp(headers: &HeaderMap) -> bool {
         (status = 410, description = "The new pane closed before it was ready.", body = ErrorBody),
         (
             status = 502,
-            description = "tmux refused a command, or did not say which pane it made; or the \
-                           command failed at once (`launch failed: the command exited with status \
-                           N: <its last lines>`; its window is closed).",
+            description = "tmux refused a command, or did not say which pane it made.",
+            body = ErrorBody
+        ),
+        (
+            status = 422,
+            description = "The command failed at once: not installed, or it exited \
+                           (`launch failed: the command exited with status N: <its last lines>`; \
+                           its window is closed).",
             body = ErrorBody
         ),
         (

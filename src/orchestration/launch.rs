@@ -590,7 +590,7 @@ async fn started_or_failed(
     } else {
         format!("the command exited with status {status}")
     };
-    Err(Error::Failed(if last.is_empty() {
+    Err(Error::CommandFailed(if last.is_empty() {
         format!("launch failed: {how} (it printed nothing)")
     } else {
         format!("launch failed: {how}: {last}")

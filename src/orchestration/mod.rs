@@ -105,6 +105,10 @@ pub enum Error {
     /// tmux or the agent did not do what was asked (502).
     #[error("{0}")]
     Failed(String),
+    /// The command asked for could not run: it is not installed, or it exited at once (422).
+    /// The request's own fault, not the daemon's or tmux's.
+    #[error("{0}")]
+    CommandFailed(String),
     /// The agent did not finish in time (504).
     #[error("{0}")]
     TimedOut(String),
