@@ -8,9 +8,9 @@ PLUGIN_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=plugin/helpers.sh
 source "$PLUGIN_DIR/plugin/helpers.sh"
 
-# How the window status glyphs' format (`panectl window-glyphs`, from the status table) starts:
-# the mark that it was added already.
-GLYPHS_MARK='#{P:#{?#{==:#{@panectl_status},'
+# How the window status glyphs' format (`panectl window-glyphs`, from the status table) starts,
+# with or without shells (and as earlier versions wrote it): the mark that it was added already.
+GLYPHS_MARK='#{P:#{?#{==:#{@panectl_'
 
 # Binds KEY (prefix table) to COMMAND... unless the user bound it to something else; returns
 # 1 when the key stays the user's.
@@ -91,16 +91,23 @@ interpolate_status() {
     done
 }
 
-# With @panectl-window-status on, window names carry their agents' status glyphs: a pure
-# tmux format asked of the binary BIN once here, so a status-line refresh runs no process.
+# With @panectl-window-status on, window names carry their agents' status glyphs (`shells`:
+# plain shells' too): a pure tmux format asked of the binary BIN once here, so a status-line
+# refresh runs no process. The format is appended once; a reload replaces one added before
+# (by an older version, or with the other setting), and `off` takes it away.
 window_status() {
-    local bin="$1" option value glyphs
-    is_on "$(get_tmux_option @panectl-window-status off)" || return 0
-    glyphs="$("$bin" window-glyphs 2>/dev/null)" || return 0
-    [[ "$glyphs" == "$GLYPHS_MARK"* ]] || return 0
+    local bin="$1" option value setting glyphs=""
+    setting="$(get_tmux_option @panectl-window-status off)"
+    if [ "$setting" = shells ]; then
+        glyphs="$("$bin" window-glyphs --shells 2>/dev/null)" || return 0
+    elif is_on "$setting"; then
+        glyphs="$("$bin" window-glyphs 2>/dev/null)" || return 0
+    fi
+    [ -z "$glyphs" ] || [[ "$glyphs" == "$GLYPHS_MARK"* ]] || return 0
     for option in window-status-format window-status-current-format; do
         value="$(tmux show-option -gqv "$option")"
-        if [[ "$value" != *"$GLYPHS_MARK"* ]]; then
+        if [[ "$value" == *"$GLYPHS_MARK"* || -n "$glyphs" ]]; then
+            value="${value%%"$GLYPHS_MARK"*}"
             tmux set-option -gq "$option" "$value$glyphs"
         fi
     done

@@ -5,13 +5,20 @@ use std::process::ExitCode;
 
 use super::{Run, ServerArgs};
 
-/// What `panectl window-glyphs` is given: nothing.
+/// What `panectl window-glyphs` is given.
 #[derive(Debug, clap::Args)]
-pub struct WindowGlyphsArgs {}
+pub struct WindowGlyphsArgs {
+    /// Plain shells' panes show glyphs too.
+    #[arg(long)]
+    shells: bool,
+}
 
 impl Run for WindowGlyphsArgs {
     fn run(&self, _server: &ServerArgs) -> anyhow::Result<ExitCode> {
-        println!("{}", panectl::status::meaning::window_glyphs_format());
+        println!(
+            "{}",
+            panectl::status::meaning::window_glyphs_format(self.shells)
+        );
         Ok(ExitCode::SUCCESS)
     }
 }

@@ -102,7 +102,8 @@ impl Status {
                 rank: 0,
                 short_word: "wait",
                 icon: "!",
-                window_glyph: Some("!"),
+                // Not `!`: tmux's own window flag for a bell sits right there.
+                window_glyph: Some("?"),
                 tmux_colour: "#[fg=yellow]",
             },
             Status::Error => Meaning {
@@ -184,8 +185,9 @@ pub fn notable_by_rank() -> Vec<Status> {
 
 /// The tmux format that draws a pane's window glyph from its `@panectl_status` option, for
 /// every pane of a window (`#{P:...}`): pure tmux, so a status-line refresh runs no process.
-/// The plugin asks for it once at load (`panectl window-glyphs`).
-pub fn window_glyphs_format() -> String {
+/// The plugin asks for it once at load (`panectl window-glyphs`). Plain shells show no glyph
+/// unless `shells` (every command they run would otherwise mark the window).
+pub fn window_glyphs_format(shells: bool) -> String {
     let mut glyphs: Vec<(Status, &str)> = Status::ALL
         .into_iter()
         .filter_map(|s| s.meaning().window_glyph.map(|g| (s, g)))
@@ -197,7 +199,11 @@ pub fn window_glyphs_format() -> String {
             s.as_str()
         )
     });
-    format!("#{{P:{inner}}}")
+    if shells {
+        format!("#{{P:{inner}}}")
+    } else {
+        format!("#{{P:#{{?#{{==:#{{@panectl_provider}},shell}},,{inner}}}}}")
+    }
 }
 
 #[cfg(test)]
@@ -228,6 +234,24 @@ mod tests {
             assert_eq!(Status::parse(status.as_str()), Some(status));
             let glyph = status.meaning().window_glyph.unwrap_or("");
             assert!(!glyph.contains([',', '}', '#']), "{status}: {glyph}");
+            // tmux's own window flags: current, last, activity, bell, silence, marked, zoomed.
+            assert!(
+                !["*", "-", "#", "!", "~", "M", "Z"].contains(&glyph),
+                "{status}: {glyph}"
+            );
+        }
+        let agents = window_glyphs_format(false);
+        assert!(
+            agents.starts_with("#{P:#{?#{==:#{@panectl_provider},shell},,"),
+            "{agents}"
+        );
+        assert!(window_glyphs_format(true).starts_with("#{P:#{?#{==:#{@panectl_status},"));
+        for format in [agents, window_glyphs_format(true)] {
+            assert_eq!(
+                format.matches("#{").count(),
+                format.matches('}').count(),
+                "{format}"
+            );
         }
     }
 
@@ -287,8 +311,8 @@ mod tests {
     #[test]
     fn the_window_glyph_format_is_the_plugins() {
         assert_eq!(
-            window_glyphs_format(),
-            "#{P:#{?#{==:#{@panectl_status},waiting_user_answer},!,\
+            window_glyphs_format(true),
+            "#{P:#{?#{==:#{@panectl_status},waiting_user_answer},?,\
              #{?#{==:#{@panectl_status},completed},✔,\
              #{?#{==:#{@panectl_status},error},✖,\
              #{?#{==:#{@panectl_status},processing},⚙,}}}}}"

@@ -229,7 +229,7 @@ fn tpm_installs_the_plugin_which_runs_one_daemon_tied_to_the_server() {
     assert!(
         server
             .tmux(&["show-option", "-gv", "window-status-format"])
-            .contains("#{P:#{?#{==:#{@panectl_status},waiting_user_answer}")
+            .contains("#{?#{==:#{@panectl_status},waiting_user_answer}")
     );
 
     // A reload (TPM runs the plugin again) keeps the one daemon and does not stack formats.

@@ -615,3 +615,92 @@ fn keys_turned_off_or_moved_after_a_load_are_unbound_on_reload() {
     home.reload(&server);
     assert!(binding("K").contains("keys.sh"));
 }
+
+/// With `@panectl-window-status on`, only agents' panes mark their window (a plain shell's
+/// every command would), `shells` marks those too, a waiting agent's glyph is not tmux's bell
+/// flag `!`, and `off` takes the glyphs away again on reload.
+#[test]
+fn window_glyphs_are_for_agents_unless_asked_and_follow_the_option_on_reload() {
+    let _guard = daemon_test_lock();
+    let home = Home::new(&format!(
+        "set -g @panectl-bin '{PANECTL}'\nset -g @panectl-window-status on"
+    ));
+    let path = std::env::var("PATH").unwrap_or_default();
+    let server = TmuxServer::start_configured(&home.config(), &home.env(&path));
+    let socket = server.tmux(&["display-message", "-p", "#{socket_path}"]);
+    let socket = socket.trim().to_string();
+    let _daemons = DetachedDaemons(&socket);
+    home.install(&server);
+    // The daemon writes a pane's options when its own view changes: once it has written the
+    // shell's, the values the test sets stay.
+    wait_until("the shell's options", PATIENCE, || {
+        server
+            .tmux(&["display-message", "-p", "-t", "%0", "#{@panectl_provider}"])
+            .trim()
+            == "shell"
+    });
+    let name = || {
+        server
+            .tmux(&[
+                "display-message",
+                "-p",
+                "-t",
+                "%0",
+                "#{E:window-status-format}",
+            ])
+            .trim()
+            .to_string()
+    };
+    let set = |provider: &str, status: &str| {
+        server.tmux(&[
+            "set-option",
+            "-p",
+            "-t",
+            "%0",
+            "@panectl_provider",
+            provider,
+        ]);
+        server.tmux(&["set-option", "-p", "-t", "%0", "@panectl_status", status]);
+    };
+    // The window's glyph: the last character of its name when it is one (the name itself
+    // follows the pane's command, which a reload changes for a moment).
+    let glyph = || name().chars().last().filter(|c| "✔⚙?✖!".contains(*c));
+    set("shell", "completed");
+    assert_eq!(glyph(), None, "a shell's window is marked: {}", name());
+    set("claude_code", "completed");
+    assert_eq!(glyph(), Some('✔'), "{}", name());
+    set("claude_code", "waiting_user_answer");
+    assert_eq!(glyph(), Some('?'), "{}", name());
+    // Shells asked for: marked too; the format is replaced, not stacked.
+    let setting = |value: &str| {
+        let config = std::fs::read_to_string(home.config()).unwrap();
+        let changed: String = config
+            .lines()
+            .map(|l| {
+                if l.starts_with("set -g @panectl-window-status ") {
+                    format!("set -g @panectl-window-status {value}\n")
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect();
+        std::fs::write(home.config(), changed).unwrap();
+        home.reload(&server);
+    };
+    setting("shells");
+    set("shell", "processing");
+    assert_eq!(
+        glyph(),
+        Some('⚙'),
+        "{} {}",
+        name(),
+        server.tmux(&["show-option", "-gv", "window-status-format"])
+    );
+    let format = server.tmux(&["show-option", "-gv", "window-status-format"]);
+    assert_eq!(format.matches("#{P:").count(), 1, "{format}");
+    // Off: gone.
+    setting("off");
+    let format = server.tmux(&["show-option", "-gv", "window-status-format"]);
+    assert!(!format.contains("@panectl_"), "{format}");
+    assert_eq!(glyph(), None, "{}", name());
+}
