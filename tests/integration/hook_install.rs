@@ -35,6 +35,35 @@ fn send_line(server: &TmuxServer, text: &str) {
     server.tmux(&["send-keys", "-t", "%0", "Enter"]);
 }
 
+/// Waits until `%0` shows `text`; a program that ended or never shows it fails the test with the
+/// pane's screen (the pane stays when its program ends: `remain-on-exit`).
+fn wait_for_screen(server: &TmuxServer, what: &str, text: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    loop {
+        let screen = server.tmux(&["capture-pane", "-p", "-t", "%0"]);
+        if screen.contains(text) {
+            return;
+        }
+        let dead = server.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            "%0",
+            "#{pane_dead} #{pane_dead_status}",
+        ]);
+        if dead.starts_with('1') || std::time::Instant::now() >= deadline {
+            panic!("{what}: not shown (pane dead, status: {dead:?}); the pane shows:\n{screen}");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Starts `command` in `%0` (in `dir`), the pane kept when it ends.
+fn respawn(server: &TmuxServer, dir: &str, command: &str) {
+    server.tmux(&["set-option", "-g", "remain-on-exit", "on"]);
+    server.tmux(&["respawn-pane", "-k", "-t", "%0", "-c", dir, command]);
+}
+
 /// Waits for a status of `%0` that a hook decided.
 fn hook_status(events: &EventReader, provider: &str) -> Value {
     events.expect_within("a status from a hook", Duration::from_secs(90), |e| {
@@ -53,8 +82,10 @@ fn claude_code_started_by_hand_reports_through_the_installed_hooks() {
     let settings = claude.home().join(".claude/settings.json");
     let before = json_file(&settings);
     let server = TmuxServer::start(120, 40);
+    // A second pane keeps the session (and tmux 3.3a) alive whatever happens to the first.
+    server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
     let _daemon = server.start_daemon(&[]);
-    server.wait_for_panes(1);
+    server.wait_for_panes(2);
     let said = hook_config(&server, claude.home(), "install", "claude_code");
     assert!(said.contains("added to"), "{said}");
     let installed = json_file(&settings);
@@ -97,8 +128,10 @@ fn gemini_cli_started_by_hand_reports_through_the_installed_hooks() {
     let trusted = serde_json::json!({ work.path().to_string_lossy(): "TRUST_FOLDER" });
     std::fs::write(gemini_dir.join("trustedFolders.json"), trusted.to_string()).unwrap();
     let server = TmuxServer::start(120, 40);
+    // A second pane keeps the session (and tmux 3.3a) alive whatever happens to the first.
+    server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
     let _daemon = server.start_daemon(&[]);
-    server.wait_for_panes(1);
+    server.wait_for_panes(2);
     hook_config(&server, home.path(), "install", "gemini_cli");
     let installed = json_file(&settings);
     assert_eq!(
@@ -115,12 +148,8 @@ fn gemini_cli_started_by_hand_reports_through_the_installed_hooks() {
         binary("gemini").display()
     );
     let work_text = work.path().to_string_lossy().into_owned();
-    server.tmux(&["respawn-pane", "-k", "-t", "%0", "-c", &work_text, &command]);
-    server.wait_for("Gemini CLI's prompt", Duration::from_secs(60), || {
-        server
-            .tmux(&["capture-pane", "-p", "-t", "%0"])
-            .contains("Type your message")
-    });
+    respawn(&server, &work_text, &command);
+    wait_for_screen(&server, "Gemini CLI's prompt", "Type your message");
     send_line(&server, "reply:Hooked by hand.");
     let hooked = hook_status(&events, "gemini_cli");
     assert!(
@@ -143,8 +172,10 @@ fn codex_started_by_hand_tells_its_thread_through_the_installed_notify() {
     let config = codex.home().join(".codex/config.toml");
     let before = std::fs::read_to_string(&config).unwrap();
     let server = TmuxServer::start(120, 40);
+    // A second pane keeps the session (and tmux 3.3a) alive whatever happens to the first.
+    server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
     let _daemon = server.start_daemon(&[]);
-    server.wait_for_panes(1);
+    server.wait_for_panes(2);
     hook_config(&server, codex.home(), "install", "codex");
     let installed = std::fs::read_to_string(&config).unwrap();
     let parsed: toml::Table = toml::from_str(&installed).unwrap();
@@ -163,12 +194,8 @@ fn codex_started_by_hand_tells_its_thread_through_the_installed_notify() {
         binary("codex").display()
     );
     let work = codex.work().to_string_lossy().into_owned();
-    server.tmux(&["respawn-pane", "-k", "-t", "%0", "-c", &work, &command]);
-    server.wait_for("Codex's prompt", Duration::from_secs(60), || {
-        server
-            .tmux(&["capture-pane", "-p", "-t", "%0"])
-            .contains("for shortcuts")
-    });
+    respawn(&server, &work, &command);
+    wait_for_screen(&server, "Codex's prompt", "for shortcuts");
     send_line(&server, "reply:Hooked by hand.");
     // Its notify told the daemon the thread: restore would resume it.
     server.wait_for("the thread id", Duration::from_secs(90), || {
