@@ -142,7 +142,9 @@ fn gemini_cli_started_by_hand_reports_through_the_installed_hooks() {
 
     let events = EventReader::start(&server);
     let command = format!(
-        "env HOME='{}' GEMINI_API_KEY=panectl-test GOOGLE_GEMINI_BASE_URL='{}' '{}'",
+        // Gemini CLI runs without its interface when `CI` is set (as CI sets it, and the tests'
+        // tmux server passes it on).
+        "env -u CI HOME='{}' GEMINI_API_KEY=panectl-test GOOGLE_GEMINI_BASE_URL='{}' '{}'",
         home.path().display(),
         model.url(),
         binary("gemini").display()
