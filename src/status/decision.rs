@@ -259,7 +259,9 @@ fn is_dashed_rule(text: &str) -> bool {
 
 /// The rows above the menu that ask: up from the menu past blank rows right above it, then
 /// until two blank rows in a row, a solid rule or [`QUESTION_ROWS`] rows. A single blank row
-/// separates paragraphs of the question.
+/// separates paragraphs of the question. A rule inside the dialog's frame (the border of a
+/// box within it, as Gemini CLI frames the command it asks about) is part of the dialog: the
+/// walk goes on past it, so the command is in the question (and its fingerprint).
 fn question_above(rows: &[&str], first: usize) -> String {
     let mut lines: Vec<&str> = Vec::new();
     let mut index = first;
@@ -275,7 +277,12 @@ fn question_above(rows: &[&str], first: usize) -> String {
                 }
             }
             Some((_, text)) if is_dashed_rule(text) => {}
-            Some((_, text)) if text.chars().all(is_rule_char) => break,
+            Some((_, text)) if text.chars().all(is_rule_char) => {
+                let framed = rows[index].trim_start().starts_with(['│', '┃', '║']);
+                if !framed {
+                    break;
+                }
+            }
             Some((_, text)) => {
                 if blanks == 1 {
                     lines.push("");

@@ -98,7 +98,21 @@ fn gemini_clis_tool_confirmation_in_its_box() {
             "No, suggest changes (esc)"
         ]
     );
-    assert_eq!(d.question, "Allow execution of [Shell]?");
+    // The command framed in a box of its own is part of the question.
+    assert_eq!(
+        d.question,
+        "? Shell  sleep 3 && touch tool-output.txt\nsleep 3 && touch tool-output.txt\n\
+         Allow execution of [Shell]?"
+    );
+    // So the same dialog about another command is another decision.
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/screens/gemini_cli/0.61.0/waiting_user_answer--tool-permission.txt"),
+    )
+    .unwrap();
+    let other = decide(&text.replace("touch tool-output.txt", "rm -rf tool-output.txt")).unwrap();
+    assert_eq!(labels(&other), labels(&d));
+    assert_ne!(other.fingerprint, d.fingerprint);
     assert_eq!(d.choose(&Answer::Yes).unwrap().label, "Allow once");
     assert_eq!(d.choose(&Answer::No).unwrap().number, 3);
     let trust = recorded("gemini_cli/0.61.0/waiting_user_answer--startup-folder-trust.txt");

@@ -14,34 +14,32 @@ use crate::fake_model::FakeModel;
 use crate::support::{TmuxServer, daemon_test_lock};
 
 /// Waits until `%0` shows a dialog the daemon reads; returns it as `panectl decisions` does.
-fn wait_for_decision(server: &TmuxServer, command: &str) -> Value {
-    let mut found = Value::Null;
-    server.wait_for(
-        &format!("the permission dialog for {command}"),
-        Duration::from_secs(60),
-        || {
-            let listed: Value =
-                serde_json::from_str(&server.panectl_ok(&["decisions", "--json"])).unwrap();
-            found = listed
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|d| {
-                    d["pane"] == "%0"
-                        && d["decision"]["question"]
-                            .as_str()
-                            .is_some_and(|q| q.contains(command))
-                })
-                .cloned()
-                .unwrap_or(Value::Null);
-            !found.is_null()
-        },
-    );
-    found
+/// Fails with the pane's screen and the decisions listed when none comes.
+pub fn wait_for_decision(server: &TmuxServer, command: &str) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let listed: Value =
+            serde_json::from_str(&server.panectl_ok(&["decisions", "--json"])).unwrap();
+        let found = listed.as_array().into_iter().flatten().find(|d| {
+            d["pane"] == "%0"
+                && d["decision"]["question"]
+                    .as_str()
+                    .is_some_and(|q| q.contains(command))
+        });
+        if let Some(found) = found {
+            return found.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no dialog for {command}; decisions: {listed:#}\nthe pane shows:\n{}",
+            server.tmux(&["capture-pane", "-p", "-t", "%0"])
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 /// `panectl answer %0 ARGS --json`: the outcome and the exit code.
-fn answer(server: &TmuxServer, args: &[&str]) -> (Value, Option<i32>) {
+pub fn answer(server: &TmuxServer, args: &[&str]) -> (Value, Option<i32>) {
     let mut all = vec!["answer", "%0", "--json"];
     all.extend_from_slice(args);
     let output = server
@@ -54,7 +52,8 @@ fn answer(server: &TmuxServer, args: &[&str]) -> (Value, Option<i32>) {
     (outcome, output.status.code())
 }
 
-fn touch(file: &Path) -> String {
+/// The fake model's directive to ask for a command that makes `file`.
+pub fn touch(file: &Path) -> String {
     format!("tool:touch {}", file.display())
 }
 

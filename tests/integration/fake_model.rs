@@ -819,7 +819,10 @@ async fn gemini_models() -> axum::Json<Value> {
     )
 }
 
-/// The last user text of a Gemini request, and whether it carries a function response.
+/// The last user text of a Gemini request, and whether it carries a function response. The
+/// last text part: after a cancelled tool call Gemini CLI sends the cancelled turn's text and
+/// the new prompt as parts of one user turn (and the first turn's part before the prompt is
+/// its session context).
 fn gemini_prompt(request: &Value) -> (String, bool) {
     let contents = request["contents"].as_array().cloned().unwrap_or_default();
     let Some(last) = contents.iter().rev().find(|c| c["role"] == "user") else {
@@ -830,8 +833,9 @@ fn gemini_prompt(request: &Value) -> (String, bool) {
     let text = parts
         .iter()
         .filter_map(|p| p["text"].as_str())
-        .collect::<Vec<_>>()
-        .join("\n");
+        .next_back()
+        .unwrap_or_default()
+        .to_string();
     (text, after_tool)
 }
 

@@ -29,7 +29,8 @@ fn json_file(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
-fn send_line(server: &TmuxServer, text: &str) {
+/// Types `text` into `%0` as a person does, then Enter.
+pub fn send_line(server: &TmuxServer, text: &str) {
     server.tmux(&["send-keys", "-t", "%0", "-l", text]);
     std::thread::sleep(Duration::from_millis(300));
     server.tmux(&["send-keys", "-t", "%0", "Enter"]);
@@ -37,7 +38,7 @@ fn send_line(server: &TmuxServer, text: &str) {
 
 /// Waits until `%0` shows `text`; a program that ended or never shows it fails the test with the
 /// pane's screen (the pane stays when its program ends: `remain-on-exit`).
-fn wait_for_screen(server: &TmuxServer, what: &str, text: &str) {
+pub fn wait_for_screen(server: &TmuxServer, what: &str, text: &str) {
     let deadline = std::time::Instant::now() + Duration::from_secs(90);
     loop {
         let screen = server.tmux(&["capture-pane", "-p", "-t", "%0"]);
@@ -59,7 +60,7 @@ fn wait_for_screen(server: &TmuxServer, what: &str, text: &str) {
 }
 
 /// Starts `command` in `%0` (in `dir`), the pane kept when it ends.
-fn respawn(server: &TmuxServer, dir: &str, command: &str) {
+pub fn respawn(server: &TmuxServer, dir: &str, command: &str) {
     server.tmux(&["set-option", "-g", "remain-on-exit", "on"]);
     server.tmux(&["respawn-pane", "-k", "-t", "%0", "-c", dir, command]);
 }
