@@ -11,6 +11,8 @@ source "$PLUGIN_DIR/plugin/helpers.sh"
 # How the window status glyphs' format (`panectl window-glyphs`, from the status table) starts,
 # with or without shells (and as earlier versions wrote it): the mark that it was added already.
 GLYPHS_MARK='#{P:#{?#{==:#{@panectl_'
+# The format now starts with a gate (nothing while no daemon is published) before that mark.
+GLYPHS_GATE='#{?#{@panectl_pid},'
 
 # Binds KEY (prefix table) to COMMAND... unless the user bound it to something else; returns
 # 1 when the key stays the user's.
@@ -103,10 +105,14 @@ window_status() {
     elif is_on "$setting"; then
         glyphs="$("$bin" window-glyphs 2>/dev/null)" || return 0
     fi
-    [ -z "$glyphs" ] || [[ "$glyphs" == "$GLYPHS_MARK"* ]] || return 0
+    [ -z "$glyphs" ] || [[ "$glyphs" == "$GLYPHS_MARK"* || "$glyphs" == "$GLYPHS_GATE$GLYPHS_MARK"* ]] ||
+        return 0
     for option in window-status-format window-status-current-format; do
         value="$(tmux show-option -gqv "$option")"
         if [[ "$value" == *"$GLYPHS_MARK"* || -n "$glyphs" ]]; then
+            if [[ "$value" == *"$GLYPHS_GATE$GLYPHS_MARK"* ]]; then
+                value="${value%%"$GLYPHS_GATE$GLYPHS_MARK"*}"
+            fi
             value="${value%%"$GLYPHS_MARK"*}"
             tmux set-option -gq "$option" "$value$glyphs"
         fi

@@ -45,10 +45,17 @@ tmux_literal() {
     printf '%s\n' "$text"
 }
 
+# What a key says when no daemon answers: short enough for an 80-column status line, which
+# cuts the CLI's own sentence (it names the socket) before its advice.
+NO_DAEMON_MESSAGE='panectl: no daemon runs for this tmux server; start one: panectl daemon --detach'
+
 # Shows TEXT (plain text, never a format) on client CLIENT's status line for a few seconds.
 tell() {
-    local text
-    text="$(tmux_literal "$2")"
+    local text="$2"
+    if [[ "$text" == *"no panectl daemon is running"*"start one with"* ]]; then
+        text="$NO_DAEMON_MESSAGE"
+    fi
+    text="$(tmux_literal "$text")"
     # tmux 3.2 parses display-message's -c as a flag without a value (fixed in 3.3), so there
     # the message goes to the client tmux picks: the one used last, which pressed the key.
     tmux display-message -c "$1" -d 8000 -- "$text" 2>/dev/null ||

@@ -127,6 +127,26 @@ impl ServerAddress {
         })
     }
 
+    /// The names (`-L NAME`) of this user's tmux servers that answer in tmux's socket
+    /// directory, sorted: what a mistyped `-L` is told to choose from.
+    pub fn local_servers() -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(socket_dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|entry| {
+                entry.file_type().is_ok_and(|t| {
+                    use std::os::unix::fs::FileTypeExt;
+                    t.is_socket()
+                })
+            })
+            .filter(|entry| LocalHost::shared().server_alive(&entry.path()))
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
     /// A server at an explicit socket path.
     pub fn from_socket(socket: impl Into<PathBuf>) -> ServerAddress {
         ServerAddress {

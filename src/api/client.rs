@@ -16,11 +16,11 @@ use super::wire::PaneSummary;
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     /// Nothing listens on the socket.
-    #[error("no panectl daemon is running for the tmux server {server}; start one with: {start}")]
+    #[error("no panectl daemon is running for the tmux server {server}; {start}")]
     NoDaemon {
         /// The tmux server.
         server: String,
-        /// The command that starts a daemon for it.
+        /// What to do: `start one with: COMMAND`, or why no daemon can start there.
         start: String,
     },
     /// The socket, its directory or the process behind it is not this user's: nothing was

@@ -18,7 +18,7 @@ pub(super) fn client(server: &ServerArgs) -> anyhow::Result<ApiClient> {
     Ok(ApiClient::new(
         found.socket,
         address.to_string(),
-        server.start_command(),
+        server.start_advice(&address),
     ))
 }
 

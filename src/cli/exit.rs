@@ -61,7 +61,7 @@ mod tests {
         assert_eq!(of_status(StatusCode::BAD_GATEWAY), UNREACHABLE);
         let no_daemon = anyhow::Error::new(ClientError::NoDaemon {
             server: "s".into(),
-            start: "panectl daemon".into(),
+            start: "start one with: panectl daemon".into(),
         })
         .context("ls");
         assert_eq!(of_error(&no_daemon), ExitCode::from(UNREACHABLE));

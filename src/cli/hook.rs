@@ -176,7 +176,7 @@ fn send(server: &ServerArgs, args: &HookArgs, time_ms: u64) -> anyhow::Result<()
     let client = ApiClient::new(
         socket.clone(),
         socket.display().to_string(),
-        server.start_command(),
+        format!("start one with: {}", server.start_command()),
     );
     let path = Route::PaneHook { pane: &pane }.path();
     tokio::runtime::Builder::new_current_thread()

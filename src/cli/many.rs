@@ -67,7 +67,11 @@ pub(super) fn daemons() -> anyhow::Result<Vec<Daemon>> {
         .into_iter()
         .map(|socket| {
             let shown = socket.display().to_string();
-            ApiClient::new(socket, shown, "panectl daemon --detach".into())
+            ApiClient::new(
+                socket,
+                shown,
+                "start one with: panectl daemon --detach".into(),
+            )
         })
         .collect();
     let health = Route::Health {}.path();

@@ -191,6 +191,22 @@ impl ServerArgs {
         }
     }
 
+    /// What to do when no daemon answers for this server: the command that starts one, or,
+    /// when no tmux server runs at the socket either (a mistyped `-L`, say), that, with the
+    /// servers that do run: a daemon started for a server that is not there would be refused.
+    fn start_advice(&self, address: &ServerAddress) -> String {
+        if address.is_local() && !address.is_alive() {
+            let running = ServerAddress::local_servers();
+            let choices = if running.is_empty() {
+                "none of this user's tmux servers is running".to_string()
+            } else {
+                format!("running: -L {}", running.join(", -L "))
+            };
+            return format!("no tmux server is running there either; is -L/-S right? ({choices})");
+        }
+        format!("start one with: {}", self.start_command())
+    }
+
     /// The command line that starts a daemon for the same server.
     fn start_command(&self) -> String {
         let mut command = String::from("panectl");

@@ -253,6 +253,17 @@ impl Supervisor {
                         if self.server_alive && !was_alive {
                             info!(server = %self.address, "tmux server is back");
                         }
+                    } else if self.server_alive && self.entries.is_empty() {
+                        // It went before it had a session (killed while it read its config):
+                        // no connection ends to say so.
+                        self.server_alive = false;
+                        if self.exit_with_server && self.address.host().reachable() {
+                            info!(server = %self.address, "the tmux server is gone; exiting");
+                            self.cancel.cancel();
+                            break;
+                        }
+                        info!(server = %self.address, "the tmux server is gone; waiting for it");
+                        self.publish_status();
                     }
                 }
             }

@@ -446,7 +446,7 @@ mod tests {
         assert!(failed("handoff", no_route).contains("does not offer this request"));
         let no_daemon = ClientError::NoDaemon {
             server: "/tmp/tmux-0/default".into(),
-            start: "panectl daemon --detach".into(),
+            start: "start one with: panectl daemon --detach".into(),
         };
         assert!(
             failed("list_agents", no_daemon).ends_with("start one with: panectl daemon --detach")

@@ -186,7 +186,9 @@ pub fn notable_by_rank() -> Vec<Status> {
 /// The tmux format that draws a pane's window glyph from its `@panectl_status` option, for
 /// every pane of a window (`#{P:...}`): pure tmux, so a status-line refresh runs no process.
 /// The plugin asks for it once at load (`panectl window-glyphs`). Plain shells show no glyph
-/// unless `shells` (every command they run would otherwise mark the window).
+/// unless `shells` (every command they run would otherwise mark the window). Nothing shows
+/// while no daemon is published (`@panectl_pid` unset): the statuses a stopped or killed daemon
+/// left in its panes' options are no one's any more.
 pub fn window_glyphs_format(shells: bool) -> String {
     let mut glyphs: Vec<(Status, &str)> = Status::ALL
         .into_iter()
@@ -199,12 +201,16 @@ pub fn window_glyphs_format(shells: bool) -> String {
             s.as_str()
         )
     });
-    if shells {
+    let panes = if shells {
         format!("#{{P:{inner}}}")
     } else {
         format!("#{{P:#{{?#{{==:#{{@panectl_provider}},shell}},,{inner}}}}}")
-    }
+    };
+    format!("{WINDOW_GLYPHS_GATE}{panes},}}")
 }
+
+/// How the window glyphs' format starts: only while a daemon is published.
+pub const WINDOW_GLYPHS_GATE: &str = "#{?#{@panectl_pid},";
 
 #[cfg(test)]
 mod tests {
@@ -242,10 +248,13 @@ mod tests {
         }
         let agents = window_glyphs_format(false);
         assert!(
-            agents.starts_with("#{P:#{?#{==:#{@panectl_provider},shell},,"),
+            agents.starts_with("#{?#{@panectl_pid},#{P:#{?#{==:#{@panectl_provider},shell},,"),
             "{agents}"
         );
-        assert!(window_glyphs_format(true).starts_with("#{P:#{?#{==:#{@panectl_status},"));
+        assert!(
+            window_glyphs_format(true)
+                .starts_with("#{?#{@panectl_pid},#{P:#{?#{==:#{@panectl_status},")
+        );
         for format in [agents, window_glyphs_format(true)] {
             assert_eq!(
                 format.matches("#{").count(),
@@ -312,10 +321,10 @@ mod tests {
     fn the_window_glyph_format_is_the_plugins() {
         assert_eq!(
             window_glyphs_format(true),
-            "#{P:#{?#{==:#{@panectl_status},waiting_user_answer},?,\
+            "#{?#{@panectl_pid},#{P:#{?#{==:#{@panectl_status},waiting_user_answer},?,\
              #{?#{==:#{@panectl_status},completed},✔,\
              #{?#{==:#{@panectl_status},error},✖,\
-             #{?#{==:#{@panectl_status},processing},⚙,}}}}}"
+             #{?#{==:#{@panectl_status},processing},⚙,}}}}},}"
         );
     }
 }

@@ -170,3 +170,31 @@ fn data_commands_print_json_when_asked() {
         .expect("run panectl");
     assert_eq!(both.status.code(), Some(2), "{both:?}");
 }
+
+#[test]
+fn a_mistyped_server_name_is_told_so_and_not_to_start_a_daemon_there() {
+    let server = TmuxServer::start(80, 24);
+    let typo = format!("{}x", server.socket_name());
+    // As the harness runs panectl, with the mistyped name instead of the server's.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_panectl"))
+        .args(["-L", &typo, "ls"])
+        .env_remove("TMUX")
+        .env("TMUX_TMPDIR", server.dir())
+        .env("XDG_RUNTIME_DIR", server.dir().join("run"))
+        .env("XDG_STATE_HOME", server.dir().join("state"))
+        .output()
+        .expect("run panectl");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{said}");
+    assert!(said.contains("no tmux server is running there"), "{said}");
+    assert!(!said.contains("daemon --detach"), "{said}");
+    // The server that does run is named as a choice.
+    assert!(
+        said.contains(&format!("-L {}", server.socket_name())),
+        "{said}"
+    );
+    // The right name, with no daemon yet: the way to start one.
+    let (code, said) = code(&server, &["ls"]);
+    assert_eq!(code, Some(3), "{said}");
+    assert!(said.contains("start one with: panectl"), "{said}");
+}

@@ -427,3 +427,127 @@ fn the_config_file_sets_daemon_flags_and_the_command_line_wins() {
         ""
     );
 }
+
+/// The server options a daemon publishes, as `tmux show -s` lists them.
+fn published_options(server: &TmuxServer) -> Vec<String> {
+    server
+        .tmux(&["show-options", "-s"])
+        .lines()
+        .filter(|l| l.starts_with("@panectl_"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_daemon_killed_outright_leaves_no_status_behind() {
+    let _lock = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    server.tmux(&["set-option", "-g", "@panectl-summary-empty", "no agents"]);
+    // The window glyphs as the plugin puts them, for every pane, shells included.
+    let glyphs = panectl::status::meaning::window_glyphs_format(true);
+    server.tmux(&["set-option", "-g", "window-status-format", &glyphs]);
+    // A user's own hook on the same event stays.
+    server.tmux(&[
+        "set-hook",
+        "-g",
+        "client-detached[0]",
+        "set -s @user-hook kept",
+    ]);
+    let daemon = server.start_daemon(&[]);
+    server.wait_for_panes(1);
+    server.wait_for("the summary", Duration::from_secs(10), || {
+        server
+            .tmux(&["show-options", "-sqv", "@panectl_summary"])
+            .trim()
+            == "no agents"
+    });
+    // The shell's status shows in the window name while the daemon runs.
+    let window = || server.tmux(&["display-message", "-p", "-t", "%0", &glyphs]);
+    server.tmux(&[
+        "set-option",
+        "-p",
+        "-t",
+        "%0",
+        "@panectl_status",
+        "completed",
+    ]);
+    assert_eq!(window().trim(), "✔");
+    assert!(
+        server
+            .tmux(&["show-hooks", "-g"])
+            .contains("client-detached[4242]"),
+        "{}",
+        server.tmux(&["show-hooks", "-g"])
+    );
+
+    daemon.crash();
+    server.wait_for(
+        "the options withdrawn after the daemon died",
+        Duration::from_secs(10),
+        || published_options(&server).is_empty(),
+    );
+    assert_eq!(window().trim(), "", "a dead daemon's statuses still show");
+    let hooks = server.tmux(&["show-hooks", "-g"]);
+    assert!(!hooks.contains("[4242]"), "{hooks}");
+    assert!(hooks.contains("client-detached[0]"), "{hooks}");
+
+    // A daemon started again publishes again; stopped cleanly, it withdraws everything too.
+    let mut again = server.start_daemon(&[]);
+    server.wait_for("published again", Duration::from_secs(10), || {
+        published_options(&server)
+            .iter()
+            .any(|o| o.starts_with("@panectl_pid"))
+    });
+    assert!(again.stop(Duration::from_secs(10)));
+    assert_eq!(published_options(&server), Vec::<String>::new());
+    assert!(!server.tmux(&["show-hooks", "-g"]).contains("[4242]"));
+    // A user's client leaving while a daemon runs withdraws nothing.
+    let _third = server.start_daemon(&[]);
+    server.wait_for("published a third time", Duration::from_secs(10), || {
+        published_options(&server)
+            .iter()
+            .any(|o| o.starts_with("@panectl_pid"))
+    });
+    let client = std::process::Command::new("tmux")
+        .args([
+            "-S",
+            &server.socket_path().display().to_string(),
+            "-C",
+            "attach",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("a control client that leaves at once");
+    assert!(client.success());
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        published_options(&server)
+            .iter()
+            .any(|o| o.starts_with("@panectl_pid")),
+        "a user's client leaving withdrew the daemon's options"
+    );
+}
+
+#[test]
+fn a_daemon_that_never_saw_a_session_ends_with_its_server() {
+    let _lock = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    // A server with no session (one still reading its config, as when the plugin starts the
+    // daemon from tmux.conf): nothing attached, so no connection ends when it goes.
+    server.tmux(&["set-option", "-s", "exit-empty", "off"]);
+    server.tmux(&["kill-session"]);
+    let mut daemon = server.start_daemon(&["--exit-with-server"]);
+    server.wait_for("the daemon published", Duration::from_secs(10), || {
+        !server
+            .tmux(&["show-options", "-sqv", "@panectl_pid"])
+            .trim()
+            .is_empty()
+    });
+    server.tmux(&["kill-server"]);
+    assert!(
+        daemon.wait_exit(Duration::from_secs(10)),
+        "the daemon outlived its server:\n{}",
+        daemon.log_text()
+    );
+}

@@ -364,18 +364,20 @@ fn every_key_works_when_a_person_presses_it() {
         wait_until(&format!("{count} \"no daemon\" messages"), PATIENCE, || {
             lines = messages(server)
                 .lines()
-                .filter(|l| l.contains(" message: ") && l.contains("no panectl daemon is running"))
+                .filter(|l| l.contains(" message: ") && l.contains("no daemon runs"))
                 .map(str::to_string)
                 .collect();
             lines.len() >= count
         });
         for line in &lines {
             let (_, text) = line.split_once(" message: ").unwrap_or(("", line));
-            assert!(
-                text.starts_with("panectl: no panectl daemon")
-                    && !text.contains("panectl: panectl:"),
+            // Whole on an 80-column status line, the way to start one included.
+            assert_eq!(
+                text.trim_end(),
+                "panectl: no daemon runs for this tmux server; start one: panectl daemon --detach",
                 "{line}"
             );
+            assert!(text.trim_end().chars().count() <= 80, "{line}");
         }
     };
     terminal.press(&["C-b", "S"]);
@@ -387,6 +389,12 @@ fn every_key_works_when_a_person_presses_it() {
     terminal.press(&["C-b", "V"]);
     no_daemon(2);
     terminal.wait_for_no_text("last answer");
+    // The board does not open on an empty list; prefix J says the same.
+    terminal.press(&["C-b", "A"]);
+    no_daemon(3);
+    terminal.wait_for_no_text("panectl · ");
+    terminal.press(&["C-b", "J"]);
+    no_daemon(4);
     drop(terminal);
 }
 

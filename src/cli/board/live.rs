@@ -94,6 +94,9 @@ pub(super) fn run(backend: &impl LiveBackend, colour: bool) -> anyhow::Result<Op
         follow(label, api, wake.clone());
     }
     drop(wake);
+    // Nothing to show at all (no daemon answers): the board does not open on an empty list
+    // with the reason cut at its width; the caller says why, whole.
+    let first = backend.agents()?;
     let mut screen = Screen::enter()?;
     let mut loop_ = Loop {
         backend,
@@ -102,7 +105,7 @@ pub(super) fn run(backend: &impl LiveBackend, colour: bool) -> anyhow::Result<Op
         preview_due: None,
         dirty: true,
     };
-    loop_.read_rows();
+    loop_.board.set_rows(Ok(first), Instant::now());
     loop_.read_preview();
     loop_.run(&mut screen, &woken, colour)
 }
