@@ -7,6 +7,11 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches};
 
 fn main() -> ExitCode {
+    // A completion request from the shell (`COMPLETE=bash panectl -- WORDS`): answered, then
+    // the process exits; nothing is written before it.
+    clap_complete::CompleteEnv::with_factory(cli::Cli::command)
+        .var(cli::COMPLETE_VAR)
+        .complete();
     let args = cli::duration::rewrite_legacy(std::env::args_os().collect());
     let command = cli::subcommand(&args);
     let parsed = cli::Cli::command()

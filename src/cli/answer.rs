@@ -20,6 +20,7 @@ use super::{Run, ServerArgs};
 #[command(group(clap::ArgGroup::new("choice").required(true).args(["option", "label", "yes", "no"])))]
 pub struct AnswerArgs {
     /// The pane.
+    #[arg(add = super::complete::panes())]
     pane: String,
     /// The option's number, as the dialog shows it.
     #[arg(long)]

@@ -17,7 +17,7 @@ pub struct AssignArgs {
     #[command(flatten)]
     task: TaskArgs,
     /// The pane whose inbox gets the answer (default `$TMUX_PANE`).
-    #[arg(long, value_name = "PANE")]
+    #[arg(long, value_name = "PANE", add = super::complete::panes())]
     reply_to: Option<String>,
 }
 

@@ -15,6 +15,7 @@ use super::{Run, ServerArgs};
 #[derive(Debug, Args)]
 pub struct CloseArgs {
     /// The pane (`%N`, `session:window.pane`, or the agent's name).
+    #[arg(add = super::complete::panes())]
     pane: String,
     /// How long the agent has to exit by itself before its pane is killed (default 10s).
     #[arg(long, value_name = "DURATION", value_parser = super::duration::parse_or_zero)]

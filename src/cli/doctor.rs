@@ -400,7 +400,8 @@ fn files_check(checks: &mut Vec<Check>, address: &ServerAddress) {
     }
 }
 
-/// The tmux plugin's options: `@panectl-bin` and `@panectl-error`.
+/// The tmux plugin's options: `@panectl-binary` (the binary it uses and how it found it),
+/// `@panectl-bin` and `@panectl-error`.
 fn plugin_checks(checks: &mut Vec<Check>, address: &ServerAddress) {
     if !address.is_alive() {
         return;
@@ -412,6 +413,13 @@ fn plugin_checks(checks: &mut Vec<Check>, address: &ServerAddress) {
     };
     let bin = option("@panectl-bin");
     let error = option("@panectl-error");
+    if let Some(used) = option("@panectl-binary") {
+        checks.push(check(
+            "plugin",
+            Level::Ok,
+            format!("the plugin runs {used}"),
+        ));
+    }
     if let Some(bin) = &bin {
         let executable = std::fs::metadata(bin).is_ok_and(|m| {
             use std::os::unix::fs::PermissionsExt;

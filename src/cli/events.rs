@@ -94,6 +94,7 @@ fn clock(time_ms: u64) -> String {
 pub struct EventFilter {
     /// Only the events about this pane (`%N`).
     #[arg(long, value_name = "PANE")]
+    #[arg(add = super::complete::panes())]
     pane: Option<String>,
     /// Only these types, comma-separated (status, message, pane_added, output, ...).
     #[arg(long = "type", value_name = "TYPE", value_delimiter = ',')]

@@ -15,6 +15,7 @@ use super::{Run, ServerArgs};
 #[derive(Debug, clap::Args)]
 pub struct ExplainArgs {
     /// A pane, or a file holding a screen capture (plain or `capture-pane -e` text).
+    #[arg(add = super::complete::panes())]
     target: String,
     /// The provider whose rules to use for a file (default: recognised from its banner).
     #[arg(long, value_parser = ProviderParser::new())]

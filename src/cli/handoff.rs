@@ -18,7 +18,7 @@ use super::{Run, ServerArgs};
 pub struct TaskArgs {
     /// The worker's pane and the task (`-` reads the task from stdin); with `--launch`, only
     /// the task.
-    #[arg(required = true, num_args = 1..=2, value_name = "PANE MESSAGE")]
+    #[arg(required = true, num_args = 1..=2, value_name = "PANE MESSAGE", add = super::complete::panes())]
     words: Vec<String>,
     /// Start a worker of this provider first (as `panectl launch` does) instead of naming a
     /// pane.
@@ -28,6 +28,7 @@ pub struct TaskArgs {
     /// arguments, environment, prompt, worktree...); `--launch` and the launch flags given
     /// here win over the profile's.
     #[arg(long, value_name = "NAME")]
+    #[arg(add = super::complete::profiles())]
     launch_profile: Option<String>,
     #[command(flatten)]
     launch_options: LaunchOptions,

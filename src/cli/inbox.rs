@@ -22,6 +22,7 @@ fn hex(bytes: &[u8]) -> String {
 #[derive(Debug, clap::Args)]
 pub struct SendArgs {
     /// The receiving pane.
+    #[arg(add = super::complete::panes())]
     pane: String,
     /// Who sends it: a pane or a label (default `cli`).
     #[arg(long, value_name = "X")]
@@ -158,6 +159,7 @@ pub struct InboxArgs {
     action: Option<InboxAction>,
     /// Only this pane's messages.
     #[arg(long)]
+    #[arg(add = super::complete::panes())]
     pane: Option<String>,
     /// Only messages in this state (pending, delivering, delivered, failed, uncertain,
     /// expired, cancelled).

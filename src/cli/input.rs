@@ -13,6 +13,7 @@ use super::{Run, ServerArgs};
 #[derive(Debug, clap::Args)]
 pub struct InputArgs {
     /// The pane.
+    #[arg(add = super::complete::panes())]
     pane: String,
     /// The text.
     text: String,
@@ -45,6 +46,7 @@ impl Run for InputArgs {
 #[derive(Debug, clap::Args)]
 pub struct KeyArgs {
     /// The pane.
+    #[arg(add = super::complete::panes())]
     pane: String,
     /// The keys, pressed in order.
     #[arg(required = true)]

@@ -24,6 +24,7 @@ pub struct JumpArgs {
     #[arg(long, value_name = "NAME")]
     client: Option<String>,
     /// The current pane: the search starts after it (default: the client's current pane).
+    #[arg(add = super::complete::panes())]
     #[arg(long, value_name = "PANE")]
     from: Option<String>,
 }

@@ -12,6 +12,7 @@ use super::{Run, ServerArgs};
 #[derive(Debug, clap::Args)]
 pub struct LastArgs {
     /// The pane.
+    #[arg(add = super::complete::panes())]
     pane: String,
     /// Print `{"pane", "answer"}` as one JSON document.
     #[arg(long)]

@@ -101,6 +101,7 @@ pub struct LaunchArgs {
     /// Launch as the profile NAME says (`panectl profiles`); the flags given here win over
     /// the profile's, and its arguments come before the ones after `--`.
     #[arg(long, value_name = "NAME")]
+    #[arg(add = super::complete::profiles())]
     profile: Option<String>,
     /// Start the agent in a new git worktree (`--worktree=NAME`; without a name, the agent's
     /// `--name`), on a new branch `panectl/NAME`, made from the repository of `--cwd` (default:

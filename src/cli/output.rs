@@ -13,6 +13,7 @@ use super::{Run, ServerArgs};
 #[derive(Debug, clap::Args)]
 pub struct OutputArgs {
     /// The pane.
+    #[arg(add = super::complete::panes())]
     pane: String,
     /// Start at this sequence number (default: the oldest byte kept).
     #[arg(long)]

@@ -30,6 +30,7 @@ enum ProfilesAction {
     /// Print one profile as it will be used (literal environment values hidden).
     Show {
         /// The profile's name.
+        #[arg(add = super::complete::profiles())]
         name: String,
         /// Print it as JSON.
         #[arg(long)]
@@ -38,6 +39,7 @@ enum ProfilesAction {
     /// Check every profile (or one): exit code 2 with each error as FILE:LINE:COLUMN.
     Check {
         /// Only this profile.
+        #[arg(add = super::complete::profiles())]
         name: Option<String>,
     },
     /// Convert a CAO agent profile (Markdown with YAML front matter; the body is the system

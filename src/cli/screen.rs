@@ -12,6 +12,7 @@ use super::{Run, ServerArgs};
 #[derive(Debug, clap::Args)]
 pub struct ScreenArgs {
     /// The pane: %N, session:window.pane, or a unique window name.
+    #[arg(add = super::complete::panes())]
     pane: String,
     /// Keep colours and attributes (ANSI escape sequences).
     #[arg(long)]

@@ -13,6 +13,7 @@ use super::{Run, ServerArgs};
 #[derive(Debug, clap::Args)]
 pub struct SetProviderArgs {
     /// The pane.
+    #[arg(add = super::complete::panes())]
     pane: String,
     /// A provider id (`panectl providers` lists them) or `auto`.
     #[arg(value_parser = ProviderParser::with_auto())]

@@ -9,6 +9,7 @@ use super::{Run, ServerArgs};
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
     /// The pane.
+    #[arg(add = super::complete::panes())]
     pane: String,
     /// Print the pane as JSON (as an entry of `ls --json`) instead of the word.
     #[arg(long)]

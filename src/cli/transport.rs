@@ -12,6 +12,7 @@ use super::{Run, ServerArgs};
 #[derive(Debug, clap::Args)]
 pub struct TransportArgs {
     /// The pane (with `--session`, the session: `$N` or its name).
+    #[arg(add = super::complete::panes())]
     pane: String,
     /// The transport to move it to (omit to print the current one).
     #[arg(value_enum, required_if_eq("session", "true"))]

@@ -13,6 +13,7 @@ use super::{Run, ServerArgs};
 #[derive(Debug, clap::Args)]
 pub struct WaitArgs {
     /// The pane.
+    #[arg(add = super::complete::panes())]
     pane: String,
     /// The statuses, comma-separated (idle, completed, waiting_user_answer, ...).
     #[arg(long, value_delimiter = ',', required = true)]

@@ -16,13 +16,13 @@ fn stdout_of(args: &[&str]) -> String {
 }
 
 /// What bash offers after `words` (the last one being completed), with the script loaded as
-/// a user's shell loads it.
+/// a user's shell loads it: the script's function asks the binary, as at a TAB.
 fn bash_completes(script: &std::path::Path, words: &[&str]) -> Vec<String> {
     let line = words.join(" ");
     let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
     let program = format!(
         "source '{}'\nCOMP_WORDS=({})\nCOMP_CWORD={}\nCOMP_LINE='{line}'\nCOMP_POINT=${{#COMP_LINE}}\n\
-         _panectl panectl '{}' '{}'\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"",
+         _clap_complete_panectl panectl '{}' '{}'\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"",
         script.display(),
         quoted.join(" "),
         words.len() - 1,
@@ -31,6 +31,7 @@ fn bash_completes(script: &std::path::Path, words: &[&str]) -> Vec<String> {
     );
     let output = Command::new("bash")
         .args(["--norc", "--noprofile", "-c", &program])
+        .env_remove("TMUX")
         .output()
         .expect("run bash");
     assert!(output.status.success(), "{output:?}");
@@ -41,7 +42,7 @@ fn bash_completes(script: &std::path::Path, words: &[&str]) -> Vec<String> {
 }
 
 #[test]
-fn bash_completes_commands_and_their_flags() {
+fn bash_completes_commands_their_flags_and_values() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let script = dir.path().join("panectl.bash");
     std::fs::write(&script, stdout_of(&["completions", "bash"])).expect("write the script");
@@ -56,16 +57,46 @@ fn bash_completes_commands_and_their_flags() {
     }
     let shells = bash_completes(&script, &["panectl", "completions", ""]);
     assert!(shells.iter().any(|c| c == "fish"), "{shells:?}");
+    // Values: statuses, providers, profiles (panes need a daemon: see `completion_keys`).
+    let statuses = bash_completes(&script, &["panectl", "wait", "%1", "--until", "wa"]);
+    assert_eq!(statuses, ["waiting_user_answer"], "{statuses:?}");
+    let providers = bash_completes(&script, &["panectl", "launch", "cl"]);
+    assert_eq!(providers, ["claude_code"], "{providers:?}");
+    let profiles = bash_completes(&script, &["panectl", "launch", "--profile", ""]);
+    for expected in ["explorer", "implementer", "reviewer"] {
+        assert!(profiles.iter().any(|c| c == expected), "{profiles:?}");
+    }
 }
 
 #[test]
-fn zsh_and_fish_scripts_name_every_command() {
+fn zsh_and_fish_scripts_ask_the_binary_which_answers_their_protocol() {
     for shell in ["zsh", "fish"] {
         let script = stdout_of(&["completions", shell]);
-        for command in ["ls", "send", "handoff", "completions"] {
-            assert!(script.contains(command), "{shell}: {command}");
+        // The script runs this binary (by path) with COMPLETE=SHELL at each TAB.
+        assert!(
+            script.contains(env!("CARGO_BIN_EXE_panectl")),
+            "{shell}: {script}"
+        );
+        assert!(script.contains(shell), "{shell}: {script}");
+        // As the scripts call it: the words so far, the index of the one completed.
+        let output = panectl()
+            .env("COMPLETE", shell)
+            .env("_CLAP_COMPLETE_INDEX", "1")
+            .args(["--", "panectl", "l"])
+            .output()
+            .expect("run panectl");
+        assert!(output.status.success(), "{output:?}");
+        let offered = String::from_utf8_lossy(&output.stdout);
+        for command in ["ls", "launch", "last"] {
+            assert!(offered.contains(command), "{shell}: {command} in {offered}");
         }
     }
+    // A package's script names the program on PATH instead.
+    let packaged = stdout_of(&["completions", "bash", "--command", "panectl"]);
+    assert!(
+        !packaged.contains(env!("CARGO_BIN_EXE_panectl")),
+        "{packaged}"
+    );
     let refused = panectl()
         .args(["completions", "tcsh"])
         .output()
