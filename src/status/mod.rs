@@ -194,6 +194,8 @@ pub fn last_response(provider: &rules::Provider, lines: &[String]) -> Option<Str
 }
 
 #[cfg(test)]
+mod generic_tests;
+#[cfg(test)]
 mod live_region_tests;
 
 #[cfg(test)]

@@ -207,3 +207,37 @@ fn detect_and_explain_classify_capture_files() {
     assert!(text.contains("claude_code.permission"), "{text}");
     assert!(text.contains("is not in"), "{text}");
 }
+
+#[test]
+fn a_cli_with_no_rule_file_set_to_generic_gets_its_statuses() {
+    let _guard = daemon_test_lock();
+    let server = TmuxServer::start(80, 24);
+    // A CLI no one wrote rules for: a prompt, a spinner line while it works, its answer drawn
+    // over the spinner (as CLIs redraw it in place).
+    let script = "printf 'mycli 0.1\\n\\n> '; read -r task; \
+                  printf '✻ Thinking… (esc to interrupt)\\n'; sleep 2; \
+                  printf '\\033[1A\\033[2KDone: %s\\n\\n> ' \"$task\"; read -r again";
+    server.tmux(&["respawn-pane", "-k", "-t", "%0", "sh", "-c", script]);
+    let _daemon = server.start_daemon(&[]);
+    server.wait_for_panes(1);
+    let answer = server.panectl_ok(&["set-provider", "%0", "generic"]);
+    assert!(answer.contains("provider generic (assigned)"), "{answer}");
+    server.wait_for("idle", Duration::from_secs(8), || {
+        pane_field(&server, "status") == "idle"
+    });
+    server.tmux(&["send-keys", "-t", "%0", "-l", "go"]);
+    server.tmux(&["send-keys", "-t", "%0", "Enter"]);
+    server.wait_for("processing", Duration::from_secs(8), || {
+        pane_field(&server, "status") == "processing"
+            && pane_field(&server, "status_rule") == "generic.working"
+    });
+    server.wait_for("completed", Duration::from_secs(8), || {
+        pane_field(&server, "status") == "completed"
+    });
+    // An agent: counted in the summary.
+    server.wait_for("the summary", Duration::from_secs(5), || {
+        server
+            .tmux(&["display-message", "-p", "#{@panectl_summary}"])
+            .contains("completed:1")
+    });
+}
