@@ -261,8 +261,12 @@ mod tests {
     fn a_spinner_tip_naming_a_key_is_no_dialog() {
         let set = ProviderSet::builtin().unwrap();
         let claude = set.get("claude_code").unwrap();
-        let recorded =
-            include_str!("../../fixtures/screens/claude_code/2.1.332/processing--slow-reply-2.txt");
+        // Read at run time: the published crate holds no fixtures (only its build needs to).
+        let recorded = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fixtures/screens/claude_code/2.1.332/processing--slow-reply-2.txt"),
+        )
+        .expect("the recorded screen");
         let mut rows: Vec<&str> = recorded.lines().collect();
         let spinner = rows
             .iter()

@@ -14,6 +14,7 @@ mod close;
 mod command_roundtrip;
 mod completion_keys;
 mod connection;
+mod crate_package;
 mod daemon;
 mod decision_keys;
 mod decisions;
