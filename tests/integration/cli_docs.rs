@@ -110,12 +110,16 @@ fn man_writes_a_page_per_command() {
     let page = stdout_of(&["man"]);
     assert!(page.starts_with(".ie"), "{page}");
     assert!(page.contains(".TH panectl 1"), "{page}");
+    // The synopsis names what -L and -S take (clap_mangen alone writes `[-L ]`).
+    assert!(page.contains(r"[\fB\-L\fR \fINAME\fR]"), "{page}");
+    assert!(!page.contains(r"\-L \fR]"), "{page}");
     let dir = tempfile::tempdir().expect("temporary directory");
     let target = dir.path().to_str().expect("UTF-8 path");
     stdout_of(&["man", "--dir", target]);
     for name in ["panectl.1", "panectl-send.1", "panectl-daemon-stop.1"] {
         let text = std::fs::read_to_string(dir.path().join(name)).expect(name);
         assert!(text.contains(".SH SYNOPSIS"), "{name}: {text}");
+        assert!(text.contains(r"[\fB\-S\fR \fIPATH\fR]"), "{name}: {text}");
     }
     // Hidden commands have no page.
     assert!(!dir.path().join("panectl-window-glyphs.1").exists());
