@@ -110,6 +110,21 @@ pub fn known_crashes(version: &TmuxVersion) -> Vec<KnownCrash> {
     }
 }
 
+/// What the screen model does differently from a tmux version: nothing for the versions it
+/// follows (3.2 and 3.3), else the differences measured against tmux 3.5a (BENCHMARKS.md,
+/// "tmux 3.4 and later"), which the daemon's watchdog repairs by resyncing the pane.
+pub fn model_differences(version: &TmuxVersion) -> &'static [&'static str] {
+    if version.below(3, 4) {
+        return &[];
+    }
+    &[
+        "erased cells keep their background colour",
+        "a zero-width joiner joins after any character, and VS16 makes a character two wide",
+        "code points above U+10FFFF are kept",
+        "capture-pane -N pads lines to their allocated cells",
+    ]
+}
+
 /// The oldest tmux panectl works with (`pause-after`, `refresh-client -A`, client flags).
 pub const MINIMUM: TmuxVersion = TmuxVersion {
     major: 3,
@@ -124,6 +139,15 @@ mod tests {
 
     fn version(text: &str) -> TmuxVersion {
         TmuxVersion::parse(text).unwrap_or_else(|| panic!("{text} parses"))
+    }
+
+    #[test]
+    fn the_model_differs_from_tmux_3_4_on() {
+        assert!(model_differences(&version("3.2a")).is_empty());
+        assert!(model_differences(&version("3.3a")).is_empty());
+        assert_eq!(model_differences(&version("3.4")).len(), 4);
+        assert_eq!(model_differences(&version("3.5a")).len(), 4);
+        assert_eq!(model_differences(&version("next-3.8")).len(), 4);
     }
 
     #[test]

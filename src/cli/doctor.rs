@@ -180,6 +180,24 @@ fn checks(server: &ServerArgs) -> anyhow::Result<Vec<Check>> {
         }
     };
     if let Some(version) = running.or(binary) {
+        let differences = versions::model_differences(&version);
+        if differences.is_empty() {
+            checks.push(check(
+                "model",
+                Level::Ok,
+                format!("the screen model follows tmux {version} cell for cell"),
+            ));
+        } else {
+            checks.push(check(
+                "model",
+                Level::Note,
+                format!(
+                    "the screen model follows tmux 3.3a; with tmux {version} {}; the daemon \
+                     resyncs a pane where it sees one (BENCHMARKS.md, \"tmux 3.4 and later\")",
+                    differences.join("; ")
+                ),
+            ));
+        }
         let crashes = versions::known_crashes(&version);
         if crashes.is_empty() {
             checks.push(check(

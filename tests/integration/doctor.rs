@@ -43,6 +43,21 @@ fn doctor_checks_tmux_the_server_its_known_crashes_and_the_daemon() {
         "{text}"
     );
     assert!(text.contains("daemon --detach"), "{text}");
+    // What the screen model does differently from this tmux, named.
+    let parsed = panectl::tmux::versions::TmuxVersion::parse(version).unwrap();
+    if panectl::tmux::versions::model_differences(&parsed).is_empty() {
+        assert!(
+            text.contains(&format!(
+                "ok    model    the screen model follows tmux {parsed} cell for cell"
+            )),
+            "{text}"
+        );
+    } else {
+        assert!(
+            text.contains("note  model    the screen model follows tmux 3.3a; with tmux"),
+            "{text}"
+        );
+    }
     let affected = panectl::tmux::versions::TmuxVersion::parse(version)
         .is_some_and(|v| !panectl::tmux::versions::known_crashes(&v).is_empty());
     if affected {
