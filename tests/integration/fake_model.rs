@@ -19,22 +19,23 @@
 //!
 //! After a tool ran, the request carries its result and the answer is `tool finished`.
 //!
-//! Protocols: Anthropic Messages (`POST /v1/messages`, streaming or not), OpenAI Responses
-//! (`POST /v1/responses`), OpenAI Chat Completions (`POST /v1/chat/completions`, streaming or not;
-//! a request that offers a shell tool gets a `tool_calls` answer, one without tools gets the
-//! command in a fenced `bash` block, which Aider offers to run), Gemini (`POST /v1beta/models/{model}:streamGenerateContent` and
-//! `:generateContent`, `:countTokens`, `GET /v1beta/models`).
+//! Protocols: Anthropic Messages (`POST /v1/messages`), OpenAI Responses (`POST /v1/responses`),
+//! OpenAI Chat Completions (`POST /v1/chat/completions`; with no tools offered, the command comes
+//! in a fenced `bash` block, which Aider offers to run), Gemini (`POST /v1beta/models/{model}:
+//! streamGenerateContent`, `:generateContent`, `:countTokens`, `GET /v1beta/models`).
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::Body;
-use axum::extract::{Path, State};
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::{
+    Router,
+    body::Body,
+    extract::{Path, State},
+    http::{HeaderValue, StatusCode, header},
+    response::{IntoResponse, Response},
+    routing::{get, post},
+};
 use serde_json::{Value, json};
 
 /// What the prompt asks of the fake model.
@@ -80,10 +81,8 @@ pub fn behaviour(prompt: &str, after_tool: bool) -> Behaviour {
             rest[..end].trim().to_string()
         })
     };
-    if let Some(status) = directive("fail:") {
-        return Behaviour::Fail {
-            status: status.parse().unwrap_or(500),
-        };
+    if let Some(status) = directive("fail:").map(|s| s.parse().unwrap_or(500)) {
+        return Behaviour::Fail { status };
     }
     if let Some(command) = directive("tool:") {
         return Behaviour::Tool { command };
@@ -91,18 +90,13 @@ pub fn behaviour(prompt: &str, after_tool: bool) -> Behaviour {
     if !after_tool {
         if let Some(ask) = directive("ask:") {
             let mut parts = ask.split('|').map(str::to_string);
-            let question = parts.next().unwrap_or_default();
-            return Behaviour::Ask {
-                question,
-                options: parts.collect(),
-            };
+            let (question, options) = (parts.next().unwrap_or_default(), parts.collect());
+            return Behaviour::Ask { question, options };
         }
         if let Some(write) = directive("write:") {
             let (path, text) = write.split_once('|').unwrap_or((&write, "written"));
-            return Behaviour::Write {
-                path: path.to_string(),
-                text: text.to_string(),
-            };
+            let (path, text) = (path.to_string(), text.to_string());
+            return Behaviour::Write { path, text };
         }
         if let Some(url) = directive("fetch:") {
             return Behaviour::Fetch { url };
@@ -253,10 +247,8 @@ fn resolve(
 
 /// A request body may ask for a tool the CLI lacks: that turns into a plain reply saying so.
 fn missing_tool(behaviour: &Behaviour) -> Behaviour {
-    Behaviour::Reply {
-        text: format!("fake model: no tool for {behaviour:?}"),
-        delay_ms: 0,
-    }
+    let text = format!("fake model: no tool for {behaviour:?}");
+    Behaviour::Reply { text, delay_ms: 0 }
 }
 
 /// One request the server received, for debugging a test.
@@ -266,9 +258,8 @@ pub struct Logged {
     pub path: String,
     /// The last user text it carried.
     pub prompt: String,
-    /// The conversation it carried, as the JSON of its messages (Anthropic requests) or of its
-    /// input items (Responses requests; empty
-    /// for others): a resumed CLI's next request carries its earlier turns.
+    /// The conversation it carried (the JSON of its Anthropic messages or Responses input
+    /// items, else empty): a resumed CLI's next request carries its earlier turns.
     #[allow(dead_code)] // read by the restore tests, not by the examples
     pub conversation: String,
     /// When it arrived, in milliseconds since the Unix epoch.
@@ -276,11 +267,12 @@ pub struct Logged {
     pub at_ms: u64,
 }
 
-/// A number unique to each answer: CLIs identify messages, tool calls and responses by id, and
-/// Claude Code merges turns that share one.
+/// A number unique to each answer (CLIs identify messages, tool calls and responses by id, and
+/// Claude Code merges turns that share one).
 fn next_id() -> u64 {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 #[derive(Clone, Default)]
@@ -819,10 +811,8 @@ async fn gemini_models() -> axum::Json<Value> {
     )
 }
 
-/// The last user text of a Gemini request, and whether it carries a function response. The
-/// last text part: after a cancelled tool call Gemini CLI sends the cancelled turn's text and
-/// the new prompt as parts of one user turn (and the first turn's part before the prompt is
-/// its session context).
+/// The last user text part of a Gemini request (after a cancelled tool call Gemini CLI sends
+/// the old and the new prompt in one turn), and whether it carries a function response.
 fn gemini_prompt(request: &Value) -> (String, bool) {
     let contents = request["contents"].as_array().cloned().unwrap_or_default();
     let Some(last) = contents.iter().rev().find(|c| c["role"] == "user") else {
