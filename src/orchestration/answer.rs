@@ -364,15 +364,22 @@ fn is_menu_move(keys: &[String]) -> bool {
     !keys.is_empty() && keys.iter().all(|k| k == "Up" || k == "Down")
 }
 
+/// How many times the arrows still needed are pressed again when the pointer stopped short.
+const POINTER_CORRECTIONS: usize = 2;
+
 /// Waits until the dialog `fingerprint` shows its pointer on option `number`: false when it
-/// does not within [`POINTER_TIMEOUT`], or the dialog left or changed meanwhile.
+/// does not, or the dialog left or changed meanwhile. A CLI can drop arrows that come while
+/// it sets its dialog up (Gemini CLI under load): when the pointer rests on another option of
+/// the same dialog for [`POINTER_TIMEOUT`], the arrows from there are pressed again, at most
+/// [`POINTER_CORRECTIONS`] times. No key but an arrow is pressed here.
 async fn pointer_on(
     handle: &ConnectionHandle,
     pane: PaneId,
     fingerprint: &str,
     number: usize,
 ) -> Result<bool, Error> {
-    let deadline = tokio::time::Instant::now() + POINTER_TIMEOUT;
+    let mut deadline = tokio::time::Instant::now() + POINTER_TIMEOUT;
+    let mut corrections = 0;
     loop {
         let (shown, _) = read(handle, pane).await?;
         let Some(shown) = shown.filter(|d| d.fingerprint == fingerprint) else {
@@ -387,15 +394,57 @@ async fn pointer_on(
             return Ok(true);
         }
         if tokio::time::Instant::now() >= deadline {
-            return Ok(false);
+            let still = arrows_to(&shown, number);
+            if corrections == POINTER_CORRECTIONS || still.is_empty() {
+                return Ok(false);
+            }
+            corrections += 1;
+            if let Some(line) = Line::keys(pane, &still) {
+                super::first_reply_line(handle, line).await?;
+            }
+            deadline = tokio::time::Instant::now() + POINTER_TIMEOUT;
         }
         tokio::time::sleep(POLL).await;
+    }
+}
+
+/// The arrows that move the pointer of `shown` from where it is to option `number` (none when
+/// either is not there).
+fn arrows_to(shown: &Decision, number: usize) -> Vec<String> {
+    let from = shown.options.iter().position(|o| o.pointed);
+    let to = shown.options.iter().position(|o| o.number == number);
+    match (from, to) {
+        (Some(from), Some(to)) => {
+            let key = if to > from { "Down" } else { "Up" };
+            std::iter::repeat_n(key.to_string(), from.abs_diff(to)).collect()
+        }
+        _ => Vec::new(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_arrows_still_needed_go_from_where_the_pointer_rests() {
+        let choice = |number: usize, pointed: bool| crate::status::decision::Choice {
+            number,
+            label: format!("option {number}"),
+            detail: String::new(),
+            pointed,
+            keys: Vec::new(),
+        };
+        let shown = Decision {
+            question: "Run it?".into(),
+            options: vec![choice(1, false), choice(2, true), choice(3, false)],
+            fingerprint: "f".into(),
+        };
+        assert_eq!(arrows_to(&shown, 3), ["Down"]);
+        assert_eq!(arrows_to(&shown, 1), ["Up"]);
+        assert!(arrows_to(&shown, 2).is_empty());
+        assert!(arrows_to(&shown, 9).is_empty());
+    }
 
     #[test]
     fn only_arrows_wait_for_the_pointer() {
