@@ -90,7 +90,7 @@ fn answer_picks_the_option_asked_for_on_codexs_command_approval() {
         codex.home().display(),
         binary("codex").display()
     );
-    respawn(&server, &codex.work().to_string_lossy(), &command);
+    let _codex = respawn(&server, &codex.work().to_string_lossy(), &command);
     wait_for_screen(&server, "Codex's prompt", "for shortcuts");
     wait_ready(&server, "codex");
     refuse_then_allow(&server, "codex", codex.work(), "Yes, proceed (y)");
@@ -127,7 +127,7 @@ fn answer_picks_the_option_asked_for_on_gemini_clis_tool_confirmation() {
         model.url(),
         binary("gemini").display()
     );
-    respawn(&server, &work.path().to_string_lossy(), &command);
+    let _gemini = respawn(&server, &work.path().to_string_lossy(), &command);
     wait_for_screen(&server, "Gemini CLI's prompt", "Type your message");
     wait_ready(&server, "gemini_cli");
     refuse_then_allow(&server, "gemini_cli", work.path(), "Allow once");

@@ -59,10 +59,51 @@ pub fn wait_for_screen(server: &TmuxServer, what: &str, text: &str) {
     }
 }
 
-/// Starts `command` in `%0` (in `dir`), the pane kept when it ends.
-pub fn respawn(server: &TmuxServer, dir: &str, command: &str) {
+/// Starts `command` in `%0` (in `dir`), the pane kept when it ends. The guard ends the
+/// command's processes by pid when dropped: Gemini CLI runs itself again as a child node
+/// process, which can outlive the tmux server.
+pub fn respawn(server: &TmuxServer, dir: &str, command: &str) -> ProcessTree {
     server.tmux(&["set-option", "-g", "remain-on-exit", "on"]);
     server.tmux(&["respawn-pane", "-k", "-t", "%0", "-c", dir, command]);
+    let pid = server.tmux(&["display-message", "-p", "-t", "%0", "#{pane_pid}"]);
+    ProcessTree(pid.trim().parse().unwrap_or(0))
+}
+
+/// A process and its descendants, sent SIGKILL on drop (by pid, read from `/proc`).
+pub struct ProcessTree(pub i32);
+
+impl Drop for ProcessTree {
+    fn drop(&mut self) {
+        if self.0 <= 0 {
+            return;
+        }
+        let mut tree = vec![self.0];
+        let mut index = 0;
+        while index < tree.len() {
+            let parent = tree[index];
+            for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+                let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+                    continue;
+                };
+                let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+                // `pid (comm) state ppid ...`: the fields after the last ')'.
+                let ppid = stat
+                    .rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                    .and_then(|p| p.parse::<i32>().ok());
+                if ppid == Some(parent) && !tree.contains(&pid) {
+                    tree.push(pid);
+                }
+            }
+            index += 1;
+        }
+        for pid in tree {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
 }
 
 /// Waits for a status of `%0` that a hook decided.
@@ -151,7 +192,7 @@ fn gemini_cli_started_by_hand_reports_through_the_installed_hooks() {
         binary("gemini").display()
     );
     let work_text = work.path().to_string_lossy().into_owned();
-    respawn(&server, &work_text, &command);
+    let _gemini = respawn(&server, &work_text, &command);
     wait_for_screen(&server, "Gemini CLI's prompt", "Type your message");
     send_line(&server, "reply:Hooked by hand.");
     let hooked = hook_status(&events, "gemini_cli");
@@ -197,7 +238,7 @@ fn codex_started_by_hand_tells_its_thread_through_the_installed_notify() {
         binary("codex").display()
     );
     let work = codex.work().to_string_lossy().into_owned();
-    respawn(&server, &work, &command);
+    let _codex = respawn(&server, &work, &command);
     wait_for_screen(&server, "Codex's prompt", "for shortcuts");
     send_line(&server, "reply:Hooked by hand.");
     // Its notify told the daemon the thread: restore would resume it.
