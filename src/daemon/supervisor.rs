@@ -228,13 +228,8 @@ impl Supervisor {
                     } else {
                         self.address.is_alive()
                     };
-                    if !self.server_alive && self.entries.is_empty() {
-                        if self.exit_with_server && self.address.host().reachable() {
-                            info!(server = %self.address, "the tmux server is gone; exiting");
-                            self.cancel.cancel();
-                            break;
-                        }
-                        info!(server = %self.address, "the tmux server is gone; waiting for it");
+                    if !self.server_alive && self.entries.is_empty() && self.server_gone() {
+                        break;
                     }
                     self.publish_status();
                 }
@@ -257,12 +252,9 @@ impl Supervisor {
                         // It went before it had a session (killed while it read its config):
                         // no connection ends to say so.
                         self.server_alive = false;
-                        if self.exit_with_server && self.address.host().reachable() {
-                            info!(server = %self.address, "the tmux server is gone; exiting");
-                            self.cancel.cancel();
+                        if self.server_gone() {
                             break;
                         }
-                        info!(server = %self.address, "the tmux server is gone; waiting for it");
                         self.publish_status();
                     }
                 }
@@ -276,6 +268,19 @@ impl Supervisor {
             .await
             .is_ok_and(|next| next.is_some())
         {}
+    }
+
+    /// The server went and no session is left: with `exit_with_server` (and a host that
+    /// answers, so the server is known to be gone) the daemon ends, which `true` says; else it
+    /// waits for the server to come back.
+    fn server_gone(&self) -> bool {
+        if self.exit_with_server && self.address.host().reachable() {
+            info!(server = %self.address, "the tmux server is gone; exiting");
+            self.cancel.cancel();
+            return true;
+        }
+        info!(server = %self.address, "the tmux server is gone; waiting for it");
+        false
     }
 
     fn publish_status(&self) {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::agent_clis::binary;
 use crate::answer_claude::{answer, touch, wait_for_decision};
 use crate::fake_model::FakeModel;
-use crate::hook_install::{respawn, send_line, wait_for_screen};
+use crate::hook_install::{GeminiHome, respawn, send_line, wait_for_screen};
 use crate::restore_codex::CodexHome;
 use crate::support::{TmuxServer, daemon_test_lock};
 
@@ -108,25 +108,10 @@ fn answer_picks_the_option_asked_for_on_codexs_command_approval() {
 fn answer_picks_the_option_asked_for_on_gemini_clis_tool_confirmation() {
     let _guard = daemon_test_lock();
     let model = FakeModel::start();
-    let home = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let gemini_dir = home.path().join(".gemini");
-    std::fs::create_dir_all(&gemini_dir).unwrap();
-    std::fs::write(
-        gemini_dir.join("settings.json"),
-        r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"enableAutoUpdate": false}}"#,
-    )
-    .unwrap();
-    let trusted = serde_json::json!({ work.path().to_string_lossy(): "TRUST_FOLDER" });
-    std::fs::write(gemini_dir.join("trustedFolders.json"), trusted.to_string()).unwrap();
+    let gemini = GeminiHome::new();
+    let work = &gemini.work;
     let (server, _daemon) = server_with_daemon();
-    // Gemini CLI runs without its interface when `CI` is set.
-    let command = format!(
-        "env -u CI HOME='{}' GEMINI_API_KEY=panectl-test GOOGLE_GEMINI_BASE_URL='{}' '{}'",
-        home.path().display(),
-        model.url(),
-        binary("gemini").display()
-    );
+    let command = gemini.command(&model.url());
     let _gemini = respawn(&server, &work.path().to_string_lossy(), &command);
     wait_for_screen(&server, "Gemini CLI's prompt", "Type your message");
     wait_ready(&server, "gemini_cli");

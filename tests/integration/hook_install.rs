@@ -29,6 +29,39 @@ fn json_file(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
+/// The user settings of [`GeminiHome`]: an API key sign-in, no update check.
+const GEMINI_SETTINGS: &str = r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"enableAutoUpdate": false}}"#;
+
+/// A home whose `~/.gemini` signs in with an API key and trusts `work`.
+pub struct GeminiHome {
+    pub home: tempfile::TempDir,
+    pub work: tempfile::TempDir,
+}
+
+impl GeminiHome {
+    pub fn new() -> GeminiHome {
+        let home = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let gemini_dir = home.path().join(".gemini");
+        std::fs::create_dir_all(&gemini_dir).unwrap();
+        std::fs::write(gemini_dir.join("settings.json"), GEMINI_SETTINGS).unwrap();
+        let trusted = serde_json::json!({ work.path().to_string_lossy(): "TRUST_FOLDER" });
+        std::fs::write(gemini_dir.join("trustedFolders.json"), trusted.to_string()).unwrap();
+        GeminiHome { home, work }
+    }
+
+    /// The command line that starts Gemini CLI in this home against the model at `url`. With
+    /// `CI` unset: Gemini CLI runs without its interface when it is set (as CI sets it, and the
+    /// tests' tmux server passes it on).
+    pub fn command(&self, url: &str) -> String {
+        format!(
+            "env -u CI HOME='{}' GEMINI_API_KEY=panectl-test GOOGLE_GEMINI_BASE_URL='{url}' '{}'",
+            self.home.path().display(),
+            binary("gemini").display()
+        )
+    }
+}
+
 /// Types `text` into `%0` as a person does, then Enter.
 pub fn send_line(server: &TmuxServer, text: &str) {
     server.tmux(&["send-keys", "-t", "%0", "-l", text]);
@@ -160,15 +193,10 @@ fn claude_code_started_by_hand_reports_through_the_installed_hooks() {
 fn gemini_cli_started_by_hand_reports_through_the_installed_hooks() {
     let _guard = daemon_test_lock();
     let model = FakeModel::start();
-    let home = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let gemini_dir = home.path().join(".gemini");
-    std::fs::create_dir_all(&gemini_dir).unwrap();
-    let settings = gemini_dir.join("settings.json");
-    let user = r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"enableAutoUpdate": false}}"#;
-    std::fs::write(&settings, user).unwrap();
-    let trusted = serde_json::json!({ work.path().to_string_lossy(): "TRUST_FOLDER" });
-    std::fs::write(gemini_dir.join("trustedFolders.json"), trusted.to_string()).unwrap();
+    let gemini = GeminiHome::new();
+    let (home, work) = (&gemini.home, &gemini.work);
+    let settings = home.path().join(".gemini/settings.json");
+    let user = GEMINI_SETTINGS;
     let server = TmuxServer::start(120, 40);
     // A second pane keeps the session (and tmux 3.3a) alive whatever happens to the first.
     server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
@@ -183,14 +211,7 @@ fn gemini_cli_started_by_hand_reports_through_the_installed_hooks() {
     assert!(installed["hooks"]["AfterAgent"].is_array(), "{installed}");
 
     let events = EventReader::start(&server);
-    let command = format!(
-        // Gemini CLI runs without its interface when `CI` is set (as CI sets it, and the tests'
-        // tmux server passes it on).
-        "env -u CI HOME='{}' GEMINI_API_KEY=panectl-test GOOGLE_GEMINI_BASE_URL='{}' '{}'",
-        home.path().display(),
-        model.url(),
-        binary("gemini").display()
-    );
+    let command = gemini.command(&model.url());
     let work_text = work.path().to_string_lossy().into_owned();
     let _gemini = respawn(&server, &work_text, &command);
     wait_for_screen(&server, "Gemini CLI's prompt", "Type your message");
