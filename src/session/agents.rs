@@ -110,7 +110,7 @@ pub enum ProviderError {
 
 impl SessionCore {
     fn view(&self, pane: PaneId) -> Option<ScreenView> {
-        let mirror = self.panes.get(&pane)?;
+        let mirror = self.panes.get(pane)?;
         Some(ScreenView {
             rows: mirror.screen().rows(),
             title: mirror.row.title.to_string(),
@@ -121,7 +121,7 @@ impl SessionCore {
     /// Works out a pane's provider: assigned, else by its processes, else by its banner. An
     /// agent whose pane went back to a shell (or died) has exited.
     pub(super) fn detect_provider(&mut self, pane: PaneId, now: Instant) {
-        let Some(mirror) = self.panes.get(&pane) else {
+        let Some(mirror) = self.panes.get(pane) else {
             return;
         };
         let providers = Arc::clone(&self.providers);
@@ -155,10 +155,7 @@ impl SessionCore {
             }
         };
         let dead = row.dead;
-        let agent = self
-            .agents
-            .entry(pane)
-            .or_insert_with(|| PaneAgent::new(self.config.status, now));
+        let agent = self.agents.get_or_new(pane, self.config.status, now);
         // An agent that was running (not merely assigned, now unassigned) and is gone exited.
         let was_running = agent.provider().is_some_and(|p| &*p.id != SHELL)
             && agent.source() != Some(ProviderSource::Assigned);
@@ -187,25 +184,16 @@ impl SessionCore {
 
     /// The earliest time a pane needs evaluating.
     pub(super) fn next_status_due(&self, now: Instant) -> Option<Instant> {
-        self.agents
-            .values()
-            .filter_map(|agent| agent.due(now))
-            .min()
+        self.agents.next_due(now)
     }
 
     /// Evaluates every pane that is due.
     pub(super) fn evaluate_due(&mut self, now: Instant) {
-        let due: Vec<PaneId> = self
-            .agents
-            .iter()
-            .filter(|(_, agent)| agent.due(now).is_some_and(|at| at <= now))
-            .map(|(pane, _)| *pane)
-            .collect();
-        for pane in due {
+        for pane in self.agents.due(now) {
             let Some(view) = self.view(pane) else {
                 continue;
             };
-            let Some(agent) = self.agents.get_mut(&pane) else {
+            let Some(agent) = self.agents.get_mut(pane) else {
                 continue;
             };
             let screen_before = agent.screen_status();
@@ -225,7 +213,7 @@ impl SessionCore {
     /// A pane's screen or metadata changed: evaluate it soon.
     /// A new program replaced the pane's: its status starts over once it prints.
     pub(super) fn status_respawned(&mut self, pane: PaneId, now: Instant) {
-        if let Some(change) = self.agents.get_mut(&pane).and_then(|a| a.respawned(now)) {
+        if let Some(change) = self.agents.get_mut(pane).and_then(|a| a.respawned(now)) {
             self.status_changed(pane, change);
         }
     }
@@ -234,7 +222,7 @@ impl SessionCore {
     /// agent (no provider or the shell's, none assigned): then `programs` asks for its process.
     /// On the `%output` path: one lookup, and one scan for the agent's OSC reports.
     pub(super) fn status_output(&mut self, pane: PaneId, data: &[u8], now: Instant) -> bool {
-        match self.agents.get_mut(&pane) {
+        match self.agents.get_mut(pane) {
             Some(agent) => {
                 agent.output_seen();
                 agent.touched(now);
@@ -251,10 +239,10 @@ impl SessionCore {
 
     /// The pane's title changed: a signal for providers whose titles say their state.
     pub(super) fn status_title(&mut self, pane: PaneId, now: Instant) {
-        let Some(title) = self.panes.get(&pane).map(|m| m.row.title.to_string()) else {
+        let Some(title) = self.panes.get(pane).map(|m| m.row.title.to_string()) else {
             return;
         };
-        if let Some(agent) = self.agents.get_mut(&pane) {
+        if let Some(agent) = self.agents.get_mut(pane) {
             agent.touched(now);
             if let Some(change) = agent.title_changed(&title, now) {
                 self.status_changed(pane, change);
@@ -278,7 +266,7 @@ impl SessionCore {
         now_ms: u64,
     ) -> Option<HookAnswer> {
         self.now = now;
-        let mirror = self.panes.get(&pane)?;
+        let mirror = self.panes.get(pane)?;
         let pane_pid = mirror.row.pid;
         let answer = |agent: &PaneAgent, applied: bool, reason: Option<String>| HookAnswer {
             pane: pane.to_string(),
@@ -289,7 +277,7 @@ impl SessionCore {
         };
         let agent_pid = self.agent_pid(pane, pane_pid);
         let Some(agent_pid) = agent_pid.filter(|pid| sender.contains(pid)) else {
-            let agent = self.agents.get(&pane)?;
+            let agent = self.agents.get(pane)?;
             let from = sender.first().copied().unwrap_or_default();
             debug!(session = %self.session, %pane, from, event = %report.event, "hook from outside the agent");
             return Some(answer(
@@ -311,7 +299,7 @@ impl SessionCore {
             detail: report.detail(),
             pid: Some(agent_pid),
         };
-        let agent = self.agents.get_mut(&pane)?;
+        let agent = self.agents.get_mut(pane)?;
         // What the event means is the provider's data (its `[signals.hooks]`).
         let effect = agent.provider().map_or(Effect::Ignore, |provider| {
             provider
@@ -333,7 +321,7 @@ impl SessionCore {
         if pane_pid == 0 {
             return None;
         }
-        let provider = self.agents.get(&pane).and_then(|a| a.provider().cloned());
+        let provider = self.agents.get(pane).and_then(|a| a.provider().cloned());
         let found = provider.and_then(|provider| {
             let tree = self.host.process_tree(pane_pid, PROCESS_LIMIT);
             provider.detect.agent_process(&tree).map(|p| p.pid)
@@ -342,13 +330,13 @@ impl SessionCore {
     }
 
     pub(super) fn status_touch(&mut self, pane: PaneId, now: Instant) {
-        if let Some(agent) = self.agents.get_mut(&pane) {
+        if let Some(agent) = self.agents.get_mut(pane) {
             agent.touched(now);
         }
     }
 
     fn status_changed(&mut self, pane: PaneId, change: Change) {
-        let agent = self.agents.get(&pane);
+        let agent = self.agents.get(pane);
         let provider = agent.and_then(|a| a.provider()).map(|p| p.id.to_string());
         let detail = agent.and_then(|a| a.detail()).map(|d| d.to_string());
         debug!(session = %self.session, %pane, status = %change.status, previous = %change.previous, rule = ?change.rule, source = %change.source, "status");
@@ -366,15 +354,9 @@ impl SessionCore {
 
     /// Sets `@panectl_status` and `@panectl_provider` on an agent pane when they changed.
     fn publish_options(&mut self, pane: PaneId) {
-        let Some(agent) = self.agents.get(&pane) else {
+        let Some(wanted) = self.agents.options_due(pane) else {
             return;
         };
-        let provider: Option<Arc<str>> = agent.provider().map(|p| p.id.clone());
-        let status = provider.as_ref().map(|_| agent.status());
-        let wanted = (status, provider);
-        if self.published.get(&pane) == Some(&wanted) {
-            return;
-        }
         let mut line: Option<Line> = None;
         let mut push = |command: Command| {
             line = Some(match line.take() {
@@ -401,7 +383,6 @@ impl SessionCore {
                 push(query::set_pane_option(pane, PROVIDER_OPTION, None));
             }
         }
-        self.published.insert(pane, wanted);
         if let Some(line) = line {
             self.send(line, Purpose::Setup);
         }
@@ -409,13 +390,7 @@ impl SessionCore {
 
     /// Unsets the options of every pane (at shutdown: a status nobody updates would mislead).
     pub(super) fn clear_options(&mut self) {
-        let panes: Vec<PaneId> = self
-            .published
-            .iter()
-            .filter(|(_, (status, _))| status.is_some())
-            .map(|(pane, _)| *pane)
-            .collect();
-        for pane in panes {
+        for pane in self.agents.showing_status() {
             let line = Line::new(query::set_pane_option(pane, STATUS_OPTION, None))
                 .then(query::set_pane_option(pane, PROVIDER_OPTION, None));
             self.send(line, Purpose::Setup);
@@ -427,7 +402,7 @@ impl SessionCore {
     /// to tell whether pasted text still waits to be submitted.
     pub fn input_view(&self, pane: PaneId) -> Option<InputView> {
         let view = self.view(pane)?;
-        if let Some(provider) = self.agents.get(&pane).and_then(|a| a.provider()) {
+        if let Some(provider) = self.agents.get(pane).and_then(|a| a.provider()) {
             let layout = view.layout(&provider.rule_line);
             if layout.input_box.is_some() {
                 return Some(InputView {
@@ -436,7 +411,7 @@ impl SessionCore {
                 });
             }
         }
-        let (_, row) = self.panes.get(&pane)?.screen().cursor();
+        let (_, row) = self.panes.get(pane)?.screen().cursor();
         Some(InputView {
             text: view.rows.get(usize::from(row)).cloned().unwrap_or_default(),
             boxed: false,
@@ -445,7 +420,7 @@ impl SessionCore {
 
     /// Why a pane has its status.
     pub fn explain(&self, pane: PaneId, now: Instant) -> Option<Explanation> {
-        let agent = self.agents.get(&pane)?;
+        let agent = self.agents.get(pane)?;
         let view = self.view(pane)?;
         let rules = agent
             .provider()
@@ -495,7 +470,7 @@ impl SessionCore {
         {
             return Err(ProviderError::Unknown(id.clone(), self.providers.ids()));
         }
-        let Some(mirror) = self.panes.get_mut(&pane) else {
+        let Some(mirror) = self.panes.get_mut(pane) else {
             return Err(ProviderError::NoPane);
         };
         mirror.row.assigned_provider = provider.clone();
@@ -516,7 +491,7 @@ impl SessionCore {
     /// The answer comes as [`Answer::LastResponse`] under `id`.
     pub fn last_response(&mut self, id: ReplyId, pane: PaneId, now: Instant) {
         self.now = now;
-        if !self.panes.contains_key(&pane) {
+        if !self.panes.contains(pane) {
             self.actions
                 .push(Action::Reply(id, Answer::LastResponse(None)));
             return;
@@ -537,7 +512,7 @@ impl SessionCore {
         replies: &[Option<Reply>],
         id: ReplyId,
     ) {
-        let provider = self.agents.get(&pane).and_then(|a| a.provider()).cloned();
+        let provider = self.agents.get(pane).and_then(|a| a.provider()).cloned();
         let answer = match (replies.first(), provider) {
             (Some(Some(capture)), Some(provider)) if capture.success => {
                 let lines: Vec<String> = capture.body.iter().map(|l| l.to_string_lossy()).collect();

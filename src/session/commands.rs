@@ -8,7 +8,7 @@ use tracing::{debug, warn};
 use super::batch::{Batch, Item};
 use super::{Action, SessionCore};
 use crate::control::command::Line;
-use crate::control::{Event, Reply};
+use crate::control::{Event, Expected, Reply};
 use crate::events::ResyncReason;
 use crate::ids::PaneId;
 use crate::query;
@@ -61,15 +61,29 @@ pub enum Purpose {
     ProgramCheck(PaneId),
 }
 
-struct PendingLine {
-    purpose: Purpose,
-    text: String,
+/// A line waiting for its replies.
+pub(super) struct PendingLine {
+    /// What it was sent for.
+    pub(super) purpose: Purpose,
+    /// The line as sent (for errors).
+    pub(super) text: String,
     replies: Vec<Option<Reply>>,
     received: usize,
     deadline: Instant,
 }
 
-/// The lines waiting for replies.
+/// What a reply (or a command tmux skipped) meant for its line.
+pub(super) struct Recorded {
+    /// What the line was sent for.
+    pub(super) purpose: Purpose,
+    /// It was the line's first reply (tmux began running the line).
+    pub(super) first: bool,
+    /// The line's replies, when this one completed it.
+    pub(super) complete: Option<Vec<Option<Reply>>>,
+}
+
+/// The lines sent and waiting for replies, and those waiting for the attach. Each command of a
+/// line gets the next tag; a line is answered when every one of its commands is.
 #[derive(Default)]
 pub(super) struct Commands {
     next_tag: u64,
@@ -77,6 +91,101 @@ pub(super) struct Commands {
     tag_lines: HashMap<u64, (u64, usize)>,
     /// Lines waiting for replies, by their first tag.
     pending: HashMap<u64, PendingLine>,
+    /// tmux has confirmed the attach (`%session-changed`). Before that, commands can run
+    /// before the client exists and fail with "no current client" (tmux up to 3.3 reads
+    /// input while the attach command is still pending), so they wait in `deferred`.
+    attached: bool,
+    deferred: Vec<(Line, Purpose)>,
+}
+
+impl Commands {
+    /// Keeps a line until the attach is confirmed; answers it back when it may go now.
+    pub(super) fn hold(&mut self, line: Line, purpose: Purpose) -> Option<(Line, Purpose)> {
+        if self.attached {
+            return Some((line, purpose));
+        }
+        self.deferred.push((line, purpose));
+        None
+    }
+
+    /// The attach is confirmed: answers the lines that waited for it, in order (none the
+    /// second time).
+    pub(super) fn attached(&mut self) -> Vec<(Line, Purpose)> {
+        if std::mem::replace(&mut self.attached, true) {
+            return Vec::new();
+        }
+        std::mem::take(&mut self.deferred)
+    }
+
+    /// Whether the attach is confirmed.
+    pub(super) fn is_attached(&self) -> bool {
+        self.attached
+    }
+
+    /// Numbers the commands of `line`, sent now for `purpose` and due by `deadline`: answers
+    /// the line's first tag (which names it) and the replies the decoder is to expect.
+    pub(super) fn sent(
+        &mut self,
+        line: &Line,
+        text: String,
+        purpose: Purpose,
+        deadline: Instant,
+    ) -> (u64, Vec<Expected>) {
+        let first = self.next_tag;
+        let expected = line.expected(first);
+        self.next_tag += expected.len() as u64;
+        for (index, expect) in expected.iter().enumerate() {
+            self.tag_lines.insert(expect.tag, (first, index));
+        }
+        self.pending.insert(
+            first,
+            PendingLine {
+                purpose,
+                text,
+                replies: vec![None; expected.len()],
+                received: 0,
+                deadline,
+            },
+        );
+        (first, expected)
+    }
+
+    /// The reply to the command tagged `tag` (`None`: tmux skipped it). Nothing for a tag
+    /// not sent, or of a line that timed out.
+    pub(super) fn record(&mut self, tag: u64, reply: Option<Reply>) -> Option<Recorded> {
+        let (first, index) = self.tag_lines.remove(&tag)?;
+        let line = self.pending.get_mut(&first)?;
+        let purpose = line.purpose;
+        let first_reply = line.received == 0;
+        if let Some(slot) = line.replies.get_mut(index) {
+            *slot = reply;
+        }
+        line.received += 1;
+        let complete = if line.received == line.replies.len() {
+            self.pending.remove(&first).map(|line| line.replies)
+        } else {
+            None
+        };
+        Some(Recorded {
+            purpose,
+            first: first_reply,
+            complete,
+        })
+    }
+
+    /// Takes the lines whose replies are overdue at `now`.
+    pub(super) fn expired(&mut self, now: Instant) -> Vec<PendingLine> {
+        let firsts: Vec<u64> = self
+            .pending
+            .iter()
+            .filter(|(_, line)| line.deadline <= now)
+            .map(|(first, _)| *first)
+            .collect();
+        firsts
+            .into_iter()
+            .filter_map(|first| self.pending.remove(&first))
+            .collect()
+    }
 }
 
 impl SessionCore {
@@ -85,43 +194,26 @@ impl SessionCore {
         if self.observer.is_some() {
             return;
         }
-        if !self.attached {
-            self.deferred.push((line, purpose));
+        let Some((line, purpose)) = self.commands.hold(line, purpose) else {
             return;
-        }
-        let first = self.commands.next_tag;
-        let expected = line.expected(first);
-        self.commands.next_tag += expected.len() as u64;
-        for (index, expect) in expected.iter().enumerate() {
-            self.commands.tag_lines.insert(expect.tag, (first, index));
-        }
-        self.decoder.expect_line(expected.iter().copied());
+        };
         let bytes = line.to_bytes();
+        let text = String::from_utf8_lossy(&bytes[..bytes.len().saturating_sub(1)]).into_owned();
+        let deadline = self.now + self.config.command_timeout;
+        let (first_tag, expected) = self.commands.sent(&line, text, purpose, deadline);
         self.stats.commands += expected.len() as u64;
-        self.commands.pending.insert(
-            first,
-            PendingLine {
-                purpose,
-                text: String::from_utf8_lossy(&bytes[..bytes.len().saturating_sub(1)]).into_owned(),
-                replies: vec![None; expected.len()],
-                received: 0,
-                deadline: self.now + self.config.command_timeout,
-            },
-        );
+        self.decoder.expect_line(expected);
         self.actions.push(Action::Send {
             bytes,
             purpose,
-            first_tag: first,
+            first_tag,
         });
     }
 
     /// The attach is confirmed: the lines that waited for it go.
     pub(super) fn attach_confirmed(&mut self) {
-        if !self.attached {
-            self.attached = true;
-            for (line, purpose) in std::mem::take(&mut self.deferred) {
-                self.send(line, purpose);
-            }
+        for (line, purpose) in self.commands.attached() {
+            self.send(line, purpose);
         }
     }
 
@@ -163,26 +255,17 @@ impl SessionCore {
     }
 
     fn record(&mut self, tag: u64, reply: Option<Reply>) {
-        let Some((first, index)) = self.commands.tag_lines.remove(&tag) else {
-            return;
+        let Some(recorded) = self.commands.record(tag, reply) else {
+            return; // not sent, or timed out earlier
         };
-        let Some(line) = self.commands.pending.get_mut(&first) else {
-            return; // timed out earlier
-        };
-        if line.received == 0
-            && let Purpose::Seed(pane, _) = line.purpose
-            && let Some(mirror) = self.panes.get_mut(&pane)
+        if recorded.first
+            && let Purpose::Seed(pane, _) = recorded.purpose
+            && let Some(mirror) = self.panes.get_mut(pane)
         {
             mirror.seed_started();
         }
-        if let Some(slot) = line.replies.get_mut(index) {
-            *slot = reply;
-        }
-        line.received += 1;
-        if line.received == line.replies.len()
-            && let Some(line) = self.commands.pending.remove(&first)
-        {
-            self.complete(line.purpose, line.replies);
+        if let Some(replies) = recorded.complete {
+            self.complete(recorded.purpose, replies);
         }
     }
 
@@ -241,18 +324,7 @@ impl SessionCore {
 
     /// Fails the lines whose replies are overdue.
     pub(super) fn expire(&mut self) {
-        let now = self.now;
-        let expired: Vec<u64> = self
-            .commands
-            .pending
-            .iter()
-            .filter(|(_, line)| line.deadline <= now)
-            .map(|(first, _)| *first)
-            .collect();
-        for first in expired {
-            let Some(line) = self.commands.pending.remove(&first) else {
-                continue;
-            };
+        for line in self.commands.expired(self.now) {
             self.stats.timeouts += 1;
             let error = ConnectionError::Timeout {
                 command: line.text.clone(),
@@ -265,8 +337,8 @@ impl SessionCore {
                         .push(Action::Reply(id, Answer::Command(Err(error))));
                 }
                 Purpose::Seed(pane, _) => {
-                    self.seeding.remove(&pane);
-                    if let Some(mirror) = self.panes.get_mut(&pane) {
+                    self.panes.seed_over(pane);
+                    if let Some(mirror) = self.panes.get_mut(pane) {
                         mirror.seed_failed();
                         mirror.mark_stale();
                     }
@@ -277,7 +349,7 @@ impl SessionCore {
                 Purpose::PipeCheck(pane) => self.pipe_checked(pane, &[]),
                 Purpose::ResizeCheck(pane, id) => {
                     self.check_over(pane, id);
-                    if let Some(mirror) = self.panes.get_mut(&pane) {
+                    if let Some(mirror) = self.panes.get_mut(pane) {
                         mirror.mark_stale();
                     }
                 }
@@ -291,5 +363,104 @@ impl SessionCore {
                 _ => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::control::Guard;
+    use crate::ids::SessionId;
+
+    fn reply(tag: u64, text: &str) -> Reply {
+        Reply {
+            guard: Guard {
+                time: 0,
+                number: tag,
+                flags: 1,
+            },
+            success: true,
+            body: vec![RawBytes::from(text)],
+            tag: Some(tag),
+            incomplete: false,
+        }
+    }
+
+    fn two_commands() -> Line {
+        Line::new(query::version()).then(query::list_windows(SessionId(1)))
+    }
+
+    #[test]
+    fn lines_wait_for_the_attach_and_go_in_order_once() {
+        let mut commands = Commands::default();
+        assert!(!commands.is_attached());
+        assert!(
+            commands
+                .hold(Line::new(query::version()), Purpose::Version)
+                .is_none()
+        );
+        assert!(commands.hold(two_commands(), Purpose::Setup).is_none());
+        let released: Vec<Purpose> = commands.attached().into_iter().map(|(_, p)| p).collect();
+        assert_eq!(released, vec![Purpose::Version, Purpose::Setup]);
+        assert!(commands.is_attached());
+        assert!(commands.attached().is_empty());
+        assert!(commands.hold(two_commands(), Purpose::Windows).is_some());
+    }
+
+    #[test]
+    fn a_line_is_answered_when_each_of_its_commands_is_in_any_order() {
+        let mut commands = Commands::default();
+        let now = Instant::now();
+        let (first, expected) = commands.sent(
+            &Line::new(query::version()),
+            "v".into(),
+            Purpose::Version,
+            now,
+        );
+        assert_eq!((first, expected.len()), (0, 1));
+        let (second, expected) = commands.sent(&two_commands(), "w".into(), Purpose::Setup, now);
+        assert_eq!(second, 1);
+        let tags: Vec<u64> = expected.iter().map(|e| e.tag).collect();
+        assert_eq!(tags, vec![1, 2]);
+        // The second command of the line answers first, then a command tmux skipped.
+        let recorded = commands.record(2, Some(reply(2, "b"))).expect("sent");
+        assert!(recorded.first && recorded.complete.is_none());
+        assert_eq!(recorded.purpose, Purpose::Setup);
+        let recorded = commands.record(1, None).expect("sent");
+        assert!(!recorded.first);
+        let replies = recorded.complete.expect("complete");
+        assert_eq!(replies, vec![None, Some(reply(2, "b"))]);
+        // A tag answered twice, or never sent, is nothing.
+        assert!(commands.record(2, Some(reply(2, "b"))).is_none());
+        assert!(commands.record(99, None).is_none());
+        let recorded = commands.record(0, Some(reply(0, "3.5a"))).expect("sent");
+        assert_eq!(recorded.complete.map(|r| r.len()), Some(1));
+    }
+
+    #[test]
+    fn overdue_lines_are_taken_once_and_their_late_replies_ignored() {
+        let mut commands = Commands::default();
+        let now = Instant::now();
+        let soon = now + Duration::from_secs(1);
+        let later = now + Duration::from_secs(5);
+        commands.sent(&two_commands(), "late".into(), Purpose::Setup, soon);
+        commands.sent(
+            &Line::new(query::version()),
+            "v".into(),
+            Purpose::Version,
+            later,
+        );
+        assert!(commands.expired(now).is_empty());
+        let expired = commands.expired(soon);
+        assert_eq!(expired.len(), 1);
+        assert_eq!(
+            (expired[0].purpose, expired[0].text.as_str()),
+            (Purpose::Setup, "late")
+        );
+        assert!(commands.expired(soon).is_empty());
+        assert!(commands.record(0, Some(reply(0, "a"))).is_none());
+        assert!(commands.record(2, Some(reply(2, "v"))).is_some());
     }
 }

@@ -16,10 +16,12 @@
 //! ignored when tmux sizes windows, and stating one would resize the windows of every user
 //! attached to the session (protocol notes §5.2). panectl only observes.
 
+mod agent_table;
 mod agents;
 mod batch;
 mod commands;
 mod notifications;
+mod pane_table;
 mod panes;
 mod pipes;
 mod programs;
@@ -38,21 +40,21 @@ pub use types::{
     ScreenDump, TmuxExit, Upcall,
 };
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use self::agent_table::AgentTable;
 use self::batch::Batch;
+use self::pane_table::PaneTable;
 use crate::control::Decoder;
 use crate::control::command::{Command, Line};
 use crate::events::{EventKind, ResyncReason};
-use crate::ids::{PaneId, SessionId, WindowId};
+use crate::ids::{PaneId, SessionId};
 use crate::mirror::PaneMirror;
 use crate::query;
 use crate::raw::RawBytes;
 use crate::screen::PaneScreen;
-use crate::status::Status;
-use crate::status::pane::PaneAgent;
 use crate::status::process::ProcessEntry;
 use crate::status::providers::ProviderSet;
 
@@ -119,13 +121,6 @@ pub enum Action {
     SaveDivergence(Box<crate::mirror::DivergenceRecord>),
 }
 
-/// What the core knows of a window.
-struct WindowState {
-    index: u32,
-    name: RawBytes,
-    panes: BTreeSet<PaneId>,
-}
-
 /// One session's mirror and everything the connection decides. See the module documentation.
 pub struct SessionCore {
     session: SessionId,
@@ -138,27 +133,17 @@ pub struct SessionCore {
     decoder: Decoder,
     /// What the last read decoded (kept for its memory).
     batch: Batch,
+    /// The lines waiting for replies, and those waiting for the attach.
     commands: commands::Commands,
-    panes: BTreeMap<PaneId, PaneMirror>,
-    windows: BTreeMap<WindowId, WindowState>,
-    /// Output of panes not listed yet (they appear before `list-panes` answers).
-    early_output: HashMap<PaneId, Vec<u8>>,
-    /// Panes with a seed line in flight -> the reason for another seed due after it.
-    seeding: HashMap<PaneId, Option<ResyncReason>>,
+    /// The panes, their windows and their seeds.
+    panes: PaneTable,
     session_name: RawBytes,
     stats: ConnectionStats,
     first_sight: ResyncReason,
     /// tmux's `%exit`, once it came.
     exit_reason: Option<TmuxExit>,
-    /// tmux has confirmed the attach (`%session-changed`). Before that, commands can run
-    /// before the client exists and fail with "no current client" (tmux up to 3.3 reads
-    /// input while the attach command is still pending), so they wait in `deferred`.
-    attached: bool,
-    deferred: Vec<(Line, Purpose)>,
-    /// The status side of each pane.
-    agents: BTreeMap<PaneId, PaneAgent>,
-    /// The `(status, provider)` last written to each pane's options.
-    published: BTreeMap<PaneId, (Option<Status>, Option<Arc<str>>)>,
+    /// The status side of each pane, and its options as last written.
+    agents: AgentTable,
     /// The provider rules in force.
     providers: Arc<ProviderSet>,
     /// Panes on the pipe transport.
@@ -188,6 +173,7 @@ impl SessionCore {
         now: Instant,
     ) -> SessionCore {
         let pipe_watchdog = config.pipe_watchdog;
+        let ring_bytes = config.ring_bytes;
         SessionCore {
             session,
             next_watchdog: now + config.watchdog_interval,
@@ -198,10 +184,7 @@ impl SessionCore {
             decoder: Decoder::new(),
             batch: Batch::default(),
             commands: commands::Commands::default(),
-            panes: BTreeMap::new(),
-            windows: BTreeMap::new(),
-            early_output: HashMap::new(),
-            seeding: HashMap::new(),
+            panes: PaneTable::new(ring_bytes),
             session_name: RawBytes::default(),
             stats: ConnectionStats {
                 session: Some(session),
@@ -209,10 +192,7 @@ impl SessionCore {
             },
             first_sight,
             exit_reason: None,
-            attached: false,
-            deferred: Vec::new(),
-            agents: BTreeMap::new(),
-            published: BTreeMap::new(),
+            agents: AgentTable::default(),
             providers,
             pipes: pipes::Pipes::new(pipe_watchdog),
             programs: programs::Programs::default(),
@@ -329,7 +309,7 @@ impl SessionCore {
     pub fn providers_reloaded(&mut self, providers: Arc<ProviderSet>, now: Instant) {
         self.now = now;
         self.providers = providers;
-        let panes: Vec<PaneId> = self.panes.keys().copied().collect();
+        let panes = self.panes.ids();
         for pane in panes {
             self.detect_provider(pane, now);
         }
@@ -346,12 +326,13 @@ impl SessionCore {
 
     /// The mirror of a pane.
     pub fn mirror(&self, pane: PaneId) -> Option<&PaneMirror> {
-        self.panes.get(&pane)
+        self.panes.get(pane)
     }
 
     /// The panes' screens, in pane order (what replay reports).
     pub fn into_screens(self) -> BTreeMap<PaneId, PaneScreen> {
         self.panes
+            .into_mirrors()
             .into_iter()
             .map(|(id, mirror)| (id, mirror.into_screen()))
             .collect()

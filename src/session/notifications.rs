@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use tracing::info;
 
-use super::{Action, Purpose, SessionCore, TmuxExit, Upcall, WindowState};
+use super::{Action, Purpose, SessionCore, TmuxExit, Upcall};
 use crate::control::Notification;
 use crate::control::command::{Line, Target};
 use crate::events::{EventKind, ResyncReason};
@@ -12,7 +12,6 @@ use crate::ids::{PaneId, WindowId};
 use crate::mirror::SyncState;
 use crate::pipe::Transport;
 use crate::query::{self, WindowRow};
-use crate::raw::RawBytes;
 
 impl SessionCore {
     pub(super) fn notification(&mut self, notification: Notification) {
@@ -22,7 +21,7 @@ impl SessionCore {
             // A pipe pane's pause is the daemon's own, made as it turned `%output` off.
             Notification::Pause { pane } if self.pipes.transport_of(pane) == Transport::Pipe => {}
             Notification::Pause { pane } => {
-                if let Some(mirror) = self.panes.get_mut(&pane) {
+                if let Some(mirror) = self.panes.get_mut(pane) {
                     mirror.paused();
                     info!(session = %self.session, %pane, "tmux paused the pane; resyncing");
                     self.seed(pane, ResyncReason::Pause);
@@ -46,14 +45,12 @@ impl SessionCore {
                 );
             }
             Notification::WindowClose { window } | Notification::UnlinkedWindowClose { window } => {
-                if let Some(state) = self.windows.remove(&window) {
-                    for pane in state.panes {
-                        self.remove_pane(pane);
-                    }
+                for pane in self.panes.close_window(window) {
+                    self.remove_pane(pane);
                 }
             }
             Notification::WindowPaneChanged { window, pane } => {
-                for mirror in self.panes.values_mut().filter(|m| m.window() == window) {
+                for mirror in self.panes.in_window_mut(window) {
                     mirror.row.active = mirror.id() == pane;
                 }
                 self.publish(EventKind::ViewChanged {});
@@ -61,11 +58,10 @@ impl SessionCore {
             Notification::SessionWindowChanged { .. }
             | Notification::ClientSessionChanged { .. }
             | Notification::ClientDetached { .. } => self.publish(EventKind::ViewChanged {}),
-            Notification::WindowRenamed { window, name } => {
-                if let Some(state) = self.windows.get_mut(&window) {
-                    state.name = name.clone();
-                    self.publish(EventKind::WindowRenamed { window, name });
-                }
+            Notification::WindowRenamed { window, name }
+                if self.panes.rename_window(window, name.clone()) =>
+            {
+                self.publish(EventKind::WindowRenamed { window, name });
             }
             Notification::SessionChanged { session, name }
             | Notification::SessionRenamed { session, name }
@@ -97,10 +93,10 @@ impl SessionCore {
 
     /// A pane's output, from either transport, into its mirror and the event stream.
     pub(super) fn deliver(&mut self, pane: PaneId, data: &[u8]) {
-        if self.observer.is_some() && !self.panes.contains_key(&pane) {
+        if self.observer.is_some() && !self.panes.contains(pane) {
             self.adopt(pane, None);
         }
-        match self.panes.get_mut(&pane) {
+        match self.panes.get_mut(pane) {
             Some(mirror) => {
                 let seq = mirror.output(data);
                 self.publish(EventKind::Output {
@@ -113,26 +109,13 @@ impl SessionCore {
                     self.program_output(pane, now);
                 }
             }
-            None => {
-                let early = self.early_output.entry(pane).or_default();
-                early.extend_from_slice(data);
-                let excess = early.len().saturating_sub(self.config.ring_bytes);
-                early.drain(..excess);
-            }
+            None => self.panes.keep_early(pane, data),
         }
     }
 
     /// `list-windows` answered: the windows' indexes and names.
     pub(super) fn windows_listed(&mut self, rows: Vec<WindowRow>) {
-        for row in rows {
-            let window = self.windows.entry(row.id).or_insert_with(|| WindowState {
-                index: row.index,
-                name: row.name.clone(),
-                panes: BTreeSet::new(),
-            });
-            window.index = row.index;
-            window.name = row.name;
-        }
+        self.panes.windows_listed(rows);
     }
 
     fn layout(
@@ -143,20 +126,13 @@ impl SessionCore {
     ) {
         let geometries = layout.panes();
         let present: BTreeSet<PaneId> = geometries.iter().map(|g| g.pane).collect();
-        let state = self.windows.entry(window).or_insert_with(|| WindowState {
-            index: 0,
-            name: RawBytes::default(),
-            panes: BTreeSet::new(),
-        });
-        let gone: Vec<PaneId> = state.panes.difference(&present).copied().collect();
-        let new: Vec<PaneId> = present.difference(&state.panes).copied().collect();
-        state.panes = present;
+        let (gone, new) = self.panes.relayout(window, present);
         for pane in gone {
             self.remove_pane(pane);
         }
         if self.observer.is_some() {
             for pane in &new {
-                if !self.panes.contains_key(pane) {
+                if !self.panes.contains(*pane) {
                     self.adopt(*pane, Some(window));
                 }
             }
@@ -176,7 +152,7 @@ impl SessionCore {
         let mut resized = Vec::new();
         let mut unchanged = Vec::new();
         for (pane, (width, height)) in sizes {
-            if let Some(mirror) = self.panes.get_mut(&pane) {
+            if let Some(mirror) = self.panes.get_mut(pane) {
                 mirror.layout_changed();
                 if mirror.resize(width, height) {
                     resized.push((pane, width, height));
@@ -208,7 +184,7 @@ impl SessionCore {
                 self.send_resize_check(pane);
             }
         }
-        if new.iter().any(|pane| !self.panes.contains_key(pane)) {
+        if new.iter().any(|pane| !self.panes.contains(*pane)) {
             self.send(
                 Line::new(query::list_panes(Target::Window(window))),
                 Purpose::Panes(ResyncReason::Attach),

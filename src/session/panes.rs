@@ -1,11 +1,10 @@
 //! The panes of the session: adding and removing them, seeding their mirrors from snapshots
 //! in stream order, the divergence watchdog, and what tmux reports of them.
 
-use std::collections::BTreeSet;
-
 use tracing::{debug, info, warn};
 
-use super::{Action, Purpose, SessionCore, WindowState};
+use super::pane_table::SeedStart;
+use super::{Action, Purpose, SessionCore};
 use crate::control::Reply;
 use crate::control::command::Line;
 use crate::events::{EventKind, ResyncReason};
@@ -20,24 +19,14 @@ use crate::raw::RawBytes;
 impl SessionCore {
     pub(super) fn add_pane(&mut self, row: PaneRow, reason: ResyncReason) {
         let id = row.id;
-        if let Some(window) = self.windows.get_mut(&row.window) {
-            window.panes.insert(id);
-        } else {
-            self.windows.insert(
-                row.window,
-                WindowState {
-                    index: 0,
-                    name: RawBytes::default(),
-                    panes: BTreeSet::from([id]),
-                },
-            );
+        if self.panes.place(id, row.window) {
             // Its index and name come with the next list-windows.
             self.send(
                 Line::new(query::list_windows(self.session)),
                 Purpose::Windows,
             );
         }
-        if self.panes.contains_key(&id) {
+        if self.panes.contains(id) {
             return;
         }
         self.publish(EventKind::PaneAdded {
@@ -47,16 +36,10 @@ impl SessionCore {
             width: row.width,
             height: row.height,
         });
-        let mut mirror = PaneMirror::new(row, self.config.ring_bytes);
-        if let Some(early) = self.early_output.remove(&id) {
-            let seq = mirror.output(&early);
-            self.publish(EventKind::Output {
-                pane: id,
-                seq,
-                len: early.len() as u64,
-            });
+        let mirror = PaneMirror::new(row, self.config.ring_bytes);
+        if let Some((seq, len)) = self.panes.insert(mirror) {
+            self.publish(EventKind::Output { pane: id, seq, len });
         }
-        self.panes.insert(id, mirror);
         self.detect_provider(id, self.now);
         self.seed(id, reason);
         if self.config.transport != Transport::Control
@@ -98,7 +81,7 @@ impl SessionCore {
             name: None,
         };
         self.panes
-            .insert(pane, PaneMirror::new(row, self.config.ring_bytes));
+            .insert(PaneMirror::new(row, self.config.ring_bytes));
     }
 
     pub(super) fn remove_pane(&mut self, pane: PaneId) {
@@ -107,13 +90,10 @@ impl SessionCore {
             self.host.stop_pipe(pane, pipe.generation);
         }
         self.programs.remove(pane);
-        self.agents.remove(&pane);
-        self.published.remove(&pane);
-        if self.panes.remove(&pane).is_some() {
-            self.seeding.remove(&pane);
+        self.agents.remove(pane);
+        if self.panes.remove(pane) {
             self.publish(EventKind::PaneRemoved { pane });
         }
-        self.early_output.remove(&pane);
     }
 
     /// Sends a seed line for a pane, unless one is in flight (then another follows it).
@@ -121,21 +101,15 @@ impl SessionCore {
         if self.observer.is_some() {
             return;
         }
-        if let Some(again) = self.seeding.get_mut(&pane) {
-            *again = Some(reason);
-            return;
+        if self.panes.seed(pane, reason) == SeedStart::Send {
+            self.send(query::seed_line(pane), Purpose::Seed(pane, reason));
         }
-        self.seeding.insert(pane, None);
-        if let Some(mirror) = self.panes.get_mut(&pane) {
-            mirror.seed_sent();
-        }
-        self.send(query::seed_line(pane), Purpose::Seed(pane, reason));
     }
 
     pub(super) fn seeded(&mut self, pane: PaneId, reason: ResyncReason, replies: &[Option<Reply>]) {
-        let again = self.seeding.remove(&pane).flatten();
+        let again = self.panes.seed_over(pane);
         debug_assert_eq!(replies.len(), SEED_PARTS.len());
-        let Some(mirror) = self.panes.get_mut(&pane) else {
+        let Some(mirror) = self.panes.get_mut(pane) else {
             return;
         };
         match query::parse_seed(replies) {
@@ -183,26 +157,19 @@ impl SessionCore {
         let mut reseeds = Vec::new();
         // Pipe panes have checks of their own, in `pipe_watchdog` (cross-checked ones are fed
         // by `%output` and checked here).
-        let piped: BTreeSet<PaneId> = self
-            .panes
-            .keys()
-            .copied()
-            .filter(|pane| self.pipes.transport_of(*pane) == Transport::Pipe)
-            .collect();
-        for (id, mirror) in &mut self.panes {
-            if self.seeding.contains_key(id) {
-                continue;
-            }
+        let pipes = &self.pipes;
+        for (id, mirror) in self.panes.settled_mut() {
+            let piped = pipes.transport_of(id) == Transport::Pipe;
             match mirror.state() {
                 // One check at a time: under load tmux answers late, and checks sent meanwhile
                 // would pile up past those whose output the mirror keeps to place a reply.
                 SyncState::Live => {
-                    if !piped.contains(id) && !mirror.checking() && mirror.take_changed() {
-                        checks.push((*id, mirror.layouts_seen(), mirror.check_sent()));
+                    if !piped && !mirror.checking() && mirror.take_changed() {
+                        checks.push((id, mirror.layouts_seen(), mirror.check_sent()));
                     }
                 }
                 // A seed that failed (or never ran) is tried again.
-                SyncState::Stale | SyncState::Unseeded => reseeds.push(*id),
+                SyncState::Stale | SyncState::Unseeded => reseeds.push(id),
             }
         }
         for pane in reseeds {
@@ -216,7 +183,7 @@ impl SessionCore {
 
     /// Sends the check after a layout change of the pane's window.
     pub(super) fn send_resize_check(&mut self, pane: PaneId) {
-        let Some(mirror) = self.panes.get_mut(&pane) else {
+        let Some(mirror) = self.panes.get_mut(pane) else {
             return;
         };
         let id = mirror.check_sent();
@@ -231,7 +198,7 @@ impl SessionCore {
         replies: &[Option<Reply>],
     ) -> Option<query::ShownScreen> {
         let shown = query::parse_check(replies).ok()?;
-        if self.seeding.contains_key(&pane) || self.died_unnoticed(pane, &shown) {
+        if self.panes.seeding(pane) || self.died_unnoticed(pane, &shown) {
             return None;
         }
         Some(shown)
@@ -240,7 +207,7 @@ impl SessionCore {
     /// The check numbered `id` is over (answered, failed or timed out): what its mirror kept
     /// of it, which the watchdog waits for before it checks the pane again.
     pub(super) fn check_over(&mut self, pane: PaneId, id: u64) -> Option<Asked> {
-        self.panes.get_mut(&pane)?.check_answered(id)
+        self.panes.get_mut(pane)?.check_answered(id)
     }
 
     pub(super) fn checked(
@@ -255,7 +222,7 @@ impl SessionCore {
         // tmux may have parsed output at the new size, so the check is one after a resize.
         if self
             .panes
-            .get(&pane)
+            .get(pane)
             .is_some_and(|mirror| mirror.layouts_seen() != layouts)
         {
             self.resize_checked(pane, asked.as_ref(), replies);
@@ -264,7 +231,7 @@ impl SessionCore {
         let Some(shown) = self.shown_for_check(pane, replies) else {
             return;
         };
-        let Some(mirror) = self.panes.get_mut(&pane) else {
+        let Some(mirror) = self.panes.get_mut(pane) else {
             return;
         };
         // Another size: tmux resized the pane and its `%layout-change` is still on its way
@@ -304,7 +271,7 @@ impl SessionCore {
         let Some(shown) = self.shown_for_check(pane, replies) else {
             return;
         };
-        let Some(mirror) = self.panes.get_mut(&pane) else {
+        let Some(mirror) = self.panes.get_mut(pane) else {
             return;
         };
         // A further resize is on its way; its own check follows.
@@ -330,7 +297,7 @@ impl SessionCore {
     /// carries: that is no divergence. The pane's process is asked for at once, and its death
     /// reseeds it.
     pub(super) fn died_unnoticed(&mut self, pane: PaneId, shown: &query::ShownScreen) -> bool {
-        let unnoticed = shown.dead && self.panes.get(&pane).is_some_and(|m| !m.row.dead);
+        let unnoticed = shown.dead && self.panes.get(pane).is_some_and(|m| !m.row.dead);
         if unnoticed {
             self.ask_program_now(pane);
         }
@@ -340,7 +307,7 @@ impl SessionCore {
     /// What tmux reports of a pane now (the daemon's pane poll, or a question about its
     /// program).
     pub(super) fn pane_update(&mut self, pane: PaneId, update: query::PaneUpdate) {
-        let Some(mirror) = self.panes.get_mut(&pane) else {
+        let Some(mirror) = self.panes.get_mut(pane) else {
             return;
         };
         let change = mirror.update(update);

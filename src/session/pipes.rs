@@ -281,7 +281,7 @@ impl SessionCore {
         now: Instant,
     ) -> Result<(), String> {
         self.now = now;
-        if !self.panes.contains_key(&pane) {
+        if !self.panes.contains(pane) {
             return Err(format!("no pane {pane} in session {}", self.session));
         }
         let now = self.pipes.transport_of(pane);
@@ -307,7 +307,7 @@ impl SessionCore {
         now: Instant,
     ) -> Vec<(PaneId, String)> {
         self.config.transport = transport;
-        let panes: Vec<PaneId> = self.panes.keys().copied().collect();
+        let panes = self.panes.ids();
         panes
             .into_iter()
             .filter_map(|pane| {
@@ -328,7 +328,7 @@ impl SessionCore {
     ) -> Result<(), String> {
         let generation = self.pipes.next_generation();
         let start = self.host.start_pipe(pane, generation)?;
-        let compare_from = self.panes.get(&pane).map_or(0, |m| m.output_end());
+        let compare_from = self.panes.get(pane).map_or(0, |m| m.output_end());
         self.pipes.started(
             pane,
             generation,
@@ -365,7 +365,7 @@ impl SessionCore {
             return;
         };
         self.host.stop_pipe(pane, pipe.generation);
-        if self.panes.contains_key(&pane) {
+        if self.panes.contains(pane) {
             if pipe.is_cross_check() {
                 // `%output` was on all along and fed the mirror.
                 self.send(Line::new(commands::pipe_pane_stop(pane)), Purpose::Setup);
@@ -444,7 +444,7 @@ impl SessionCore {
     /// `%output` of a pane with a pipe: `true` if the caller should still deliver it (in
     /// cross-check mode, after comparing it), `false` to ignore it (the pipe delivers).
     pub(super) fn pipe_control_output(&mut self, pane: PaneId, data: &[u8]) -> bool {
-        let seq = self.panes.get(&pane).map_or(0, |m| m.output_end());
+        let seq = self.panes.get(pane).map_or(0, |m| m.output_end());
         match self.pipes.control_bytes(pane, seq, data) {
             Routed::Deliver => true,
             Routed::Ignore => false,
@@ -481,10 +481,8 @@ impl SessionCore {
 
     /// Sends a check for every pipe pane, printing or not.
     pub(super) fn pipe_watchdog(&mut self) {
-        let seeding = &self.seeding;
-        let due = self
-            .pipes
-            .checks_due(self.now, |pane| seeding.contains_key(&pane));
+        let panes = &self.panes;
+        let due = self.pipes.checks_due(self.now, |pane| panes.seeding(pane));
         for pane in due {
             self.send(query::check_line(pane), Purpose::PipeCheck(pane));
         }
@@ -498,10 +496,10 @@ impl SessionCore {
         let Ok(shown) = query::parse_check(replies) else {
             return;
         };
-        if self.seeding.contains_key(&pane) || self.died_unnoticed(pane, &shown) {
+        if self.panes.seeding(pane) || self.died_unnoticed(pane, &shown) {
             return;
         }
-        let Some(mirror) = self.panes.get(&pane) else {
+        let Some(mirror) = self.panes.get(pane) else {
             return;
         };
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -521,7 +519,7 @@ impl SessionCore {
             Verdict::Healthy | Verdict::Watching => {}
             Verdict::Reseed => {
                 // Counted, and logged with where the screens differ, when the resync is in.
-                if let Some(mirror) = self.panes.get_mut(&pane) {
+                if let Some(mirror) = self.panes.get_mut(pane) {
                     mirror.suspect(&shown);
                 }
                 self.seed(pane, ResyncReason::Divergence);

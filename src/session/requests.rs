@@ -23,7 +23,7 @@ impl SessionCore {
     /// even from a weak working marker.
     pub fn input_sent(&mut self, pane: PaneId, now: Instant) {
         self.now = now;
-        if let Some(agent) = self.agents.get_mut(&pane) {
+        if let Some(agent) = self.agents.get_mut(pane) {
             agent.input_sent();
         }
     }
@@ -38,7 +38,7 @@ impl SessionCore {
 
     /// A pane's screen, if the pane is in this session.
     pub fn screen(&self, pane: PaneId, ansi: bool) -> Option<ScreenDump> {
-        self.panes.get(&pane).map(|mirror| {
+        self.panes.get(pane).map(|mirror| {
             let screen = mirror.screen();
             let (width, height) = screen.size();
             ScreenDump {
@@ -59,17 +59,17 @@ impl SessionCore {
 
     /// A pane's recent output from `from`.
     pub fn output_from(&self, pane: PaneId, from: Option<u64>, limit: usize) -> Option<RingRead> {
-        self.panes.get(&pane).map(|m| m.read_output(from, limit))
+        self.panes.get(pane).map(|m| m.read_output(from, limit))
     }
 
     /// The connection's counters.
     pub fn stats(&self) -> ConnectionStats {
         let mut stats = self.stats.clone();
-        stats.attached = self.attached;
+        stats.attached = self.commands.is_attached();
         stats.panes = self.panes.len();
         stats.pipe_panes = self.pipes.len();
         self.pipes.count_into(&mut stats);
-        for mirror in self.panes.values() {
+        for mirror in self.panes.mirrors() {
             let c = mirror.counters;
             stats.totals.bytes += c.bytes;
             stats.totals.chunks += c.chunks;
@@ -84,10 +84,10 @@ impl SessionCore {
     /// The panes of the session, as the API lists them.
     pub fn panes(&self, now: Instant) -> Vec<PaneSummary> {
         self.panes
-            .values()
+            .mirrors()
             .map(|mirror| {
-                let agent = self.agents.get(&mirror.id());
-                let window = self.windows.get(&mirror.window());
+                let agent = self.agents.get(mirror.id());
+                let window = self.panes.window(mirror.window());
                 PaneSummary {
                     pane: mirror.id(),
                     name: mirror.row.name.clone(),
