@@ -108,7 +108,10 @@ fn line(restored: &Restored) -> String {
             "{who}: resumed conversation {} in {pane}",
             printable(conversation)
         ),
-        RestoreOutcome::StartedFresh => format!("{who}: started fresh in {pane}"),
+        RestoreOutcome::StartedFresh => match &restored.error {
+            Some(why) => format!("{who}: started fresh in {pane} ({})", printable(why)),
+            None => format!("{who}: started fresh in {pane}"),
+        },
         RestoreOutcome::Failed => format!(
             "{who}: not restored: {}",
             printable(restored.error.as_deref().unwrap_or_default())
@@ -142,6 +145,12 @@ mod tests {
         assert_eq!(
             line(&restored),
             "alpha (claude_code, session work): not restored: no \\x1b[31m"
+        );
+        restored.outcome = RestoreOutcome::StartedFresh;
+        restored.error = Some("not resumed: exit 42".into());
+        assert_eq!(
+            line(&restored),
+            "alpha (claude_code, session work): started fresh in %4 (not resumed: exit 42)"
         );
     }
 }

@@ -14,14 +14,15 @@ use crate::status::signal::HookReport;
 /// How long a launch waits for the mirror to show its new pane, for its session's name.
 const PLACEMENT_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Records a launch for [`restore`] (best effort: a launch that worked is not failed by it;
-/// a failure is logged).
+/// Records a launch for [`restore`] with the conversation id it started its CLI on, if it chose
+/// one (best effort: a launch that worked is not failed by it; a failure is logged).
 pub async fn record_launch(
     state: &Context,
     body: &LaunchBody,
     pane: PaneId,
     provider: &str,
     worktree_path: Option<&str>,
+    conversation: Option<String>,
 ) {
     if body.restoring {
         return;
@@ -59,7 +60,7 @@ pub async fn record_launch(
         window_name: placed.as_ref().map(|p| p.window.to_string()),
         window_index: placed.as_ref().map(|p| p.window_index),
         pane: pane.to_string(),
-        conversation: None,
+        conversation,
         launched: true,
         seq: 0,
         updated_at: crate::inbox::now_ms(),

@@ -35,59 +35,6 @@ pub const NAME_OPTION: &str = "@panectl_name";
 /// How long a launch waits for its agent to be ready when the request does not say.
 const DEFAULT_READY_SECONDS: f64 = 60.0;
 
-/// The hook events panectl installs for a Claude Code it launches.
-pub const CLAUDE_HOOK_EVENTS: [&str; 9] = [
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PermissionRequest",
-    "Notification",
-    "Stop",
-    "StopFailure",
-    "SessionEnd",
-];
-
-/// Claude Code settings (for `--settings`, which adds to the user's settings; hooks of both
-/// run) whose hooks run `command` on every event of [`CLAUDE_HOOK_EVENTS`].
-pub fn claude_hook_settings(command: &str) -> String {
-    let entry = serde_json::json!([{
-        "matcher": "",
-        "hooks": [{"type": "command", "command": command, "timeout": 5}],
-    }]);
-    let hooks: serde_json::Map<String, serde_json::Value> = CLAUDE_HOOK_EVENTS
-        .iter()
-        .map(|event| (event.to_string(), entry.clone()))
-        .collect();
-    serde_json::json!({ "hooks": hooks }).to_string()
-}
-
-/// The arguments that install panectl's hooks for an agent it launches, if its provider has
-/// hooks panectl knows: for Claude Code, `--settings JSON` running this binary's `hook`
-/// with the daemon's API socket; for Codex, its `notify` program (`-c notify=[...]`, a TOML
-/// array: Codex runs it after each turn with the notification JSON as its last argument,
-/// which carries the thread id `codex resume` takes).
-fn hook_arguments(provider: &str, api_socket: &str) -> Option<Vec<String>> {
-    let exe = std::env::current_exe().ok()?;
-    let exe = exe.to_string_lossy();
-    match provider {
-        "claude_code" => {
-            let command = format!(
-                "{} hook --socket {}",
-                shell_quote(&exe),
-                shell_quote(api_socket)
-            );
-            Some(vec!["--settings".into(), claude_hook_settings(&command)])
-        }
-        "codex" => {
-            // A JSON array of strings is a TOML array of basic strings.
-            let program = serde_json::to_string(&[&*exe, "hook", "--socket", api_socket]).ok()?;
-            Some(vec!["-c".into(), format!("notify={program}")])
-        }
-        _ => None,
-    }
-}
-
 /// The answer of `POST /v1/agents`.
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Launched {
@@ -112,6 +59,29 @@ pub struct Launched {
     /// message); absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub queued_messages: Vec<i64>,
+}
+
+/// The conversation id a launch starts its CLI on, for a CLI that takes one
+/// (`[launch] session_args`): a new one, unless this is a restore (it passes its own) or the
+/// launch's arguments already choose a conversation (`--resume ...`, `--session-id ...`: the
+/// CLI refuses two).
+fn chosen_conversation(spec: &Launch, body: &LaunchBody, args: &[String]) -> Option<String> {
+    if body.restoring || spec.session_args.is_empty() {
+        return None;
+    }
+    let flags: Vec<&str> = [spec.session_args.first(), spec.resume_args.first()]
+        .into_iter()
+        .flatten()
+        .map(|flag| flag.split('=').next().unwrap_or(flag))
+        .filter(|flag| flag.starts_with('-'))
+        .collect();
+    let chosen = args
+        .iter()
+        .any(|arg| flags.iter().any(|flag| arg.split('=').next() == Some(flag)));
+    if chosen {
+        return None;
+    }
+    crate::status::rules::new_conversation_id()
 }
 
 /// Quotes a word for `sh`: single quotes, with `'` written as `'\''`.
@@ -244,15 +214,18 @@ pub async fn launch_agent(
             "environment variable name {key:?} is not valid"
         )));
     }
-    let mut args = Vec::new();
-    if !body.no_hooks
-        && let Some(hooks) = hook_arguments(&provider.id, &state.api_socket)
-    {
-        args.extend(hooks);
-    }
+    let mut args = if body.no_hooks {
+        Vec::new()
+    } else {
+        super::launch_hooks::for_launch(state, &provider.id)
+    };
     let (agent_args, messages) =
         super::launch_plan::agent_args(&provider.id, &spec, body).map_err(Error::BadRequest)?;
+    let conversation = chosen_conversation(&spec, body, &agent_args);
     args.extend(agent_args);
+    if let Some(session) = conversation.as_deref().and_then(|id| spec.session(id)) {
+        args.extend(session);
+    }
     if body.worktree.is_some() && body.cwd.is_none() {
         return Err(Error::bad_request(
             "a worktree is made from the repository of cwd: give cwd",
@@ -408,7 +381,15 @@ pub async fn launch_agent(
     let worktree_path = worktree.as_ref().map(|w| w.path.as_str());
     started_or_failed(state, &handle, pane).await?;
     // Only a command that started is recorded: restore would start a failing one again.
-    super::agent_records::record_launch(state, body, pane, &provider.id, worktree_path).await;
+    super::agent_records::record_launch(
+        state,
+        body,
+        pane,
+        &provider.id,
+        worktree_path,
+        conversation,
+    )
+    .await;
     // What waits for an agent of this name (sent while it was down, or left on its last pane)
     // is its now; queued before the launch's own messages, delivered in that order.
     if let Some(name) = &body.name {

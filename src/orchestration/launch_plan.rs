@@ -211,6 +211,7 @@ mod tests {
             model_flag: model.map(str::to_string),
             system_prompt_flag: prompt.map(str::to_string),
             resume_args: Vec::new(),
+            session_args: Vec::new(),
         }
     }
 

@@ -12,6 +12,7 @@ pub mod follow;
 pub mod handoff;
 pub mod input;
 pub mod launch;
+pub mod launch_hooks;
 pub mod launch_plan;
 pub mod launch_setup;
 pub mod limits;

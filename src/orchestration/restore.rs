@@ -48,7 +48,8 @@ pub enum RestoreOutcome {
     WouldStartFresh,
     /// Started again, resuming its conversation.
     Resumed,
-    /// Started again fresh: no conversation id was recorded, or its CLI cannot resume one.
+    /// Started again fresh: no conversation id was recorded, its CLI cannot resume one, or it
+    /// refused to (`error` says why; a CLI started on an id panectl chose starts under it again).
     StartedFresh,
     /// It could not be started (`error` says why).
     Failed,
@@ -77,7 +78,7 @@ pub struct Restored {
     pub pane: Option<String>,
     /// The variables its launch takes from the caller's environment.
     pub from_env: Vec<String>,
-    /// Why it failed.
+    /// Why it failed; for one started fresh, why its conversation was not resumed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -137,7 +138,7 @@ pub async fn restore(state: &Context, body: &RestoreBody) -> Result<Vec<Restored
             done.push(report);
             continue;
         }
-        let (launch, resumed) = match relaunch_body(state, &record, body, &sessions) {
+        let (launch, resumed) = match relaunch_body(state, &record, body, &sessions, true) {
             Ok(planned) => planned,
             Err(error) => {
                 report.outcome = RestoreOutcome::Failed;
@@ -155,7 +156,24 @@ pub async fn restore(state: &Context, body: &RestoreBody) -> Result<Vec<Restored
             done.push(report);
             continue;
         }
-        match launch_agent(state, &launch, false).await {
+        let mut launched = launch_agent(state, &launch, false).await;
+        let mut resumed = resumed;
+        // A CLI that starts on an id panectl chose refuses to resume a conversation in which
+        // nothing was said yet (Gemini CLI saves none): it starts again under the same id.
+        if resumed
+            && let Err(error) = &launched
+            && session_ids(state, &record.provider)
+            && runs_in(&record, &state.all_panes().await).is_none()
+        {
+            tracing::info!(agent = %record.key, %error, "the conversation cannot be resumed; starting it again under its id");
+            report.error = Some(format!("not resumed: {error}"));
+            resumed = false;
+            launched = match relaunch_body(state, &record, body, &sessions, false) {
+                Ok((fresh, _)) => launch_agent(state, &fresh, false).await,
+                Err(error) => Err(Error::BadRequest(error)),
+            };
+        }
+        match launched {
             Ok(launched) => {
                 sessions.insert(record.session.clone());
                 let (key, pane, now) = (
@@ -177,7 +195,10 @@ pub async fn restore(state: &Context, body: &RestoreBody) -> Result<Vec<Restored
             }
             Err(error) => {
                 report.outcome = RestoreOutcome::Failed;
-                report.error = Some(error.to_string());
+                report.error = Some(match report.error.take() {
+                    Some(first) => format!("{first}; then {error}"),
+                    None => error.to_string(),
+                });
             }
         }
         done.push(report);
@@ -185,12 +206,26 @@ pub async fn restore(state: &Context, body: &RestoreBody) -> Result<Vec<Restored
     Ok(done)
 }
 
-/// The launch that brings `record` back, and whether it resumes its conversation.
+/// Whether the provider's CLI starts on a conversation id panectl chooses
+/// (`[launch] session_args`).
+fn session_ids(state: &Context, provider: &str) -> bool {
+    state
+        .providers
+        .borrow()
+        .get(provider)
+        .and_then(|p| p.launch.as_ref())
+        .is_some_and(|launch| !launch.session_args.is_empty())
+}
+
+/// The launch that brings `record` back, and whether it resumes its conversation (when
+/// `resume` allows). A CLI that starts on an id panectl chooses and is not resumed starts
+/// again under the recorded id.
 fn relaunch_body(
     state: &Context,
     record: &AgentRecord,
     body: &RestoreBody,
     sessions: &BTreeSet<String>,
+    resume: bool,
 ) -> Result<(LaunchBody, bool), String> {
     let mut launch: LaunchBody = serde_json::from_str(&record.launch)
         .map_err(|e| format!("its recorded launch cannot be read: {e}"))?;
@@ -230,12 +265,14 @@ fn relaunch_body(
         .borrow()
         .get(&record.provider)
         .and_then(|p| p.launch.clone());
-    let resume = record
-        .conversation
-        .as_deref()
-        .zip(spec.as_ref())
+    let conversation = record.conversation.as_deref().zip(spec.as_ref());
+    let resume = conversation
+        .filter(|_| resume)
         .and_then(|(conversation, spec)| spec.resume(conversation));
     let resumed = resume.is_some();
+    if !resumed && let Some(session) = conversation.and_then(|(id, spec)| spec.session(id)) {
+        launch.args.extend(session);
+    }
     if let Some(resume) = resume {
         launch.args.extend(resume);
         // The conversation has them already: no first message, nor a system prompt sent as

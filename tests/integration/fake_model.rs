@@ -258,8 +258,8 @@ pub struct Logged {
     pub path: String,
     /// The last user text it carried.
     pub prompt: String,
-    /// The conversation it carried (the JSON of its Anthropic messages or Responses input
-    /// items, else empty): a resumed CLI's next request carries its earlier turns.
+    /// The conversation it carried (the JSON of its Anthropic messages, Responses input items
+    /// or Gemini contents; else empty): a resumed CLI's next request carries its earlier turns.
     #[allow(dead_code)] // read by the restore tests, not by the examples
     pub conversation: String,
     /// When it arrived, in milliseconds since the Unix epoch.
@@ -836,7 +836,13 @@ async fn gemini(
 ) -> Response {
     dump(&request);
     let (prompt, after_tool) = gemini_prompt(&request);
-    record(&state, &format!("/v1beta/models/{call}"), &prompt, "");
+    let conversation = request["contents"].to_string();
+    record(
+        &state,
+        &format!("/v1beta/models/{call}"),
+        &prompt,
+        &conversation,
+    );
     if call.ends_with(":countTokens") {
         return axum::Json(json!({"totalTokens": 12})).into_response();
     }

@@ -54,6 +54,7 @@ mod resize_reflow;
 mod restore;
 mod restore_claude;
 mod restore_codex;
+mod restore_gemini;
 mod screen_fixtures;
 mod screen_watch;
 mod seen;

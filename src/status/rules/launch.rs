@@ -19,18 +19,54 @@ pub struct Launch {
     /// The arguments that resume the CLI's conversation `{conversation}` (its id, from the
     /// agent's hooks): what `panectl restore` adds; empty when the CLI cannot be resumed.
     pub resume_args: Vec<String>,
+    /// The arguments that start the CLI on a new conversation whose id `{conversation}`
+    /// panectl chooses (a UUID): the conversation is then known from the launch, hooks or not,
+    /// and a restore that cannot resume it (nothing was said in it yet) starts it again under
+    /// the same id. Empty when the CLI chooses its own ids.
+    pub session_args: Vec<String>,
 }
 
 impl Launch {
     /// The arguments that resume `conversation`, or none when the CLI cannot be resumed.
     pub fn resume(&self, conversation: &str) -> Option<Vec<String>> {
-        (!self.resume_args.is_empty()).then(|| {
-            self.resume_args
-                .iter()
-                .map(|a| a.replace("{conversation}", conversation))
-                .collect()
-        })
+        with_conversation(&self.resume_args, conversation)
     }
+
+    /// The arguments that start a new conversation with the id `conversation`, or none when
+    /// the CLI chooses its own ids.
+    pub fn session(&self, conversation: &str) -> Option<Vec<String>> {
+        with_conversation(&self.session_args, conversation)
+    }
+}
+
+/// `args` with `{conversation}` replaced; none when there are no arguments.
+fn with_conversation(args: &[String], conversation: &str) -> Option<Vec<String>> {
+    (!args.is_empty()).then(|| {
+        args.iter()
+            .map(|a| a.replace("{conversation}", conversation))
+            .collect()
+    })
+}
+
+/// A new conversation id for a CLI that takes one at start: a random UUID (version 4), from
+/// the system's random source; none if it cannot be read.
+pub fn new_conversation_id() -> Option<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut random| random.read_exact(&mut bytes))
+        .ok()?;
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    Some(format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    ))
 }
 
 /// A dialog at start (folder trust, say) and the keys that accept it.
@@ -82,5 +118,48 @@ impl StartupPrompt {
         let mut keys = vec![arrow.to_string(); target.abs_diff(pointer)];
         keys.extend(self.keys.iter().cloned());
         Ok(keys)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversation_ids_are_version_4_uuids_and_differ() {
+        let a = new_conversation_id().expect("an id");
+        let b = new_conversation_id().expect("an id");
+        assert_ne!(a, b);
+        let groups: Vec<&str> = a.split('-').collect();
+        let lengths: Vec<usize> = groups.iter().map(|g| g.len()).collect();
+        assert_eq!(lengths, vec![8, 4, 4, 4, 12], "{a}");
+        assert!(groups[2].starts_with('4'), "{a}");
+        assert!(matches!(&groups[3][..1], "8" | "9" | "a" | "b"), "{a}");
+        assert!(a.bytes().all(|c| c == b'-' || c.is_ascii_hexdigit()));
+    }
+
+    #[test]
+    fn session_and_resume_arguments_name_the_conversation() {
+        let launch = Launch {
+            command: vec!["gemini".into()],
+            startup_prompts: Vec::new(),
+            model_flag: None,
+            system_prompt_flag: None,
+            resume_args: vec!["--resume".into(), "{conversation}".into()],
+            session_args: vec!["--session-id={conversation}".into()],
+        };
+        assert_eq!(
+            launch.resume("c1"),
+            Some(vec!["--resume".to_string(), "c1".to_string()])
+        );
+        assert_eq!(
+            launch.session("c1"),
+            Some(vec!["--session-id=c1".to_string()])
+        );
+        let none = Launch {
+            session_args: Vec::new(),
+            ..launch
+        };
+        assert_eq!(none.session("c1"), None);
     }
 }

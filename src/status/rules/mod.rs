@@ -28,6 +28,7 @@
 //! model_flag = "--model"             # optional: the flag before a profile's model
 //! system_prompt_flag = "--append-system-prompt" # optional: the flag before a system prompt
 //! resume_args = ["--resume", "{conversation}"] # optional: how `restore` resumes a conversation
+//! session_args = ["--session-id", "{conversation}"] # optional: start on an id panectl chooses
 //! [[launch.startup_prompts]]         # dialogs at start that `--accept-startup-prompts` answers
 //! rule = "claude_code.trust_folder"  # the waiting_user_answer rule that recognises it
 //! choose = 'Yes, I trust'            # optional: move the pointer (Up/Down) to this option first
@@ -86,7 +87,7 @@ use toml::Spanned;
 use super::Status;
 use super::view::Region;
 pub use close::{Close, FALLBACK_KEYS};
-pub use launch::{DEFAULT_POINTER, Launch, StartupPrompt};
+pub use launch::{DEFAULT_POINTER, Launch, StartupPrompt, new_conversation_id};
 use signals::SignalsSpec;
 pub use signals::{Meaning, Signals, TitleSignal};
 
@@ -221,6 +222,8 @@ struct LaunchSpec {
     system_prompt_flag: Option<String>,
     #[serde(default)]
     resume_args: Vec<String>,
+    #[serde(default)]
+    session_args: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -670,6 +673,7 @@ impl Provider {
                     model_flag: launch.model_flag.clone(),
                     system_prompt_flag: launch.system_prompt_flag.clone(),
                     resume_args: launch.resume_args.clone(),
+                    session_args: launch.session_args.clone(),
                 })
             }
             None => None,
