@@ -836,13 +836,8 @@ async fn gemini(
 ) -> Response {
     dump(&request);
     let (prompt, after_tool) = gemini_prompt(&request);
-    let conversation = request["contents"].to_string();
-    record(
-        &state,
-        &format!("/v1beta/models/{call}"),
-        &prompt,
-        &conversation,
-    );
+    let path = format!("/v1beta/models/{call}");
+    record(&state, &path, &prompt, &request["contents"].to_string());
     if call.ends_with(":countTokens") {
         return axum::Json(json!({"totalTokens": 12})).into_response();
     }
