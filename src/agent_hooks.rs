@@ -149,6 +149,34 @@ fn install_settings(
     existing: &str,
     program: &str,
 ) -> Result<Edit, HookEditError> {
+    add_settings_hooks(
+        config,
+        events,
+        existing,
+        &hook_command_line(program),
+        is_panectl_hook,
+    )
+}
+
+/// A settings file's text whose hooks run `command` on each of `events` (the `settings_json`
+/// format, with the configuration's timeout): what `panectl launch` passes a CLI that takes
+/// settings of its own on its command line (Claude Code's `--settings`), the command naming
+/// the daemon's socket.
+pub fn settings_with_hooks(config: &HookConfig, events: &[String], command: &str) -> String {
+    match add_settings_hooks(config, events, "", command, |c| c == command) {
+        Ok(edit) => edit.text,
+        // An empty file has no shape to be wrong.
+        Err(_) => String::new(),
+    }
+}
+
+fn add_settings_hooks(
+    config: &HookConfig,
+    events: &[String],
+    existing: &str,
+    command: &str,
+    present: impl Fn(&str) -> bool,
+) -> Result<Edit, HookEditError> {
     let mut root = parse_object(existing)?;
     let hooks = root
         .entry("hooks")
@@ -159,7 +187,7 @@ fn install_settings(
             expected: "object",
         });
     };
-    let mut hook = json!({"type": "command", "command": hook_command_line(program)});
+    let mut hook = json!({"type": "command", "command": command});
     if let Some(timeout) = config.timeout {
         hook["timeout"] = json!(timeout);
     }
@@ -174,7 +202,7 @@ fn install_settings(
                 expected: "array",
             });
         };
-        if commands(groups).any(is_panectl_hook) {
+        if commands(groups).any(&present) {
             continue;
         }
         groups.push(json!({"hooks": [hook.clone()]}));

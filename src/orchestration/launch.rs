@@ -217,7 +217,7 @@ pub async fn launch_agent(
     let mut args = if body.no_hooks {
         Vec::new()
     } else {
-        super::launch_hooks::for_launch(state, &provider.id)
+        super::launch_hooks::for_launch(state, &provider)
     };
     let (agent_args, messages) =
         super::launch_plan::agent_args(&provider.id, &spec, body).map_err(Error::BadRequest)?;

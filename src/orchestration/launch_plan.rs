@@ -212,6 +212,7 @@ mod tests {
             system_prompt_flag: prompt.map(str::to_string),
             resume_args: Vec::new(),
             session_args: Vec::new(),
+            hook_args: Vec::new(),
         }
     }
 

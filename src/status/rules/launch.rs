@@ -2,6 +2,8 @@
 //! dialogs it may show at start with the keys that accept them.
 
 use regex::Regex;
+use serde::Deserialize;
+use toml::Spanned;
 
 /// How `panectl launch` starts a CLI.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +26,11 @@ pub struct Launch {
     /// and a restore that cannot resume it (nothing was said in it yet) starts it again under
     /// the same id. Empty when the CLI chooses its own ids.
     pub session_args: Vec<String>,
+    /// The arguments that give an agent `panectl launch` starts panectl's hooks, without the
+    /// user's files: `{hook_settings}` is replaced by a `settings_json` text whose hooks run
+    /// `panectl hook --socket S` on each event of the provider's `[signals.hooks]`,
+    /// `{hook_program}` by that command as a JSON array (a TOML array too). Empty: none.
+    pub hook_args: Vec<String>,
 }
 
 impl Launch {
@@ -67,6 +74,33 @@ pub fn new_conversation_id() -> Option<String> {
         &hex[16..20],
         &hex[20..]
     ))
+}
+
+/// The `[launch]` table as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct LaunchSpec {
+    pub(super) command: Spanned<Vec<String>>,
+    #[serde(default)]
+    pub(super) startup_prompts: Vec<StartupPromptSpec>,
+    pub(super) model_flag: Option<String>,
+    pub(super) system_prompt_flag: Option<String>,
+    #[serde(default)]
+    pub(super) resume_args: Vec<String>,
+    #[serde(default)]
+    pub(super) session_args: Vec<String>,
+    #[serde(default)]
+    pub(super) hook_args: Vec<String>,
+}
+
+/// A `[[launch.startup_prompts]]` entry as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct StartupPromptSpec {
+    pub(super) rule: Spanned<String>,
+    pub(super) keys: Spanned<Vec<String>>,
+    pub(super) choose: Option<Spanned<String>>,
+    pub(super) pointer: Option<Spanned<String>>,
 }
 
 /// A dialog at start (folder trust, say) and the keys that accept it.
@@ -147,6 +181,7 @@ mod tests {
             system_prompt_flag: None,
             resume_args: vec!["--resume".into(), "{conversation}".into()],
             session_args: vec!["--session-id={conversation}".into()],
+            hook_args: Vec::new(),
         };
         assert_eq!(
             launch.resume("c1"),

@@ -29,6 +29,7 @@
 //! system_prompt_flag = "--append-system-prompt" # optional: the flag before a system prompt
 //! resume_args = ["--resume", "{conversation}"] # optional: how `restore` resumes a conversation
 //! session_args = ["--session-id", "{conversation}"] # optional: start on an id panectl chooses
+//! hook_args = ["--settings", "{hook_settings}"] # optional: hooks for a launched agent (Launch)
 //! [[launch.startup_prompts]]         # dialogs at start that `--accept-startup-prompts` answers
 //! rule = "claude_code.trust_folder"  # the waiting_user_answer rule that recognises it
 //! choose = 'Yes, I trust'            # optional: move the pointer (Up/Down) to this option first
@@ -87,6 +88,7 @@ use toml::Spanned;
 use super::Status;
 use super::view::Region;
 pub use close::{Close, FALLBACK_KEYS};
+use launch::LaunchSpec;
 pub use launch::{DEFAULT_POINTER, Launch, StartupPrompt, new_conversation_id};
 use signals::SignalsSpec;
 pub use signals::{Meaning, Signals, TitleSignal};
@@ -210,29 +212,6 @@ struct DetectSpec {
 #[serde(deny_unknown_fields)]
 struct ScreenSpec {
     rule: Option<Spanned<String>>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LaunchSpec {
-    command: Spanned<Vec<String>>,
-    #[serde(default)]
-    startup_prompts: Vec<StartupPromptSpec>,
-    model_flag: Option<String>,
-    system_prompt_flag: Option<String>,
-    #[serde(default)]
-    resume_args: Vec<String>,
-    #[serde(default)]
-    session_args: Vec<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StartupPromptSpec {
-    rule: Spanned<String>,
-    keys: Spanned<Vec<String>>,
-    choose: Option<Spanned<String>>,
-    pointer: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -674,6 +653,7 @@ impl Provider {
                     system_prompt_flag: launch.system_prompt_flag.clone(),
                     resume_args: launch.resume_args.clone(),
                     session_args: launch.session_args.clone(),
+                    hook_args: launch.hook_args.clone(),
                 })
             }
             None => None,
