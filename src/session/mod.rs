@@ -20,6 +20,7 @@ mod agent_table;
 mod agents;
 mod batch;
 mod commands;
+mod flood;
 mod notifications;
 mod pane_table;
 mod panes;
@@ -35,6 +36,7 @@ pub use agents::{
     Explanation, InputView, PROVIDER_OPTION, ProviderError, STATUS_OPTION, SignalReport,
 };
 pub use commands::{Answer, Purpose, ReplyId};
+pub use flood::FloodConfig;
 pub use types::{
     AutoFailover, ConnectionConfig, ConnectionError, ConnectionStats, PaneSummary, RunError,
     ScreenDump, TmuxExit, Upcall,
@@ -150,6 +152,8 @@ pub struct SessionCore {
     pipes: pipes::Pipes,
     /// Questions about the programs of panes that may have started an agent.
     programs: programs::Programs,
+    /// The panes' output rates, when floods move panes to the pipe transport.
+    flood: Option<flood::FloodMeter>,
     /// When a connection started on pipes after failures moves its panes back to control.
     recover_at: Option<Instant>,
     /// When the divergence watchdog looks next.
@@ -174,6 +178,7 @@ impl SessionCore {
     ) -> SessionCore {
         let pipe_watchdog = config.pipe_watchdog;
         let ring_bytes = config.ring_bytes;
+        let flood_config = config.flood;
         SessionCore {
             session,
             next_watchdog: now + config.watchdog_interval,
@@ -196,6 +201,7 @@ impl SessionCore {
             providers,
             pipes: pipes::Pipes::new(pipe_watchdog),
             programs: programs::Programs::default(),
+            flood: flood_config.map(flood::FloodMeter::new),
             recover_at: None,
             synced: false,
             observer: None,
@@ -214,6 +220,7 @@ impl SessionCore {
             now,
         );
         core.observer = Some(default_size);
+        core.flood = None;
         core
     }
 
@@ -276,13 +283,15 @@ impl SessionCore {
     }
 
     /// The regular tick: commands past their deadline fail, a connection on pipes recovers,
-    /// and the divergence watchdog looks when its interval has passed.
+    /// panes moved to pipes by a flood that is over go back, and the divergence watchdog looks
+    /// when its interval has passed.
     pub fn tick(&mut self, now: Instant) {
         self.now = now;
         self.expire();
         if self.recover_at.is_some_and(|at| now >= at) {
             self.recovered();
         }
+        self.floods_calmed();
         if now >= self.next_watchdog {
             self.watchdog();
             self.next_watchdog = now + self.config.watchdog_interval;

@@ -108,6 +108,13 @@ impl SessionCore {
                 if self.observer.is_none() && self.status_output(pane, data, now) {
                     self.program_output(pane, now);
                 }
+                if let Some(rate) = self
+                    .flood
+                    .as_mut()
+                    .and_then(|f| f.bytes(pane, data.len(), now))
+                {
+                    self.flooded(pane, rate);
+                }
             }
             None => self.panes.keep_early(pane, data),
         }

@@ -90,6 +90,9 @@ impl SessionCore {
             self.host.stop_pipe(pane, pipe.generation);
         }
         self.programs.remove(pane);
+        if let Some(flood) = &mut self.flood {
+            flood.remove(pane);
+        }
         self.agents.remove(pane);
         if self.panes.remove(pane) {
             self.publish(EventKind::PaneRemoved { pane });

@@ -284,6 +284,10 @@ impl SessionCore {
         if !self.panes.contains(pane) {
             return Err(format!("no pane {pane} in session {}", self.session));
         }
+        // Chosen by hand: not the flood meter's to move back.
+        if let Some(flood) = &mut self.flood {
+            flood.forget_move(pane);
+        }
         let now = self.pipes.transport_of(pane);
         if now == transport {
             return Ok(());
@@ -404,6 +408,34 @@ impl SessionCore {
             .push(super::Action::Upcall(super::Upcall::ControlRecovered(
                 self.session,
             )));
+    }
+
+    /// A pane on the control transport floods at `rate` bytes per second: its output moves to
+    /// the pipe transport (see `flood`). A pane already on a pipe is left as it is.
+    pub(super) fn flooded(&mut self, pane: PaneId, rate: u64) {
+        if self.pipes.transport_of(pane) != Transport::Control {
+            return;
+        }
+        let why = format!("a flood of {:.1} MB/s", rate as f64 / 1e6);
+        if let Err(error) = self.start_pipe(pane, &why, false) {
+            warn!(session = %self.session, %pane, %error, "a flooding pane cannot move to a pipe; it stays on control");
+        }
+        // Moved or not, this flood is handled: the meter asks again after it is over.
+        if let Some(flood) = &mut self.flood {
+            flood.moved(pane);
+        }
+    }
+
+    /// Panes moved to a pipe by a flood that is over go back to the control transport.
+    pub(super) fn floods_calmed(&mut self) {
+        let Some(flood) = &mut self.flood else {
+            return;
+        };
+        for pane in flood.calmed(self.now) {
+            if self.pipes.transport_of(pane) == Transport::Pipe {
+                self.stop_pipe(pane, "the flood is over".into());
+            }
+        }
     }
 
     /// Stops every pipe in tmux as the daemon shuts down (tmux would otherwise keep a writer

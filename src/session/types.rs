@@ -43,6 +43,9 @@ pub struct ConnectionConfig {
     /// Set by the supervisor on a connection started on pipes because its control client kept
     /// failing: after this long without failing, its panes go back to the control transport.
     pub failover: Option<Duration>,
+    /// When a pane's output is a flood that moves it to the pipe transport until it is calm
+    /// (see [`crate::session::FloodConfig`]); none: never.
+    pub flood: Option<super::FloodConfig>,
 }
 
 /// The rule of `--transport auto`.
@@ -71,6 +74,7 @@ impl Default for ConnectionConfig {
             auto: None,
             failover: None,
             divergence_dir: None,
+            flood: None,
         }
     }
 }

@@ -280,7 +280,7 @@ fn the_watchdog_repairs_a_screen_the_model_cannot_follow() {
 fn panes_printing_side_by_side_under_a_fast_watchdog_show_no_divergence() {
     let _guard = daemon_test_lock();
     let server = TmuxServer::start(160, 40);
-    let _daemon = server.start_daemon(&["--watchdog", "100ms"]);
+    let _daemon = server.start_daemon(&["--watchdog", "100ms", "--flood-rate", "0"]);
     server.wait_for_panes(1);
     // Three panes of one session print at once: tmux then often writes one pane's output
     // read after a check before the check's reply, which waits behind another pane's older
@@ -327,7 +327,8 @@ fn panes_printing_side_by_side_under_a_fast_watchdog_show_no_divergence() {
 fn flow_control_pauses_and_resyncs_but_never_disconnects() {
     let _guard = daemon_test_lock();
     let server = TmuxServer::start(80, 24);
-    let daemon = server.start_daemon(&["--pause-after", "1"]);
+    // The control transport under a flood (no move to a pipe).
+    let daemon = server.start_daemon(&["--pause-after", "1", "--flood-rate", "0"]);
     server.wait_for_panes(1);
     let clients_before = control_clients(&server);
     // Hold the daemon back: stop it for a few seconds while the pane floods, so tmux pauses
@@ -373,7 +374,7 @@ fn flow_control_pauses_and_resyncs_but_never_disconnects() {
 fn a_200_megabyte_flood_with_the_daemon_starved_of_cpu_never_disconnects() {
     let _guard = daemon_test_lock();
     let server = TmuxServer::start(80, 24);
-    let daemon = server.start_daemon(&[]);
+    let daemon = server.start_daemon(&["--flood-rate", "0"]);
     server.wait_for_panes(1);
     let clients_before = control_clients(&server);
     // The daemon (every thread) and a busy loop share one core.

@@ -28,6 +28,7 @@ mod event_resume;
 mod exit_codes;
 mod fake_model;
 mod fidelity;
+mod flood;
 mod handoff;
 mod handoff_claude;
 mod hook_install;

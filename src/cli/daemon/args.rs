@@ -46,6 +46,12 @@ pub struct DaemonArgs {
     #[arg(long, default_value = "5s", value_name = "DURATION",
           value_parser = duration::parse_whole_seconds_or_zero)]
     pub(super) pause_after: u32,
+    /// The output rate at or above which a pane on the control transport floods: kept up for
+    /// half a second, the pane's output moves to the pipe transport (tmux encodes every byte as
+    /// `%output` for the daemon, about three times the CPU of the output alone; a pipe costs it
+    /// next to nothing), and back once it stays under a tenth of the rate for 2 s. 0: never.
+    #[arg(long, default_value_t = 2_000_000, value_name = "BYTES_PER_SECOND")]
+    pub(super) flood_rate: u64,
     /// Bytes of recent output kept per pane.
     #[arg(long, default_value_t = 128 * 1024, value_name = "BYTES")]
     pub(super) ring_bytes: usize,

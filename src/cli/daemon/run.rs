@@ -84,6 +84,10 @@ pub(super) fn run(
                 recover_after: args.auto_recover.max(Duration::from_millis(100)),
             }),
             failover: None,
+            flood: (args.flood_rate > 0).then(|| panectl::session::FloodConfig {
+                rate: args.flood_rate,
+                ..panectl::session::FloodConfig::default()
+            }),
             pipe_dir,
             attach_dir,
             divergence_dir: Some(divergence_dir),
