@@ -418,42 +418,51 @@ fn latency() {
 
 /// Writes `bytes` of text in pane `%0` and waits until it has all been shown (and, with a
 /// daemon, until its mirror has settled); returns the seconds it took.
-fn run_flood(server: &TmuxServer, bytes: u64, with_daemon: bool) -> f64 {
+fn run_flood(server: &TmuxServer, panes: usize, bytes: u64, with_daemon: bool) -> f64 {
     let started = Instant::now();
-    server.tmux(&[
-        "send-keys",
-        "-t",
-        "%0",
-        &format!("yes 0123456789012345678901234567890123456789012345678901234567890123456789 | head -c {bytes}; echo flood-$((6*7))"),
-        "Enter",
-    ]);
-    server.wait_for("the flood", Duration::from_secs(900), || {
-        server.tmux_screen("%0").contains("flood-42")
-    });
-    if with_daemon {
-        server.wait_for_same_screen("%0", Duration::from_secs(60));
+    for pane in 0..panes {
+        server.tmux(&[
+            "send-keys",
+            "-t",
+            &format!("%{pane}"),
+            &format!("yes 0123456789012345678901234567890123456789012345678901234567890123456789 | head -c {bytes}; echo flood-$((6*7))"),
+            "Enter",
+        ]);
+    }
+    for pane in 0..panes {
+        let pane = format!("%{pane}");
+        server.wait_for("the flood", Duration::from_secs(900), || {
+            server.tmux_screen(&pane).contains("flood-42")
+        });
+        if with_daemon {
+            server.wait_for_same_screen(&pane, Duration::from_secs(60));
+        }
     }
     started.elapsed().as_secs_f64()
 }
 
-/// Floods a pane of a fresh server with `bytes` and returns (tmux CPU s, daemon CPU s, seconds);
-/// `daemon_args` `None` runs no daemon.
-fn flood(bytes: u64, daemon_args: Option<&[&str]>) -> (f64, f64, f64) {
-    let server = TmuxServer::start(80, 24);
+/// Floods each of `panes` panes of a fresh server with `bytes` at once and returns (tmux CPU s,
+/// daemon CPU s, seconds); `daemon_args` `None` runs no daemon.
+fn flood(panes: usize, bytes: u64, daemon_args: Option<&[&str]>) -> (f64, f64, f64) {
+    let server = TmuxServer::start(200, 60);
+    for _ in 1..panes {
+        server.tmux(&["split-window", "-d", "-t", "%0"]);
+        server.tmux(&["select-layout", "tiled"]);
+    }
     let with_daemon = daemon_args.is_some();
     let daemon = daemon_args.map(|args| server.start_daemon(args));
     if let Some(args) = daemon_args {
-        server.wait_for_panes(1);
+        server.wait_for_panes(panes);
         if args.contains(&"pipe") {
-            server.wait_for("the pipe", Duration::from_secs(10), || {
-                server.health()["pipe_panes"] == 1
+            server.wait_for("the pipes", Duration::from_secs(10), || {
+                server.health()["pipe_panes"] == panes
             });
         }
     }
     let tmux_pid = server.pid() as u32;
     let daemon_pid = daemon.as_ref().map(support::Daemon::pid);
     let (tmux_before, daemon_before) = (cpu_seconds(tmux_pid), daemon_pid.map_or(0.0, cpu_seconds));
-    let elapsed = run_flood(&server, bytes, with_daemon);
+    let elapsed = run_flood(&server, panes, bytes, with_daemon);
     (
         cpu_seconds(tmux_pid) - tmux_before,
         daemon_pid.map_or(0.0, cpu_seconds) - daemon_before,
@@ -462,18 +471,34 @@ fn flood(bytes: u64, daemon_args: Option<&[&str]>) -> (f64, f64, f64) {
 }
 
 fn cost() {
-    let (tmux_alone, _, alone_s) = flood(200_000_000, None);
-    let (tmux_with, daemon_cpu, with_s) = flood(200_000_000, Some(&[]));
-    println!("\n### Cost of a 200 MB burst in one pane\n");
-    println!("| | tmux server CPU s | daemon CPU s | wall s |");
-    println!("|---|---|---|---|");
-    println!("| no daemon | {tmux_alone:.2} | - | {alone_s:.1} |");
-    println!("| daemon attached | {tmux_with:.2} | {daemon_cpu:.2} | {with_s:.1} |");
-    println!(
-        "\ntmux server CPU with/without the daemon: {:.2}x; daemon CPU per 100 MB: {:.2} s\n",
-        tmux_with / tmux_alone,
-        daemon_cpu / 2.0
-    );
+    let rows: [(&str, &[&str]); 3] = [
+        (
+            "daemon, control transport (`--flood-rate 0`, before)",
+            &["--flood-rate", "0"],
+        ),
+        ("daemon, floods moved to pipes (default, after)", &[]),
+        (
+            "daemon, pipe transport (`--transport pipe`)",
+            &["--transport", "pipe"],
+        ),
+    ];
+    for (what, panes, bytes) in [
+        ("a 200 MB burst in one pane", 1, 200_000_000),
+        ("10 panes x 20 MB at once", 10, 20_000_000),
+    ] {
+        let (tmux_alone, _, alone_s) = flood(panes, bytes, None);
+        println!("\n### Cost of {what}\n");
+        println!("| | tmux server CPU s | vs no daemon | daemon CPU s | wall s |");
+        println!("|---|---|---|---|---|");
+        println!("| no daemon (baseline) | {tmux_alone:.2} | 1.00x | - | {alone_s:.1} |");
+        for (name, args) in rows {
+            let (tmux_with, daemon_cpu, with_s) = flood(panes, bytes, Some(args));
+            println!(
+                "| {name} | {tmux_with:.2} | {:.2}x | {daemon_cpu:.2} | {with_s:.1} |",
+                tmux_with / tmux_alone
+            );
+        }
+    }
 }
 
 fn scale() {
@@ -634,9 +659,10 @@ fn transport() {
     let control = run_daemon_latency(&server, dir.path(), &[]);
     let pipe = run_daemon_latency(&server, dir.path(), &["--transport", "pipe"]);
     drop(server);
-    let (tmux_alone, _, alone_s) = flood(200_000_000, None);
-    let (tmux_control, daemon_control, control_s) = flood(200_000_000, Some(&[]));
-    let (tmux_pipe, daemon_pipe, pipe_s) = flood(200_000_000, Some(&["--transport", "pipe"]));
+    let (tmux_alone, _, alone_s) = flood(1, 200_000_000, None);
+    let (tmux_control, daemon_control, control_s) =
+        flood(1, 200_000_000, Some(&["--flood-rate", "0"]));
+    let (tmux_pipe, daemon_pipe, pipe_s) = flood(1, 200_000_000, Some(&["--transport", "pipe"]));
     println!(
         "\n### Transports: control (`%output`) and pipe (`pipe-pane` FIFO), one run\n\nLatency: byte written in a pane to its event ({IDLE_PANES} idle panes, {PROBES} printing a line every {MARKER_INTERVAL_MS} ms).\n"
     );
@@ -683,7 +709,7 @@ fn remote_flood(bytes: u64, over: Option<&sshd::Sshd>) -> (f64, f64, f64, f64, u
     if let Some(sshd) = over {
         server.reach_over_ssh(sshd::ALIAS, &sshd.ssh_command());
     }
-    let daemon = server.start_daemon(&[]);
+    let daemon = server.start_daemon(&["--flood-rate", "0"]);
     server.wait_for_panes(1);
     let tmux_pid = server.pid() as u32;
     let daemon_pid = daemon.pid();
@@ -699,7 +725,7 @@ fn remote_flood(bytes: u64, over: Option<&sshd::Sshd>) -> (f64, f64, f64, f64, u
     let pids = transport();
     let before = cpu_of(&pids);
     let (tmux_before, daemon_before) = (cpu_seconds(tmux_pid), cpu_seconds(daemon_pid));
-    let elapsed = run_flood(&server, bytes, true);
+    let elapsed = run_flood(&server, 1, bytes, true);
     let after = cpu_of(&pids);
     let transport_cpu: f64 = pids
         .iter()

@@ -8,8 +8,11 @@
 //! [`WINDOW`]: a pane on the control transport whose rate stays at or above
 //! [`FloodConfig::rate`] for [`FloodConfig::sustain`] is moved to the pipe transport (its
 //! mirror stays exact: the pipe carries every byte from the reseed on), and once its rate has
-//! stayed under a tenth of that for [`FloodConfig::calm`] it goes back to `%output`. The meter
-//! decides; the core moves the pane.
+//! stayed under a tenth of that for [`FloodConfig::calm`] it goes back to `%output`. The
+//! session's panes share one control client, so several panes printing at once each arrive
+//! slower than one alone would: when the session's whole output keeps to the rate, each of its
+//! panes printing at a tenth of it or more moves too. The meter decides; the core moves the
+//! pane.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -34,7 +37,7 @@ impl Default for FloodConfig {
     fn default() -> Self {
         FloodConfig {
             rate: 2_000_000,
-            sustain: Duration::from_millis(500),
+            sustain: Duration::from_millis(300),
             calm: Duration::from_secs(2),
         }
     }
@@ -51,6 +54,27 @@ struct Meter {
     last_busy: Instant,
     /// The pane was moved to the pipe for this flood.
     moved: bool,
+    /// The rate of the last window closed, in bytes per second.
+    last_rate: u64,
+}
+
+impl Meter {
+    fn new(now: Instant) -> Meter {
+        Meter {
+            window_start: now,
+            bytes: 0,
+            over_since: None,
+            last_busy: now,
+            moved: false,
+            last_rate: 0,
+        }
+    }
+
+    /// Whether every window for `sustain` up to `now` was at or above the rate.
+    fn flooding(&self, sustain: Duration, now: Instant) -> bool {
+        self.over_since
+            .is_some_and(|since| now.duration_since(since) >= sustain)
+    }
 }
 
 /// The meters of a session's panes. See the module documentation.
@@ -58,6 +82,8 @@ struct Meter {
 pub(super) struct FloodMeter {
     config: FloodConfig,
     meters: HashMap<PaneId, Meter>,
+    /// The session's output, all panes on the control transport together.
+    session: Option<Meter>,
 }
 
 impl FloodMeter {
@@ -66,6 +92,7 @@ impl FloodMeter {
         FloodMeter {
             config,
             meters: HashMap::new(),
+            session: None,
         }
     }
 
@@ -74,19 +101,18 @@ impl FloodMeter {
     /// pane and says so with [`FloodMeter::moved`]).
     pub(super) fn bytes(&mut self, pane: PaneId, len: usize, now: Instant) -> Option<u64> {
         let config = self.config;
-        let meter = self.meters.entry(pane).or_insert_with(|| Meter {
-            window_start: now,
-            bytes: 0,
-            over_since: None,
-            last_busy: now,
-            moved: false,
-        });
+        let meter = self.meters.entry(pane).or_insert_with(|| Meter::new(now));
         meter.bytes += len as u64;
-        let rate = close_window(meter, &config, now)?;
-        let flooding = meter
-            .over_since
-            .is_some_and(|since| now.duration_since(since) >= config.sustain);
-        (flooding && !meter.moved).then_some(rate)
+        close_window(meter, &config, now);
+        if meter.moved {
+            return None;
+        }
+        let session = self.session.get_or_insert_with(|| Meter::new(now));
+        session.bytes += len as u64;
+        close_window(session, &config, now);
+        let alone = meter.flooding(config.sustain, now);
+        let together = session.flooding(config.sustain, now) && meter.last_rate >= config.rate / 10;
+        (alone || together).then_some(meter.last_rate.max(1))
     }
 
     /// The pane was moved to the pipe for its flood.
@@ -147,6 +173,7 @@ fn close_window(meter: &mut Meter, config: &FloodConfig, now: Instant) -> Option
     }
     meter.window_start = now;
     meter.bytes = 0;
+    meter.last_rate = rate;
     Some(rate)
 }
 
@@ -186,7 +213,7 @@ mod tests {
         let (rate, after) = first.expect("a flood");
         assert!((9_000_000..=11_000_000).contains(&rate), "{rate}");
         assert!(
-            after >= Duration::from_millis(500) && after <= Duration::from_millis(700),
+            after >= Duration::from_millis(300) && after <= Duration::from_millis(500),
             "{after:?}"
         );
         // Still reported while it was not moved; never once it was.
@@ -202,8 +229,8 @@ mod tests {
         // 150 KB per window: 1.5 MB/s, for 5 s.
         let (first, end) = feed(&mut meter, start, 150_000, 50);
         assert_eq!(first, None);
-        // A 300 ms burst at 10 MB/s, then quiet output: under the sustain time.
-        let (burst, end) = feed(&mut meter, end, 1_000_000, 3);
+        // A 100 ms burst at 10 MB/s, then quiet output: well under the sustain time.
+        let (burst, end) = feed(&mut meter, end, 1_000_000, 1);
         assert_eq!(burst, None);
         let (after, _) = feed(&mut meter, end, 1_000, 20);
         assert_eq!(after, None);
@@ -223,6 +250,26 @@ mod tests {
         assert!(meter.calmed(end + Duration::from_millis(1500)).is_empty());
         assert_eq!(meter.calmed(end + Duration::from_millis(2100)), vec![PANE]);
         assert!(meter.calmed(end + Duration::from_secs(5)).is_empty());
+    }
+
+    #[test]
+    fn panes_printing_together_at_the_rate_move_each_when_busy_enough() {
+        let mut meter = FloodMeter::new(FloodConfig::default());
+        let start = Instant::now();
+        let mut moved = Vec::new();
+        let mut now = start;
+        // Four panes at 0.6 MB/s each (2.4 MB/s together), one at 0.1 MB/s, for 2 s.
+        for _ in 0..200 {
+            now += Duration::from_millis(10);
+            for (pane, bytes) in [(1, 6_000), (2, 6_000), (3, 6_000), (4, 6_000), (5, 1_000)] {
+                if meter.bytes(PaneId(pane), bytes, now).is_some() {
+                    meter.moved(PaneId(pane));
+                    moved.push(pane);
+                }
+            }
+        }
+        moved.sort();
+        assert_eq!(moved, vec![1, 2, 3, 4], "the quiet one stays");
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub struct DaemonArgs {
           value_parser = duration::parse_whole_seconds_or_zero)]
     pub(super) pause_after: u32,
     /// The output rate at or above which a pane on the control transport floods: kept up for
-    /// half a second, the pane's output moves to the pipe transport (tmux encodes every byte as
+    /// 0.3 s, the pane's output moves to the pipe transport (tmux encodes every byte as
     /// `%output` for the daemon, about three times the CPU of the output alone; a pipe costs it
     /// next to nothing), and back once it stays under a tenth of the rate for 2 s. 0: never.
     #[arg(long, default_value_t = 2_000_000, value_name = "BYTES_PER_SECOND")]
