@@ -87,8 +87,13 @@ pub fn hook_command_line(program: &str) -> String {
     if plain {
         format!("{program} hook")
     } else {
-        format!("'{}' hook", program.replace('\'', "'\\''"))
+        format!("{} hook", shell_quote(program))
     }
+}
+
+/// Quotes a word for `sh`: single quotes, with `'` written as `'\''`.
+pub fn shell_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', "'\\''"))
 }
 
 /// Adds panectl's hook (`program hook`) for `events` to the configuration `existing` (empty

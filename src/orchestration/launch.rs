@@ -27,6 +27,7 @@ use crate::status::{Phase, Status};
 
 pub use super::launch_plan::{CallerEnv, LaunchBody};
 pub use super::names::is_plain_name;
+pub use crate::agent_hooks::shell_quote;
 use crate::tmux::{ConnectionHandle, RunError};
 
 /// The pane option that holds an agent's name.
@@ -82,11 +83,6 @@ fn chosen_conversation(spec: &Launch, body: &LaunchBody, args: &[String]) -> Opt
         return None;
     }
     crate::status::rules::new_conversation_id()
-}
-
-/// Quotes a word for `sh`: single quotes, with `'` written as `'\''`.
-pub fn shell_quote(word: &str) -> String {
-    format!("'{}'", word.replace('\'', "'\\''"))
 }
 
 /// How long a program that cannot start keeps its pane alive after saying why: output written

@@ -17,8 +17,7 @@
 //! agent launched on a remote server gets none.
 
 use super::Context;
-use super::launch::shell_quote;
-use crate::agent_hooks::{hook_events, settings_with_hooks};
+use crate::agent_hooks::{hook_events, settings_with_hooks, shell_quote};
 use crate::status::rules::Provider;
 use crate::status::rules::hook_config::HookFormat;
 
