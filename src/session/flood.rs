@@ -96,11 +96,22 @@ impl FloodMeter {
         }
     }
 
-    /// `len` bytes of the pane's output arrived at `now`. Answers the rate, in bytes per
-    /// second, when they make a flood of output that is not moved yet (the caller moves the
-    /// pane and says so with [`FloodMeter::moved`]).
-    pub(super) fn bytes(&mut self, pane: PaneId, len: usize, now: Instant) -> Option<u64> {
+    /// `len` bytes of the pane's output arrived at `now`, through `%output` (`on_control`) or
+    /// a pipe. Answers the rate, in bytes per second, when they make a flood of output that is
+    /// not moved yet (the caller moves the pane and says so with [`FloodMeter::moved`]). A pane
+    /// on a pipe it did not move (chosen by hand, or the daemon's `--transport`) is not metered,
+    /// nor counted in the session's output.
+    pub(super) fn bytes(
+        &mut self,
+        pane: PaneId,
+        len: usize,
+        on_control: bool,
+        now: Instant,
+    ) -> Option<u64> {
         let config = self.config;
+        if !on_control && !self.meters.get(&pane).is_some_and(|m| m.moved) {
+            return None;
+        }
         let meter = self.meters.entry(pane).or_insert_with(|| Meter::new(now));
         meter.bytes += len as u64;
         close_window(meter, &config, now);
@@ -195,7 +206,7 @@ mod tests {
         let mut now = start;
         for _ in 0..windows * 10 {
             now += Duration::from_millis(10);
-            if let Some(rate) = meter.bytes(PANE, per_window / 10, now)
+            if let Some(rate) = meter.bytes(PANE, per_window / 10, true, now)
                 && first.is_none()
             {
                 first = Some((rate, now.duration_since(start)));
@@ -262,7 +273,7 @@ mod tests {
         for _ in 0..200 {
             now += Duration::from_millis(10);
             for (pane, bytes) in [(1, 6_000), (2, 6_000), (3, 6_000), (4, 6_000), (5, 1_000)] {
-                if meter.bytes(PaneId(pane), bytes, now).is_some() {
+                if meter.bytes(PaneId(pane), bytes, true, now).is_some() {
                     meter.moved(PaneId(pane));
                     moved.push(pane);
                 }
@@ -270,6 +281,18 @@ mod tests {
         }
         moved.sort();
         assert_eq!(moved, vec![1, 2, 3, 4], "the quiet one stays");
+    }
+
+    #[test]
+    fn panes_on_a_pipe_chosen_elsewhere_are_not_metered_nor_counted_for_the_session() {
+        let mut meter = FloodMeter::new(FloodConfig::default());
+        let mut now = Instant::now();
+        for _ in 0..200 {
+            now += Duration::from_millis(10);
+            // A pipe pane at 10 MB/s, a control pane at 0.5 MB/s.
+            assert_eq!(meter.bytes(PaneId(1), 100_000, false, now), None);
+            assert_eq!(meter.bytes(PaneId(2), 5_000, true, now), None);
+        }
     }
 
     #[test]

@@ -108,10 +108,11 @@ impl SessionCore {
                 if self.observer.is_none() && self.status_output(pane, data, now) {
                     self.program_output(pane, now);
                 }
+                let on_control = self.pipes.transport_of(pane) == Transport::Control;
                 if let Some(rate) = self
                     .flood
                     .as_mut()
-                    .and_then(|f| f.bytes(pane, data.len(), now))
+                    .and_then(|f| f.bytes(pane, data.len(), on_control, now))
                 {
                     self.flooded(pane, rate);
                 }
