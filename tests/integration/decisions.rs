@@ -220,11 +220,24 @@ fn an_auto_answer_rule_answers_only_its_dialog_and_says_so() {
         "[[auto_answer]]\nname = \"builds\"\nprovider = \"shell\"\nquestion = 'rm -rf build'\noption = \"No\"\n",
     )
     .unwrap();
-    let _daemon = server.start_daemon(&["--rules-dir", rules.to_str().unwrap()]);
+    let daemon = server.start_daemon(&["--rules-dir", rules.to_str().unwrap()]);
     server.wait_for_panes(1);
     let events = crate::support::EventReader::start(&server);
     run_dialog(&server, DIALOG);
-    let closed = events.expect("decision_closed", |e| e["type"] == "decision_closed");
+    // A full suite's load once kept it from closing within 10 s: the daemon's log says why.
+    let closed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        events.expect_within("decision_closed", Duration::from_secs(30), |e| {
+            e["type"] == "decision_closed"
+        })
+    }))
+    .unwrap_or_else(|failure| {
+        eprintln!(
+            "the pane shows:\n{}\nthe daemon logged:\n{}",
+            server.tmux(&["capture-pane", "-p", "-t", "%0"]),
+            daemon.log_text()
+        );
+        std::panic::resume_unwind(failure)
+    });
     assert_eq!(closed["how"], "answered", "{closed}");
     assert_eq!(closed["by"], "auto_answer builds");
     assert_eq!(closed["label"], "No");
