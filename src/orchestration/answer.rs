@@ -382,8 +382,15 @@ async fn pointer_on(
     let mut corrections = 0;
     loop {
         let (shown, _) = read(handle, pane).await?;
+        // A program that redraws its whole dialog on each key can be caught mid-redraw, with
+        // no dialog or half of one on the screen: that passes. Only a dialog gone or another
+        // one for the whole wait ends it (nothing more is pressed then).
         let Some(shown) = shown.filter(|d| d.fingerprint == fingerprint) else {
-            return Ok(false);
+            if tokio::time::Instant::now() >= deadline {
+                return Ok(false);
+            }
+            tokio::time::sleep(POLL).await;
+            continue;
         };
         if shown
             .options
