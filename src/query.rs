@@ -142,6 +142,28 @@ pub struct PaneRow {
     pub name: Option<String>,
 }
 
+impl PaneRow {
+    /// A pane known only by its id, window and size (replay takes panes so as they appear in a
+    /// stream; tests make mirrors so): nothing else said of it yet.
+    pub fn unlisted(id: PaneId, window: WindowId, width: u16, height: u16) -> PaneRow {
+        PaneRow {
+            id,
+            window,
+            index: 0,
+            width,
+            height,
+            active: false,
+            dead: false,
+            in_mode: false,
+            pid: 0,
+            command: RawBytes::default(),
+            title: RawBytes::default(),
+            assigned_provider: None,
+            name: None,
+        }
+    }
+}
+
 const PANES: Format = Format::new(
     "#{pane_id}\t#{window_id}\t#{pane_index}\t#{pane_width}\t#{pane_height}\t#{pane_active}\t#{pane_dead}\t#{pane_in_mode}\t#{pane_pid}\t#{pane_current_command}\t#{@panectl_provider_override}\t#{@panectl_name}\t#{pane_title}",
 );

@@ -248,21 +248,7 @@ mod tests {
 
     fn mirror(pane: u32, window: u32) -> PaneMirror {
         PaneMirror::new(
-            PaneRow {
-                id: PaneId(pane),
-                window: WindowId(window),
-                index: 0,
-                width: 20,
-                height: 5,
-                active: false,
-                dead: false,
-                in_mode: false,
-                pid: 0,
-                command: RawBytes::default(),
-                title: RawBytes::default(),
-                assigned_provider: None,
-                name: None,
-            },
+            PaneRow::unlisted(PaneId(pane), WindowId(window), 20, 5),
             1024,
         )
     }

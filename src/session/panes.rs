@@ -14,7 +14,6 @@ use crate::mirror::pane::Verdict;
 use crate::mirror::{PaneMirror, SyncState};
 use crate::pipe::Transport;
 use crate::query::{self, PaneRow, SEED_PARTS};
-use crate::raw::RawBytes;
 
 impl SessionCore {
     pub(super) fn add_pane(&mut self, row: PaneRow, reason: ResyncReason) {
@@ -65,21 +64,7 @@ impl SessionCore {
     /// Replay: a pane the stream shows, taken at the default size (a layout states its own).
     pub(super) fn adopt(&mut self, pane: PaneId, window: Option<WindowId>) {
         let (width, height) = self.observer.unwrap_or((80, 24));
-        let row = PaneRow {
-            id: pane,
-            window: window.unwrap_or(WindowId(u32::MAX)),
-            index: 0,
-            width,
-            height,
-            active: false,
-            dead: false,
-            in_mode: false,
-            pid: 0,
-            command: RawBytes::default(),
-            title: RawBytes::default(),
-            assigned_provider: None,
-            name: None,
-        };
+        let row = PaneRow::unlisted(pane, window.unwrap_or(WindowId(u32::MAX)), width, height);
         self.panes
             .insert(PaneMirror::new(row, self.config.ring_bytes));
     }
