@@ -108,7 +108,9 @@ impl SessionCore {
                 if self.observer.is_none() && self.status_output(pane, data, now) {
                     self.program_output(pane, now);
                 }
-                let on_control = self.pipes.transport_of(pane) == Transport::Control;
+                // No map lookup for the usual case of no pipes at all.
+                let on_control =
+                    self.pipes.is_empty() || self.pipes.transport_of(pane) == Transport::Control;
                 if let Some(rate) = self
                     .flood
                     .as_mut()
