@@ -96,7 +96,7 @@ fn time_mirror(seeds: std::ops::Range<u64>) {
     let (cases, panics): (Vec<Vec<u8>>, Vec<Vec<u8>>) = all.into_iter().partition(|case| {
         SIZES.iter().all(|&(width, height)| {
             std::panic::catch_unwind(|| {
-                let mut screen = panectl::screen::PaneScreen::new(width, height);
+                let mut screen = oracle::model(width, height);
                 screen.feed(case);
                 screen.styled_rows().len()
             })
@@ -123,14 +123,14 @@ fn time_mirror(seeds: std::ops::Range<u64>) {
         for _ in 0..3 {
             let began = Instant::now();
             for case in &cases {
-                let mut screen = panectl::screen::PaneScreen::new(width, height);
+                let mut screen = oracle::model(width, height);
                 screen.feed(case);
                 black_box(screen.cursor());
             }
             best_feed = best_feed.min(began.elapsed());
             let began = Instant::now();
             for case in &cases {
-                let mut screen = panectl::screen::PaneScreen::new(width, height);
+                let mut screen = oracle::model(width, height);
                 screen.feed(case);
                 black_box(screen.styled_rows());
             }

@@ -176,6 +176,7 @@ fn place_early_answer(bencher: Bencher, name: &str) {
     let mut asked = Asked::new(1, &base);
     asked.output(&output);
     let looks = Looks::new(
+        shown.dialect(),
         &shown.capture_rows(true),
         shown.size(),
         shown.cursor(),

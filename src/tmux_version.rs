@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use crate::screen::Dialect;
+
 /// A tmux version: `3.3a` is 3, 3, `a`; `next-3.8` (a build from master) is 3, 8 and marked as
 /// a development build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -47,6 +49,25 @@ impl TmuxVersion {
             patch,
             development,
         })
+    }
+
+    /// The screen rules of this version (see [`Dialect`]).
+    pub fn dialect(&self) -> Dialect {
+        if self.below(3, 3) {
+            Dialect::V3_2
+        } else if self.below(3, 4) {
+            Dialect::V3_3
+        } else if self.below(3, 5) {
+            Dialect::V3_4
+        } else {
+            Dialect::V3_5
+        }
+    }
+
+    /// The screen rules of a server that reports `text` as its version: those of the version,
+    /// or the newest for one without a number (a build from `master`).
+    pub fn dialect_of(text: &str) -> Dialect {
+        TmuxVersion::parse(text).map_or(Dialect::NEWEST, |version| version.dialect())
     }
 
     fn at_least(&self, major: u32, minor: u32) -> bool {
@@ -110,18 +131,19 @@ pub fn known_crashes(version: &TmuxVersion) -> Vec<KnownCrash> {
     }
 }
 
-/// What the screen model does differently from a tmux version: nothing for the versions it
-/// follows (3.2 and 3.3), else the differences measured against tmux 3.5a (BENCHMARKS.md,
-/// "tmux 3.4 and later"), which the daemon's watchdog repairs by resyncing the pane.
+/// What the screen model does differently from a tmux version: nothing for the versions whose
+/// rules it follows (3.2 to 3.5, see [`Dialect`]), else the differences measured against tmux
+/// 3.6 (BENCHMARKS.md, "tmux versions"), which the daemon's watchdog repairs by resyncing the
+/// pane.
 pub fn model_differences(version: &TmuxVersion) -> &'static [&'static str] {
-    if version.below(3, 4) {
+    if version.below(3, 6) {
         return &[];
     }
     &[
-        "erased cells keep their background colour",
-        "a zero-width joiner joins after any character, and VS16 makes a character two wide",
-        "code points above U+10FFFF are kept",
-        "capture-pane -N pads lines to their allocated cells",
+        "a tab is kept as a tab character",
+        "invalid UTF-8 shows as U+FFFD",
+        "flags, skin tones and Hangul jamo join by 3.6's rules",
+        "REP keeps the line-drawing set",
     ]
 }
 
@@ -145,8 +167,9 @@ mod tests {
     fn the_model_differs_from_tmux_3_4_on() {
         assert!(model_differences(&version("3.2a")).is_empty());
         assert!(model_differences(&version("3.3a")).is_empty());
-        assert_eq!(model_differences(&version("3.4")).len(), 4);
-        assert_eq!(model_differences(&version("3.5a")).len(), 4);
+        assert!(model_differences(&version("3.4")).is_empty());
+        assert!(model_differences(&version("3.5a")).is_empty());
+        assert_eq!(model_differences(&version("3.6a")).len(), 4);
         assert_eq!(model_differences(&version("next-3.8")).len(), 4);
     }
 
@@ -163,6 +186,12 @@ mod tests {
         assert!(TmuxVersion::parse("").is_none());
         assert!(version("3.3a") > version("3.3") && version("3.3a") < version("3.4"));
         assert!(version("3.1c") < MINIMUM);
+        assert_eq!(version("3.2a").dialect(), Dialect::V3_2);
+        assert_eq!(version("3.3a").dialect(), Dialect::V3_3);
+        assert_eq!(version("3.4").dialect(), Dialect::V3_4);
+        assert_eq!(version("3.5a").dialect(), Dialect::V3_5);
+        assert_eq!(version("next-3.8").dialect(), Dialect::V3_5);
+        assert_eq!(TmuxVersion::dialect_of("master"), Dialect::NEWEST);
     }
 
     #[test]

@@ -223,8 +223,11 @@ fn judge(record: &panectl::mirror::DivergenceRecord) -> Verdict {
     let replay_vs_tmux = (replayed != record.tmux_screen)
         .then(|| {
             replayed
-                .recaptured(width, height)
-                .difference(&record.tmux_screen.recaptured(width, height), "tmux")
+                .recaptured(record.dialect, width, height)
+                .difference(
+                    &record.tmux_screen.recaptured(record.dialect, width, height),
+                    "tmux",
+                )
         })
         .flatten();
     Verdict {

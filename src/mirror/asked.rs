@@ -9,7 +9,7 @@
 //! tmux writes the blocks of several reads in one `%output` line. [`Asked`] keeps the screen
 //! at the sending and the output since, to find that point.
 
-use crate::screen::{PaneScreen, Snapshot};
+use crate::screen::{Dialect, PaneScreen, Snapshot};
 
 /// Output kept after a question before the points cannot be replayed any more (a pane
 /// flooding faster than tmux answers).
@@ -40,14 +40,16 @@ pub struct Looks {
 }
 
 impl Looks {
-    /// tmux's `rows` of a `width` x `height` screen, its cursor and alternate flag.
+    /// tmux's `rows` of a `width` x `height` screen, its cursor and alternate flag, printed by
+    /// a tmux of `dialect`.
     pub fn new(
+        dialect: Dialect,
         rows: &[Vec<u8>],
         (width, height): (u16, u16),
         cursor: (u16, u16),
         alternate: bool,
     ) -> Looks {
-        let rows = crate::screen::recapture(width, height, rows);
+        let rows = crate::screen::recapture(dialect, width, height, rows);
         let cursor_row = rows
             .get(usize::from(cursor.1))
             .and_then(|row| strip_codes(row))
@@ -70,7 +72,7 @@ impl Looks {
             return true;
         }
         let (width, height) = screen.size();
-        crate::screen::recapture(width, height, &rows) == self.rows
+        crate::screen::recapture(screen.dialect(), width, height, &rows) == self.rows
     }
 
     /// [`Looks::matches`], first comparing what is cheap: the cursor, then its row's text.
@@ -201,6 +203,7 @@ mod tests {
     /// How `screen` looks to tmux's capture.
     fn looks(screen: &PaneScreen) -> Looks {
         Looks::new(
+            Dialect::default(),
             &screen.capture_rows(true),
             screen.size(),
             screen.cursor(),
@@ -230,7 +233,7 @@ mod tests {
         assert_eq!(asked.point_of(&looks(&within)), Some(12));
         // A screen at no point of it.
         let other = vec![b"two".to_vec(), b"one".to_vec(), Vec::new()];
-        let wrong = Looks::new(&other, (20, 3), screen.cursor(), false);
+        let wrong = Looks::new(Dialect::default(), &other, (20, 3), screen.cursor(), false);
         assert_eq!(asked.point_of(&wrong), None);
     }
 

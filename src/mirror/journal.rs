@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::screen::{PaneScreen, Snapshot};
+use crate::screen::{Dialect, PaneScreen, Snapshot};
 
 /// Output a journal keeps before it starts again from a snapshot of the screen: enough for
 /// the seconds between two watchdog checks of a busy pane, small enough for many panes.
@@ -131,9 +131,11 @@ impl Journal {
     }
 }
 
-/// Replays a journal's start and steps through a fresh screen keeping `scrollback` lines.
-pub fn replay(start: &Snapshot, steps: &[Step], scrollback: usize) -> PaneScreen {
-    let mut screen = PaneScreen::with_scrollback(start.width, start.height, scrollback);
+/// Replays a journal's start and steps through a fresh screen keeping `scrollback` lines and
+/// following `dialect`.
+pub fn replay(start: &Snapshot, steps: &[Step], scrollback: usize, dialect: Dialect) -> PaneScreen {
+    let mut screen =
+        PaneScreen::with_scrollback(start.width, start.height, scrollback).with_dialect(dialect);
     screen.reseed(start);
     for step in steps {
         match step {
@@ -241,10 +243,10 @@ impl ScreenRecord {
     }
 
     /// The same screen in this model's encoding (see [`crate::screen::recapture`]), at a
-    /// size of `width` x `height`.
-    pub fn recaptured(&self, width: u16, height: u16) -> ScreenRecord {
+    /// size of `width` x `height`, printed by a tmux of `dialect`.
+    pub fn recaptured(&self, dialect: Dialect, width: u16, height: u16) -> ScreenRecord {
         ScreenRecord {
-            rows: crate::screen::recapture(width, height, &self.rows),
+            rows: crate::screen::recapture(dialect, width, height, &self.rows),
             ..self.clone()
         }
     }
@@ -269,6 +271,10 @@ pub struct DivergenceRecord {
     pub panectl: String,
     /// The tmux version of the server (`tmux -V`'s words, as the connection learnt them).
     pub tmux: String,
+    /// The rules the mirror followed (those of `tmux`); records older than the field were
+    /// made by the 3.2 rules.
+    #[serde(default)]
+    pub dialect: Dialect,
     /// The pane.
     pub pane: String,
     /// Where the screens first differed, as the log said.
@@ -304,6 +310,7 @@ impl DivergenceRecord {
             &Snapshot::from(&self.snapshot),
             &self.steps,
             self.scrollback,
+            self.dialect,
         )
     }
 
@@ -313,7 +320,8 @@ impl DivergenceRecord {
     /// replaying a record by hand.
     pub fn tmux_point(&self) -> Option<usize> {
         let start = Snapshot::from(&self.snapshot);
-        let mut screen = PaneScreen::with_scrollback(start.width, start.height, self.scrollback);
+        let mut screen = PaneScreen::with_scrollback(start.width, start.height, self.scrollback)
+            .with_dialect(self.dialect);
         screen.reseed(&start);
         // Compared at the size the replay ends with.
         let size = self
@@ -327,6 +335,7 @@ impl DivergenceRecord {
             .unwrap_or((start.width, start.height));
         let [x, y] = self.tmux_screen.cursor;
         let tmux = super::asked::Looks::new(
+            self.dialect,
             &self.tmux_screen.rows,
             size,
             (x, y),
@@ -378,7 +387,7 @@ mod tests {
         let (start, snapshot, steps) = journal.parts();
         assert_eq!(start, JournalStart::Blank);
         assert_eq!(steps.len(), 3);
-        let again = replay(snapshot, steps, 50);
+        let again = replay(snapshot, steps, 50, Dialect::default());
         assert_eq!(again.capture_rows(false), screen.capture_rows(false));
         assert_eq!(again.cursor(), screen.cursor());
     }
@@ -402,7 +411,7 @@ mod tests {
         feed(&mut screen, &mut journal, b" more");
         let (_, snapshot_after, steps) = journal.parts();
         assert_eq!(*snapshot_after, snapshot);
-        let again = replay(&snapshot, steps, 50);
+        let again = replay(&snapshot, steps, 50, Dialect::default());
         assert_eq!(again.capture_rows(false), screen.capture_rows(false));
         assert_eq!(again.cursor(), screen.cursor());
     }
@@ -434,7 +443,7 @@ mod tests {
         let snapshot = snapshot.clone();
         assert!(steps.is_empty());
         feed(&mut screen, &mut journal, b" more");
-        let again = replay(&snapshot, journal.parts().2, 50);
+        let again = replay(&snapshot, journal.parts().2, 50, Dialect::default());
         assert_eq!(again.capture_rows(false), screen.capture_rows(false));
         assert_eq!(screen.text(), "before\nafter more");
     }

@@ -85,6 +85,11 @@ pub struct PaneMirror {
 }
 
 impl PaneMirror {
+    /// Follows the rules of tmux `dialect` (the server's, once the core knows it).
+    pub fn set_dialect(&mut self, dialect: crate::screen::Dialect) {
+        self.screen.set_dialect(dialect);
+    }
+
     /// Starts mirroring a pane described by `list-panes`.
     pub fn new(row: PaneRow, ring_capacity: usize) -> PaneMirror {
         PaneMirror {
@@ -247,6 +252,7 @@ impl PaneMirror {
         let after: Vec<u8> = match self.seed_asked.take() {
             Some(asked) if asked.output_came() => {
                 let looks = Looks::new(
+                    self.screen.dialect(),
                     snapshot_rows(snapshot),
                     (snapshot.width, snapshot.height),
                     snapshot.cursor,
@@ -395,6 +401,7 @@ impl PaneMirror {
     /// What tmux shows, for comparisons at the mirror's size.
     fn looks(&self, shown: &ShownScreen) -> Looks {
         Looks::new(
+            self.screen.dialect(),
             &shown.styled,
             self.screen.size(),
             shown.cursor,
@@ -410,6 +417,7 @@ impl PaneMirror {
         self.suspected = Some(Box::new(DivergenceRecord {
             panectl: env!("CARGO_PKG_VERSION").to_string(),
             tmux: String::new(),
+            dialect: self.screen.dialect(),
             pane: self.row.id.to_string(),
             difference: self.difference(shown),
             explained: None,
@@ -442,9 +450,13 @@ impl PaneMirror {
     /// texts of it, or the cursors and alternate-screen flags when every row agrees.
     pub fn difference(&self, shown: &ShownScreen) -> String {
         let (width, height) = self.screen.size();
+        let dialect = self.screen.dialect();
         ScreenRecord::of(&self.screen)
-            .recaptured(width, height)
-            .difference(&shown_record(shown).recaptured(width, height), "tmux")
+            .recaptured(dialect, width, height)
+            .difference(
+                &shown_record(shown).recaptured(dialect, width, height),
+                "tmux",
+            )
             .unwrap_or_else(|| "none".to_string())
     }
 

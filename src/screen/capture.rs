@@ -6,14 +6,33 @@
 use std::fmt::Write as _;
 
 use super::cell::{Attrs, Colour, Style, StyledCell};
-use super::grid::{Clusters, Grid};
+use super::dialect::Dialect;
+use super::grid::{Clusters, Grid, Line};
+use super::links::{Links, osc8};
+
+/// One past the last cell of `line` that `capture-pane` prints: the last written one, or from
+/// tmux 3.4 every allocated one (`GRID_STRING_EMPTY_CELLS`, which cleared cells with a
+/// background colour show in).
+fn printed_end(grid: &Grid, line: &Line, dialect: Dialect) -> usize {
+    let end = if dialect.captures_empty_cells() {
+        line.cells.len()
+    } else {
+        line.used
+    };
+    end.min(grid.sx).min(line.cells.len())
+}
 
 /// The printed cells of absolute line `py`, wide characters once.
-pub(crate) fn cells(grid: &Grid, clusters: &Clusters, py: usize) -> Vec<StyledCell> {
+pub(crate) fn cells(
+    grid: &Grid,
+    clusters: &Clusters,
+    py: usize,
+    dialect: Dialect,
+) -> Vec<StyledCell> {
     let Some(line) = grid.line(py) else {
         return Vec::new();
     };
-    let end = line.used.min(grid.sx);
+    let end = printed_end(grid, line, dialect);
     let mut out = Vec::with_capacity(end);
     for x in 0..end {
         let cell = line.cell(x);
@@ -32,10 +51,10 @@ pub(crate) fn cells(grid: &Grid, clusters: &Clusters, py: usize) -> Vec<StyledCe
 }
 
 /// Line `py` as `capture-pane -p` prints it: trailing spaces removed.
-pub(crate) fn text(grid: &Grid, clusters: &Clusters, py: usize) -> String {
+pub(crate) fn text(grid: &Grid, clusters: &Clusters, py: usize, dialect: Dialect) -> String {
     let mut out = String::new();
     if let Some(line) = grid.line(py) {
-        let end = line.used.min(grid.sx).min(line.cells.len());
+        let end = printed_end(grid, line, dialect);
         for cell in &line.cells[..end] {
             if !cell.is_padding() {
                 clusters.push_text(cell.ch, &mut out);
@@ -46,33 +65,65 @@ pub(crate) fn text(grid: &Grid, clusters: &Clusters, py: usize) -> String {
     out
 }
 
+/// What a line's capture reads besides the grid: the clusters and links its cells name, and
+/// the rules of the tmux it prints like.
+#[derive(Clone, Copy)]
+pub(crate) struct Printer<'a> {
+    pub(crate) clusters: &'a Clusters,
+    pub(crate) links: &'a Links,
+    pub(crate) dialect: Dialect,
+}
+
 /// Line `py` as `capture-pane -p -e` prints it (with `-N` when `trim` is false: trailing
 /// spaces kept, up to the last cell written), given the style the previous line ended in
-/// (updated to the style this one ends in).
+/// (updated to the style this one ends in). From tmux 3.4 a link is printed where it starts
+/// and ended where the line leaves it (or at the line's end); a link carried on from the line
+/// before is not printed again (tmux's quirk).
 pub(crate) fn with_codes(
     grid: &Grid,
-    clusters: &Clusters,
+    printer: Printer<'_>,
     py: usize,
     last: &mut Style,
     trim: bool,
 ) -> Vec<u8> {
     let mut out = Vec::new();
-    let mut text = String::new();
     let Some(line) = grid.line(py) else {
         return out;
     };
-    let end = line.used.min(grid.sx).min(line.cells.len());
+    let end = printed_end(grid, line, printer.dialect);
+    let mut link_open = false;
+    // Where the codes written before the last printed cell are in `out`.
+    let mut last_codes = 0..0;
     for cell in &line.cells[..end] {
         if cell.is_padding() {
             continue;
         }
+        let codes_start = out.len();
         if cell.style != *last {
-            codes(last, &cell.style, &mut out);
+            codes(last, &cell.style, &mut out, printer.dialect);
+            if cell.style.link != last.link && printer.dialect.keeps_links() {
+                match printer.links.get(cell.style.link) {
+                    Some((uri, id)) => {
+                        osc8(uri, id, &mut out);
+                        link_open = true;
+                    }
+                    None if link_open => {
+                        osc8("", "", &mut out);
+                        link_open = false;
+                    }
+                    None => {}
+                }
+            }
             *last = cell.style;
         }
-        text.clear();
-        clusters.push_text(cell.ch, &mut text);
-        out.extend_from_slice(text.as_bytes());
+        last_codes = codes_start..out.len();
+        printer.clusters.push_bytes(cell.ch, &mut out);
+    }
+    if link_open {
+        // tmux appends the end of the link to the buffer the last cell's codes are still in
+        // (`grid_string_cells`), so those codes come again before it.
+        out.extend_from_within(last_codes);
+        osc8("", "", &mut out);
     }
     while trim && out.last() == Some(&b' ') {
         out.pop();
@@ -116,18 +167,21 @@ const ATTR_CODES: [(Attrs, u16); 13] = [
 /// The codes that set `style` from the default one.
 pub(crate) fn codes_for(style: &Style) -> Vec<u8> {
     let mut out = Vec::new();
-    codes(&Style::default(), style, &mut out);
+    codes(&Style::default(), style, &mut out, Dialect::default());
     out
 }
 
 /// The codes tmux writes to go from style `last` to `now` (`grid_string_cells_code`).
-fn codes(last: &Style, now: &Style, out: &mut Vec<u8>) {
+fn codes(last: &Style, now: &Style, out: &mut Vec<u8>, dialect: Dialect) {
     let attr = now.attrs;
     let mut last_attr = last.attrs;
     let mut s: Vec<u16> = Vec::new();
     for (mask, _) in ATTR_CODES {
         let removed = !attr.contains(mask) && last_attr.contains(mask);
-        if removed || (last.underline != Colour::Default && now.underline == Colour::Default) {
+        let underline_gone = dialect.prints_underline_colour()
+            && last.underline != Colour::Default
+            && now.underline == Colour::Default;
+        if removed || underline_gone {
             s.push(0);
             last_attr = Attrs(last_attr.0 & Attrs::CHARSET.0);
             break;
@@ -154,15 +208,22 @@ fn codes(last: &Style, now: &Style, out: &mut Vec<u8>) {
         text.push('m');
     }
     let reset = !s.is_empty() && s[0] == 0;
-    for (base, new, old) in [
+    let colours = [
         (30, now.fg, last.fg),
         (40, now.bg, last.bg),
         (58, now.underline, last.underline),
-    ] {
+    ];
+    // tmux 3.2 prints no underline colour.
+    let printed = if dialect.prints_underline_colour() { 3 } else { 2 };
+    for (base, new, old) in colours.into_iter().take(printed) {
         let (mut newc, mut oldc) = (Vec::new(), Vec::new());
         colour_values(new, base, &mut newc);
         colour_values(old, base, &mut oldc);
-        if !newc.is_empty() && (newc != oldc || reset) {
+        // From 3.4 a reset already gave the default colour: tmux writes no code for it.
+        let reset_to_default = reset
+            && dialect.resets_without_default_colours()
+            && matches!(newc.first(), Some(39 | 49));
+        if !newc.is_empty() && (newc != oldc || reset) && !reset_to_default {
             text.push_str("\x1b[");
             let joined: Vec<String> = newc.iter().map(u16::to_string).collect();
             text.push_str(&joined.join(";"));

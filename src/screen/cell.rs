@@ -97,6 +97,9 @@ pub struct Style {
     pub underline: Colour,
     /// Attributes.
     pub attrs: Attrs,
+    /// The OSC 8 hyperlink written with it: a number in the screen's table of links, 0 for
+    /// none (tmux 3.4 and later keep links; 3.3 keeps none).
+    pub link: u16,
 }
 
 impl Style {
@@ -107,6 +110,7 @@ impl Style {
             bg: self.bg.as_seen(),
             underline: self.underline.as_seen(),
             attrs: self.attrs,
+            link: self.link,
         }
     }
 }

@@ -45,6 +45,7 @@ impl Cell {
             bg: Colour::Default,
             underline: Colour::Default,
             attrs: Attrs(0),
+            link: 0,
         },
     };
 
@@ -94,6 +95,7 @@ impl Cell {
             || matches!(self.style.fg, Colour::Rgb(..))
             || matches!(self.style.bg, Colour::Rgb(..))
             || self.style.underline != Colour::Default
+            || self.style.link != 0
     }
 }
 
@@ -122,7 +124,8 @@ impl Clusters {
         Some(CLUSTER | i)
     }
 
-    /// Appends a cell's characters to `out`.
+    /// Appends a cell's characters to `out`; a code point past U+10FFFF (tmux 3.4 keeps
+    /// them), which no `char` holds, as U+FFFD.
     pub(crate) fn push_text(&self, ch: u32, out: &mut String) {
         if ch & CLUSTER != 0 {
             if let Some(text) = self.list.get((ch & !CLUSTER) as usize) {
@@ -130,7 +133,26 @@ impl Clusters {
             }
         } else if let Some(c) = char::from_u32(ch) {
             out.push(c);
+        } else if ch > 0x10ffff {
+            out.push(char::REPLACEMENT_CHARACTER);
         }
+    }
+
+    /// Appends a cell's bytes to `out` as tmux prints them: UTF-8, and a code point past
+    /// U+10FFFF in the 4-byte form it came in.
+    pub(crate) fn push_bytes(&self, ch: u32, out: &mut Vec<u8>) {
+        if ch & CLUSTER == 0 && (0x110000..=0x13ffff).contains(&ch) {
+            out.extend_from_slice(&[
+                0xf0 | (ch >> 18) as u8,
+                0x80 | ((ch >> 12) & 0x3f) as u8,
+                0x80 | ((ch >> 6) & 0x3f) as u8,
+                0x80 | (ch & 0x3f) as u8,
+            ]);
+            return;
+        }
+        let mut text = String::new();
+        self.push_text(ch, &mut text);
+        out.extend_from_slice(text.as_bytes());
     }
 }
 

@@ -11,8 +11,11 @@
 
 mod capture;
 mod cell;
+mod dialect;
 mod grid;
 mod input;
+mod join;
+mod links;
 mod reflow;
 #[cfg(test)]
 mod regressions;
@@ -20,6 +23,7 @@ mod width;
 mod writer;
 
 pub use cell::{Attrs, Colour, Style, StyledCell};
+pub use dialect::{Dialect, UnknownDialect};
 
 /// Rows of scrollback kept by default: tmux's default `history-limit`, enough to read an agent's
 /// last answer that scrolled off.
@@ -82,6 +86,23 @@ impl PaneScreen {
         }
     }
 
+    /// The same screen following `dialect`'s rules from now on (see [`Dialect`]).
+    pub fn with_dialect(mut self, dialect: Dialect) -> PaneScreen {
+        self.set_dialect(dialect);
+        self
+    }
+
+    /// Follows `dialect`'s rules from now on: for characters still to come, and for what the
+    /// screen prints (the cells already written stay as they are).
+    pub fn set_dialect(&mut self, dialect: Dialect) {
+        self.terminal.screen.dialect = dialect;
+    }
+
+    /// Which tmux's rules the screen follows.
+    pub fn dialect(&self) -> Dialect {
+        self.terminal.screen.dialect
+    }
+
     /// Applies bytes the pane's program wrote. Chunks may be cut anywhere.
     pub fn feed(&mut self, bytes: &[u8]) {
         self.terminal.feed(bytes);
@@ -131,7 +152,7 @@ impl PaneScreen {
     pub fn rows(&self) -> Vec<String> {
         let screen = &self.terminal.screen;
         self.visible_lines()
-            .map(|py| capture::text(&screen.grid, &screen.clusters, py))
+            .map(|py| capture::text(&screen.grid, &screen.clusters, py, screen.dialect))
             .collect()
     }
 
@@ -139,7 +160,12 @@ impl PaneScreen {
     pub fn row(&self, y: usize) -> Option<String> {
         let screen = &self.terminal.screen;
         let py = self.visible_lines().nth(y)?;
-        Some(capture::text(&screen.grid, &screen.clusters, py))
+        Some(capture::text(
+            &screen.grid,
+            &screen.clusters,
+            py,
+            screen.dialect,
+        ))
     }
 
     /// The visible rows cell by cell, as `capture-pane -e` shows them: up to the last cell
@@ -147,7 +173,7 @@ impl PaneScreen {
     pub fn styled_rows(&self) -> Vec<Vec<StyledCell>> {
         let screen = &self.terminal.screen;
         self.visible_lines()
-            .map(|py| capture::cells(&screen.grid, &screen.clusters, py))
+            .map(|py| capture::cells(&screen.grid, &screen.clusters, py, screen.dialect))
             .collect()
     }
 
@@ -169,7 +195,7 @@ impl PaneScreen {
         let screen = &self.terminal.screen;
         let mut last = Style::default();
         self.visible_lines()
-            .map(|py| capture::with_codes(&screen.grid, &screen.clusters, py, &mut last, trim))
+            .map(|py| capture::with_codes(&screen.grid, screen.printer(), py, &mut last, trim))
             .collect()
     }
 
@@ -204,7 +230,7 @@ impl PaneScreen {
         let lines = |grid: &grid::Grid, range: std::ops::Range<usize>| {
             let mut last = Style::default();
             range
-                .map(|py| capture::with_codes(grid, &screen.clusters, py, &mut last, false))
+                .map(|py| capture::with_codes(grid, screen.printer(), py, &mut last, false))
                 .collect::<Vec<_>>()
         };
         let grid = &screen.grid;
@@ -235,11 +261,13 @@ impl PaneScreen {
 
     /// Rebuilds the screen from a snapshot, discarding everything fed so far.
     pub fn reseed(&mut self, snapshot: &Snapshot) {
+        let dialect = self.dialect();
         self.terminal = input::Terminal::new(
             usize::from(snapshot.width.max(1)),
             usize::from(snapshot.height.max(1)),
             self.scrollback,
         );
+        self.set_dialect(dialect);
         self.paint(&snapshot.primary);
         if let Some(alternate) = &snapshot.alternate {
             // The primary cursor is saved by the switch, so place it first.
@@ -284,10 +312,11 @@ impl PaneScreen {
 /// The rows this model's capture prints for the cells that `capture-pane -e` lines describe:
 /// tmux versions print the same cells with other codes (3.4 and later end a style with `\e[0m`
 /// alone where 3.3a adds `\e[39m\e[49m`, keep hyperlinks, pad `-N` lines), so screens are
-/// compared in one encoding. Apply it to both sides: it drops what a trimmed line cannot
-/// carry (the codes tmux prints for trailing spaces it then trims).
-pub fn recapture(width: u16, height: u16, rows: &[Vec<u8>]) -> Vec<Vec<u8>> {
-    let mut screen = PaneScreen::with_scrollback(width, height, 0);
+/// compared in one encoding. Apply it to both sides, with the dialect of the server the rows
+/// came from: it drops what a trimmed line cannot carry (the codes tmux prints for trailing
+/// spaces it then trims).
+pub fn recapture(dialect: Dialect, width: u16, height: u16, rows: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let mut screen = PaneScreen::with_scrollback(width, height, 0).with_dialect(dialect);
     screen.reseed(&Snapshot {
         width,
         height,

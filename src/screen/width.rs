@@ -2,6 +2,10 @@
 
 #[path = "width_table.rs"]
 mod table;
+#[path = "width_tmux34.rs"]
+mod tmux34;
+
+use super::dialect::Dialect;
 
 /// What tmux does with a decoded character.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +50,36 @@ const fn bmp() -> [i8; 0x10000] {
         i += 1;
     }
     widths
+}
+
+/// The width of code point `cp` as tmux of `dialect` decides it (tmux 3.4's `utf8_width`: the
+/// forced-wide emoji first, then `wcwidth()`, whose -1 means one column, or none for a C1
+/// control; 3.3's: `wcwidth()` alone, -1 dropped; 3.2's: `wcwidth()`, -1 one column).
+pub(crate) fn width_in(cp: u32, dialect: Dialect) -> Width {
+    let known = width(cp);
+    if !dialect.prints_unknown_characters() {
+        return known;
+    }
+    if !dialect.joins_like_3_4() {
+        return match known {
+            Width::Dropped => Width::One,
+            width => width,
+        };
+    }
+    if tmux34::FORCE_WIDE.binary_search(&cp).is_ok() {
+        return Width::Two;
+    }
+    match known {
+        Width::Dropped if (0x80..=0x9f).contains(&cp) => Width::Zero,
+        Width::Dropped => Width::One,
+        width => width,
+    }
+}
+
+/// Whether `cp` is in tmux 3.4's modifier table: it joins the character before it (when that
+/// is not ASCII) and makes it two wide.
+pub(crate) fn is_modifier(cp: u32) -> bool {
+    tmux34::MODIFIERS.binary_search(&cp).is_ok()
 }
 
 /// The width of code point `cp` (tmux 3.3a on Debian 12: glibc 2.36 `wcwidth()`).
@@ -95,6 +129,18 @@ mod tests {
         assert_eq!(width(0x85), Width::Dropped); // C1 control
         assert_eq!(width(0x378), Width::Dropped); // unassigned
         assert_eq!(width(0x110000), Width::Dropped);
+    }
+
+    #[test]
+    fn tmux_3_4_widens_forced_emoji_and_prints_what_wcwidth_does_not_know() {
+        let new = Dialect::V3_5;
+        assert_eq!(width_in(0x261d, Dialect::V3_3), Width::One); // ☝
+        assert_eq!(width_in(0x261d, new), Width::Two);
+        assert_eq!(width_in(0x378, new), Width::One); // unassigned
+        assert_eq!(width_in(0x85, new), Width::Zero); // C1 control
+        assert_eq!(width_in(0x65e5, new), Width::Two);
+        assert_eq!(width_in(0x301, new), Width::Zero);
+        assert!(is_modifier(0x1f3fb) && is_modifier(0x1f1e6) && !is_modifier(0x1f44d));
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //! screen into history (`scroll-on-clear`).
 
 use super::cell::{Colour, Style};
+use super::dialect::Dialect;
 use super::grid::{Cell, Clusters, Grid, PADDING};
+use super::links::Links;
 use super::width::Width;
 
 /// Cursor shown (`?25`).
@@ -44,7 +46,7 @@ pub(crate) const MODE_CURSOR_BLINKING_SET: u32 = 0x20000;
 pub(crate) const ALL_MOUSE_MODES: u32 = MODE_MOUSE_STANDARD | MODE_MOUSE_BUTTON | MODE_MOUSE_ALL;
 
 /// Longest cluster tmux keeps in a cell, in bytes (`UTF8_SIZE`).
-const CLUSTER_BYTES: usize = 21;
+pub(super) const CLUSTER_BYTES: usize = 21;
 
 /// A character to write: one code point with its width, in a style.
 #[derive(Debug, Clone, Copy)]
@@ -79,9 +81,14 @@ pub(crate) struct Screen {
     pub(crate) saved_cursor: Option<(usize, usize)>,
     saved_style: Style,
     saved_history: bool,
-    /// A zero-width joiner came last: the next character joins the cell before.
-    zwj: bool,
+    /// A zero-width joiner came last: the next character joins the cell before (tmux 3.3;
+    /// from 3.4 the joiner is kept in the cell it follows).
+    pub(super) zwj: bool,
     run: Run,
+    /// Which tmux's rules the screen follows.
+    pub(crate) dialect: Dialect,
+    /// The OSC 8 links the cells' `link` numbers name.
+    pub(crate) links: Links,
 }
 
 impl Screen {
@@ -104,6 +111,8 @@ impl Screen {
             saved_history: false,
             zwj: false,
             run: Run::default(),
+            dialect: Dialect::default(),
+            links: Links::default(),
         };
         screen.reset_tabs();
         screen
@@ -126,6 +135,17 @@ impl Screen {
             saved_history: self.saved_history,
             zwj: self.zwj,
             run: self.run.clone(),
+            dialect: self.dialect,
+            links: self.links.clone(),
+        }
+    }
+
+    /// What a capture of this screen's lines reads besides the grid.
+    pub(crate) fn printer(&self) -> super::capture::Printer<'_> {
+        super::capture::Printer {
+            clusters: &self.clusters,
+            links: &self.links,
+            dialect: self.dialect,
         }
     }
 
@@ -478,6 +498,7 @@ impl Screen {
 
     /// RIS (and the start of a pane).
     pub(crate) fn reset(&mut self) {
+        // Links stay: tmux forgets them only when the pane's program is respawned.
         self.reset_tabs();
         self.scroll_region(0, self.sy() - 1);
         self.mode = MODE_CURSOR | MODE_WRAP;
@@ -707,22 +728,13 @@ impl Screen {
         self.run.text.clear();
     }
 
-    /// Writes one character (tmux's `screen_write_cell`).
-    pub(crate) fn cell(&mut self, glyph: Glyph) {
-        if glyph.ch == 0x200d {
-            self.zwj = true;
-            return;
-        }
-        if self.zwj {
-            self.combine(0x200d);
-        }
-        if glyph.width == Width::Zero || self.zwj {
-            self.zwj = false;
-            self.combine(glyph.ch);
-            return;
-        }
+    /// Writes a character that joins nothing: the rest of `screen_write_cell`.
+    pub(super) fn write_cell(&mut self, glyph: Glyph) {
         let width = match glyph.width {
             Width::Two => 2,
+            // tmux 3.4 writes a character of no width that could not join (its cell is full)
+            // as a cell of its own, that the cursor does not pass.
+            Width::Zero if self.dialect.joins_like_3_4() => 0,
             _ => 1,
         };
         let (sx, sy) = (self.sx(), self.sy());
@@ -764,37 +776,6 @@ impl Screen {
         } else {
             self.set_cursor(Some(sx - last), None);
         }
-    }
-
-    /// Joins `ch` to the cell left of the cursor (tmux's `screen_write_combine`).
-    fn combine(&mut self, ch: u32) {
-        if self.cx == 0 {
-            return;
-        }
-        let py = self.grid.view(self.cy);
-        let mut n = 1;
-        let mut cell = Cell::DEFAULT;
-        while n <= self.cx {
-            cell = self.grid.cell(self.cx - n, py);
-            if !cell.is_padding() {
-                break;
-            }
-            n += 1;
-        }
-        if n > self.cx {
-            return;
-        }
-        let mut text = String::new();
-        self.clusters.push_text(cell.ch, &mut text);
-        let Some(joining) = char::from_u32(ch) else {
-            return;
-        };
-        if text.len() + joining.len_utf8() > CLUSTER_BYTES {
-            return;
-        }
-        text.push(joining);
-        cell.ch = self.clusters.intern(&text).unwrap_or(u32::from(b' '));
-        self.grid.set_cell(self.cx - n, py, cell);
     }
 
     /// Clears what a new character of `width` partly covers (tmux's `screen_write_overwrite`).

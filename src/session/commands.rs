@@ -13,6 +13,7 @@ use crate::events::ResyncReason;
 use crate::ids::PaneId;
 use crate::query;
 use crate::raw::RawBytes;
+use crate::tmux_version::TmuxVersion;
 
 use super::ConnectionError;
 
@@ -283,6 +284,11 @@ impl SessionCore {
             Purpose::Version => {
                 if let Some(Some(reply)) = replies.first() {
                     self.stats.tmux_version = RawBytes(reply.joined_body()).to_string();
+                    let dialect = TmuxVersion::dialect_of(&self.stats.tmux_version);
+                    if dialect != self.panes.dialect() {
+                        debug!(session = %self.session, version = %self.stats.tmux_version, %dialect, "the mirrors follow this tmux's rules");
+                        self.panes.set_dialect(dialect);
+                    }
                 }
             }
             Purpose::Windows => match replies

@@ -14,6 +14,7 @@ use crate::ids::{PaneId, WindowId};
 use crate::mirror::PaneMirror;
 use crate::query::WindowRow;
 use crate::raw::RawBytes;
+use crate::screen::Dialect;
 
 /// What the core knows of a window.
 #[derive(Debug, Default)]
@@ -36,6 +37,8 @@ pub(super) struct PaneTable {
     seeding: HashMap<PaneId, Option<ResyncReason>>,
     /// The most early output kept per pane (its mirror's ring keeps no more either).
     early_cap: usize,
+    /// The rules of the server's tmux, which every mirror follows.
+    dialect: Dialect,
 }
 
 /// What [`PaneTable::seed`] decided.
@@ -58,7 +61,21 @@ impl PaneTable {
             early_output: HashMap::new(),
             seeding: HashMap::new(),
             early_cap,
+            dialect: Dialect::default(),
         }
+    }
+
+    /// The server's tmux is known: every mirror, and every one added later, follows its rules.
+    pub(super) fn set_dialect(&mut self, dialect: Dialect) {
+        self.dialect = dialect;
+        for mirror in self.mirrors.values_mut() {
+            mirror.set_dialect(dialect);
+        }
+    }
+
+    /// The rules the mirrors follow.
+    pub(super) fn dialect(&self) -> Dialect {
+        self.dialect
     }
 
     /// A pane's mirror.
@@ -141,6 +158,7 @@ impl PaneTable {
     pub(super) fn insert(&mut self, mirror: PaneMirror) -> Option<(u64, u64)> {
         let id = mirror.id();
         let mut mirror = mirror;
+        mirror.set_dialect(self.dialect);
         let early = self.early_output.remove(&id).map(|early| {
             let seq = mirror.output(&early);
             (seq, early.len() as u64)

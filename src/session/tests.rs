@@ -209,8 +209,13 @@ impl Harness {
 
     /// Answers the start lines: flow control, version, windows, and `panes` for the session.
     fn attach(&mut self, panes: &[&str]) {
+        self.attach_to("3.4", panes);
+    }
+
+    /// [`Harness::attach`] to a server that says it is tmux `version`.
+    fn attach_to(&mut self, version: &str, panes: &[&str]) {
         assert_eq!(self.answer(vec![ok(&[])]), Purpose::Setup);
-        assert_eq!(self.answer(vec![ok(&["3.4"])]), Purpose::Version);
+        assert_eq!(self.answer(vec![ok(&[version])]), Purpose::Version);
         assert_eq!(self.answer(vec![ok(&["@0\t0\t1\tbash"])]), Purpose::Windows);
         let rows: Vec<&str> = panes.to_vec();
         assert_eq!(
@@ -815,4 +820,23 @@ fn a_seed_answered_after_output_read_since_applies_that_output_again() {
         1
     );
     assert_eq!(h.core.stats().totals.divergences, 0);
+}
+
+#[test]
+fn mirrors_follow_the_rules_of_the_servers_tmux() {
+    use crate::screen::Dialect;
+    for (version, dialect) in [
+        ("3.3a", Dialect::V3_3),
+        ("3.4", Dialect::V3_4),
+        ("3.5a", Dialect::V3_5),
+        ("next-3.8", Dialect::V3_5),
+        ("master", Dialect::NEWEST),
+    ] {
+        let mut h = Harness::new(ConnectionConfig::default());
+        let (start, _) = split_at(&transcript("shell-utf8"), "%output");
+        h.feed(&start);
+        h.attach_to(version, &[&row("%0", "@0", (80, 24), "")]);
+        let mirror = h.core.mirror(PaneId(0)).expect("the pane's mirror");
+        assert_eq!(mirror.screen().dialect(), dialect, "{version}");
+    }
 }

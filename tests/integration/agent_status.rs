@@ -108,7 +108,10 @@ fn claude_code_statuses_follow_a_real_session() {
     // A long answer: its first row (`● `, the answered rule's mark) scrolls off the screen. The
     // daemon saw the turn run and end; `detect`, on the single screen, reads the mark the turn
     // left (`✻ Baked for 1s`): both say completed.
-    send_line(&server, "lines:60 reply:End of the long answer.");
+    // `slow:` keeps the turn running long enough to be seen as one: a turn that starts and
+    // ends between two evaluations of a loaded machine leaves the status `completed` all along,
+    // and no new `completed` event comes.
+    send_line(&server, "slow:1500 lines:60 reply:End of the long answer.");
     let long = events.expect("completed after the long answer", |e| {
         e["type"] == "status"
             && e["provider"] == "claude_code"

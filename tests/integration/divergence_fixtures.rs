@@ -32,7 +32,8 @@ fn records() -> Vec<(PathBuf, DivergenceRecord)> {
 /// arrived in `chunk`-byte `%output` lines, finds the point tmux's screen showed.
 fn daemon_places_the_answer(record: &DivergenceRecord, chunk: usize) -> bool {
     let start = Snapshot::from(&record.snapshot);
-    let mut screen = PaneScreen::with_scrollback(start.width, start.height, record.scrollback);
+    let mut screen = PaneScreen::with_scrollback(start.width, start.height, record.scrollback)
+        .with_dialect(record.dialect);
     screen.reseed(&start);
     let mut asked = Asked::new(1, &screen);
     for step in &record.steps {
@@ -45,6 +46,7 @@ fn daemon_places_the_answer(record: &DivergenceRecord, chunk: usize) -> bool {
     }
     let [x, y] = record.tmux_screen.cursor;
     let looks = Looks::new(
+        record.dialect,
         &record.tmux_screen.rows,
         screen.size(),
         (x, y),
@@ -67,13 +69,17 @@ fn kept_divergences_replay_to_tmuxs_screen_or_are_explained() {
         let replayed = ScreenRecord::of(&replay);
         // Both in the model's codes (tmux 3.4 and later print the same cells otherwise).
         let (width, height) = replay.size();
-        let tmux = record.tmux_screen.recaptured(width, height);
-        let same = replayed == record.tmux_screen || replayed.recaptured(width, height) == tmux;
+        let dialect = record.dialect;
+        let tmux = record.tmux_screen.recaptured(dialect, width, height);
+        let same =
+            replayed == record.tmux_screen || replayed.recaptured(dialect, width, height) == tmux;
         match &record.explained {
             None => assert!(
                 same,
                 "{name}: the model still differs from tmux: {:?}",
-                replayed.recaptured(width, height).difference(&tmux, "tmux")
+                replayed
+                    .recaptured(dialect, width, height)
+                    .difference(&tmux, "tmux")
             ),
             Some(why) => {
                 assert_eq!(replayed, record.mirror_screen, "{name}: {why}");

@@ -7,11 +7,12 @@
 //! that ends one read from the pane (each read starts a new `screen_write_ctx`). The mirror
 //! acts as if neither happened; the watchdog's resync repairs the rare screen where one did.
 
+mod osc;
 mod sgr;
 mod states;
 
 use super::cell::{Attrs, Colour, Style};
-use super::width::{Width, width};
+use super::width::{Width, width_in};
 use super::writer::{self, Glyph, Screen};
 use sgr::{set_256, set_rgb, set_underline, sgr_colon};
 use states::{Action, State, transition};
@@ -57,8 +58,23 @@ pub(crate) struct Terminal {
     utf8: Vec<u8>,
     utf8_size: usize,
     utf8_invalid: bool,
-    /// The last printed ASCII character, for REP.
-    last: Option<u8>,
+    /// The last printed character, for REP.
+    last: Option<Repeat>,
+    /// The string of the OSC sequence being read (tmux 3.4 and later act on OSC 8 links).
+    osc: Vec<u8>,
+    /// The OSC string outgrew tmux's buffer: it is ignored.
+    osc_discard: bool,
+}
+
+/// The longest OSC string tmux reads (`INPUT_BUF_LIMIT`); a longer one is ignored.
+const OSC_LIMIT: usize = 1 << 20;
+
+/// What REP repeats: the last printed character (tmux 3.3 and 3.4 repeat only ASCII).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Repeat {
+    Ascii(u8),
+    /// A decoded character and its width (tmux 3.5 and later).
+    Char(u32, Width),
 }
 
 impl Terminal {
@@ -78,6 +94,8 @@ impl Terminal {
             utf8_size: 0,
             utf8_invalid: false,
             last: None,
+            osc: Vec::new(),
+            osc_discard: false,
         }
     }
 
@@ -105,6 +123,8 @@ impl Terminal {
             utf8_size: self.utf8_size,
             utf8_invalid: self.utf8_invalid,
             last: self.last,
+            osc: self.osc.clone(),
+            osc_discard: self.osc_discard,
         }
     }
 
@@ -197,7 +217,7 @@ impl Terminal {
         let mut style = self.pen.style;
         style.attrs.remove(Attrs::CHARSET);
         self.screen.collect_run(run, style);
-        self.last = run.last().copied();
+        self.last = run.last().copied().map(Repeat::Ascii);
     }
 
     fn byte(&mut self, ch: u8) {
@@ -212,6 +232,9 @@ impl Terminal {
     }
 
     fn set_state(&mut self, next: State) {
+        if self.state == State::OscString && next != State::OscString {
+            self.osc_end();
+        }
         self.state = next;
         match next {
             State::EscEnter | State::CsiEnter => self.clear(),
@@ -237,6 +260,7 @@ impl Terminal {
         match action {
             // The strings of OSC, DCS and APC change nothing on the screen (titles, colours and
             // the clipboard are read from tmux itself): they are parsed past, not kept.
+            Action::Input if self.state == State::OscString => self.osc_input(ch),
             Action::None | Action::EndBel | Action::DcsDispatch | Action::Input => {}
             Action::Print => self.print(ch),
             Action::Intermediate => {
@@ -274,7 +298,7 @@ impl Terminal {
             style.attrs.remove(Attrs::CHARSET);
         }
         self.screen.collect_add(ch, style);
-        self.last = Some(ch);
+        self.last = Some(Repeat::Ascii(ch));
     }
 
     fn c0(&mut self, ch: u8) {
@@ -405,9 +429,7 @@ impl Terminal {
                 if let Some(n) = get(0, 1, 1) {
                     let n = n.min(self.screen.sx().saturating_sub(self.screen.cx));
                     if let Some(last) = self.last {
-                        for _ in 0..n {
-                            self.print(last);
-                        }
+                        self.repeat(last, n);
                     }
                 }
             }
@@ -648,6 +670,7 @@ impl Terminal {
     fn sgr(&mut self, params: &[Param]) {
         let style = &mut self.pen.style;
         if params.is_empty() {
+            // `\e[m` ends a link too; `\e[0m` does not (tmux's quirk).
             *style = Style::default();
             return;
         }
@@ -689,7 +712,11 @@ impl Terminal {
             }
             let attrs = &mut style.attrs;
             match n {
-                0 => *style = Style::default(),
+                0 => {
+                    let link = style.link;
+                    *style = Style::default();
+                    style.link = link;
+                }
                 1 => attrs.insert(Attrs::BOLD),
                 2 => attrs.insert(Attrs::DIM),
                 3 => attrs.insert(Attrs::ITALIC),
@@ -721,6 +748,28 @@ impl Terminal {
         }
     }
 
+    /// REP: `last` again `n` times. tmux 3.3 and 3.4 print the character again as it came (in
+    /// the character set chosen now); 3.5 and later write the character kept, in the current
+    /// style without the line-drawing set, and UTF-8 characters too (joining as they would).
+    fn repeat(&mut self, last: Repeat, n: usize) {
+        if !self.screen.dialect.repeats_any_character() {
+            if let Repeat::Ascii(ch) = last {
+                for _ in 0..n {
+                    self.print(ch);
+                }
+            }
+            return;
+        }
+        let mut style = self.pen.style;
+        style.attrs.remove(Attrs::CHARSET);
+        for _ in 0..n {
+            match last {
+                Repeat::Ascii(ch) => self.screen.collect_add(ch, style),
+                Repeat::Char(ch, width) => self.screen.cell(Glyph { ch, width, style }),
+            }
+        }
+    }
+
     fn top_bit_set(&mut self, ch: u8) {
         self.last = None;
         if self.utf8_size == 0 {
@@ -747,12 +796,16 @@ impl Terminal {
         if self.utf8_invalid {
             return;
         }
-        let Some(cp) = decode(&self.utf8) else {
+        let dialect = self.screen.dialect;
+        let Some(cp) = decode(&self.utf8, dialect.prints_unknown_characters()) else {
             return;
         };
-        let width = width(cp);
+        let width = width_in(cp, dialect);
         if width == Width::Dropped {
             return;
+        }
+        if dialect.repeats_any_character() {
+            self.last = Some(Repeat::Char(cp, width));
         }
         self.screen.cell(Glyph {
             ch: cp,
@@ -804,7 +857,10 @@ pub(super) fn number(digits: &[u8]) -> Option<i32> {
 
 /// Decodes a complete UTF-8 sequence the way glibc's `mbtowc` accepts it (no overlong forms,
 /// no surrogates, nothing past U+10FFFF).
-fn decode(bytes: &[u8]) -> Option<u32> {
+/// The code point of a complete UTF-8 sequence, as glibc's `mbtowc()` reads it: surrogates and
+/// overlong forms refused, and code points past U+10FFFF (up to U+13FFFF, what a 4-byte form
+/// can hold) only when `past_unicode` (tmux 3.4 prints them; 3.3 drops them for their width).
+fn decode(bytes: &[u8], past_unicode: bool) -> Option<u32> {
     let cont = |i: usize| u32::from(bytes[i] & 0x3f);
     let (cp, min) = match *bytes {
         [a, _] => ((u32::from(a & 0x1f) << 6) | cont(1), 0x80),
@@ -819,39 +875,10 @@ fn decode(bytes: &[u8]) -> Option<u32> {
         _ => return None,
     };
     // The lead and continuation bytes were checked as they came.
-    (cp >= min && cp <= 0x10ffff && !(0xd800..=0xdfff).contains(&cp)).then_some(cp)
+    let max = if past_unicode { 0x13ffff } else { 0x10ffff };
+    (cp >= min && cp <= max && !(0xd800..=0xdfff).contains(&cp)).then_some(cp)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn utf8_is_decoded_as_glibc_accepts_it() {
-        assert_eq!(decode("é".as_bytes()), Some(0xe9));
-        assert_eq!(decode("日".as_bytes()), Some(0x65e5));
-        assert_eq!(decode("👍".as_bytes()), Some(0x1f44d));
-        assert_eq!(decode(b"\xe0\x80\xaf"), None); // overlong
-        assert_eq!(decode(b"\xed\xa0\x80"), None); // surrogate
-        assert_eq!(decode(b"\xf4\x90\x80\x80"), None); // past U+10FFFF
-        assert_eq!(decode(b"\xf0\x80\x80\xaf"), None); // overlong
-    }
-
-    #[test]
-    fn params_that_tmux_refuses_are_refused() {
-        let mut terminal = Terminal::new(10, 2, 0);
-        terminal.params = b"1;99999999999".to_vec();
-        assert_eq!(terminal.split_params(), None);
-        terminal.params = "1;".repeat(24).into_bytes();
-        assert_eq!(terminal.split_params(), None);
-        terminal.params = b"4:3;;7".to_vec();
-        assert_eq!(
-            terminal.split_params(),
-            Some(vec![
-                Param::Sub(b"4:3".to_vec()),
-                Param::Missing,
-                Param::Number(7)
-            ])
-        );
-    }
-}
+#[path = "tests.rs"]
+mod tests;

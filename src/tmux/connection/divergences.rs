@@ -125,6 +125,7 @@ mod tests {
         DivergenceRecord {
             panectl: "0".into(),
             tmux: "3.3a".into(),
+            dialect: crate::screen::Dialect::V3_3,
             pane: "%4".into(),
             difference: "row 0".into(),
             explained: None,

@@ -20,7 +20,7 @@
 
 use std::fmt::Write as _;
 
-use panectl::screen::{Attrs, Colour, PaneScreen, Style, StyledCell};
+use panectl::screen::{Attrs, Colour, Dialect, Style, StyledCell};
 
 use super::grammar::escape;
 
@@ -68,7 +68,7 @@ pub struct Observed {
 
 /// What panectl's screen makes of `bytes` in a pane of `width` x `height`.
 pub fn observe_mirror(width: u16, height: u16, bytes: &[u8]) -> Observed {
-    let mut screen = PaneScreen::new(width, height);
+    let mut screen = super::oracle::model(width, height);
     screen.feed(bytes);
     let rows = screen
         .styled_rows()
@@ -85,7 +85,7 @@ pub fn observe_mirror(width: u16, height: u16, bytes: &[u8]) -> Observed {
 
 /// What tmux shows: its capture, cursor and alternate flag.
 pub fn observe_tmux(capture: &[u8], cursor: (u16, u16), alternate: bool, width: u16) -> Observed {
-    let rows = match parse_capture(capture) {
+    let rows = match parse_capture(capture, super::oracle::dialect()) {
         Ok(rows) => rows,
         Err(error) => panic!("{error}\ncapture: {}", escape(capture)),
     };
@@ -100,9 +100,22 @@ pub fn observe_tmux(capture: &[u8], cursor: (u16, u16), alternate: bool, width: 
     }
 }
 
+/// A cell as the parser can read it from a capture: colours as they are drawn, no link (the
+/// parser reads past OSC 8; links are compared in the capture's bytes), and no underline
+/// colour where tmux prints none (3.2).
 fn seen(cell: StyledCell) -> StyledCell {
+    let seen = cell.style.as_seen();
+    let underline = if super::oracle::dialect() >= Dialect::V3_3 {
+        seen.underline
+    } else {
+        Colour::Default
+    };
     StyledCell {
-        style: cell.style.as_seen(),
+        style: Style {
+            link: 0,
+            underline,
+            ..seen
+        },
         ..cell
     }
 }
@@ -207,14 +220,68 @@ impl Pen {
 /// Longest cell tmux keeps, in bytes (`UTF8_SIZE`).
 const CLUSTER_BYTES: usize = 21;
 
-/// Whether `c` starts a new cell in tmux's grid (rather than joining the cell before it).
+/// Whether `c` starts a new cell in tmux 3.3's grid (rather than joining the cell before it).
 fn starts_cell(c: char) -> bool {
     c.is_ascii() || wcwidth(c) != 0
 }
 
+/// tmux 3.4's tables of always-wide emoji and of modifiers, as the model has them (copied from
+/// tmux's source; the rules that use them are written again here, from the source).
+#[path = "../../../src/screen/width_tmux34.rs"]
+#[allow(dead_code)]
+mod tmux34;
+
+/// The width tmux 3.4 and later give a character that starts a cell (`utf8_width`): a
+/// character of no width starts one only when it cannot join the cell before (that is full).
+fn width_3_4(c: char) -> u8 {
+    if tmux34::FORCE_WIDE.binary_search(&u32::from(c)).is_ok() {
+        return 2;
+    }
+    match wcwidth(c) {
+        _ if ('\u{80}'..='\u{9f}').contains(&c) => 0,
+        0 => 0,
+        2 => 2,
+        _ => 1,
+    }
+}
+
+/// How far tmux moves the cursor for `c` written after an `a`, by the rules this parser cuts
+/// cells with for `dialect`'s tmux.
+pub fn advance_after_ascii(c: char, dialect: Dialect) -> i32 {
+    if dialect < Dialect::V3_4 {
+        return wcwidth(c).max(0);
+    }
+    let a = StyledCell {
+        text: "a".into(),
+        width: 1,
+        style: Style::default(),
+    };
+    match joins_3_4(&a, c) {
+        Some(widen) => i32::from(widen),
+        None => i32::from(width_3_4(c)),
+    }
+}
+
+/// Whether tmux 3.4 and later join `c` to `cell` (`screen_write_combine`), and make it two
+/// wide when they do.
+fn joins_3_4(cell: &StyledCell, c: char) -> Option<bool> {
+    if c.is_ascii() {
+        return None;
+    }
+    let zero_width =
+        c == '\u{200d}' || c == '\u{fe0f}' || wcwidth(c) == 0 || ('\u{80}'..='\u{9f}').contains(&c);
+    if zero_width {
+        return Some(c == '\u{fe0f}');
+    }
+    if tmux34::MODIFIERS.binary_search(&u32::from(c)).is_ok() {
+        return (cell.text.len() >= 2).then_some(true);
+    }
+    cell.text.ends_with('\u{200d}').then_some(false)
+}
+
 /// Parses the output of `capture-pane -e -N` (one line per row, each ended by `\n`) into
-/// rows of cells.
-pub fn parse_capture(bytes: &[u8]) -> Result<Vec<Vec<StyledCell>>, String> {
+/// rows of cells, split into cells by the rules of `dialect`'s tmux.
+pub fn parse_capture(bytes: &[u8], dialect: Dialect) -> Result<Vec<Vec<StyledCell>>, String> {
     let mut rows = Vec::new();
     let mut row: Vec<StyledCell> = Vec::new();
     let mut pen = Pen::default();
@@ -263,14 +330,41 @@ pub fn parse_capture(bytes: &[u8]) -> Result<Vec<Vec<StyledCell>>, String> {
             }
             _ => {
                 let len = utf8_len(bytes[i]);
+                // tmux 3.4 keeps code points past U+10FFFF (up to U+13FFFF) and prints them
+                // as they came; the model shows them as U+FFFD.
+                let past_unicode = dialect != Dialect::V3_3
+                    && bytes[i] == 0xf4
+                    && bytes.get(i + 1).is_some_and(|b| (0x90..=0xbf).contains(b))
+                    && bytes
+                        .get(i + 2..i + 4)
+                        .is_some_and(|rest| rest.iter().all(|b| b & 0xc0 == 0x80));
                 let Some(c) = bytes
                     .get(i..i + len)
                     .and_then(|b| std::str::from_utf8(b).ok())
                     .and_then(|s| s.chars().next())
+                    .or(past_unicode.then_some(char::REPLACEMENT_CHARACTER))
                 else {
                     return Err(format!("invalid UTF-8 at byte {i}"));
                 };
                 i += len;
+                if dialect >= Dialect::V3_4 {
+                    match row.last_mut().map(|cell| (joins_3_4(cell, c), cell)) {
+                        Some((Some(widen), cell))
+                            if cell.text.len() + c.len_utf8() <= CLUSTER_BYTES =>
+                        {
+                            cell.text.push(c);
+                            if widen {
+                                cell.width = 2;
+                            }
+                        }
+                        _ => row.push(StyledCell {
+                            text: c.to_string(),
+                            width: width_3_4(c),
+                            style: pen.style(),
+                        }),
+                    }
+                    continue;
+                }
                 match row.last_mut() {
                     // tmux drops a character that would make a cell longer than 21 bytes
                     // (UTF8_SIZE), so one that would is the start of the next cell.
@@ -286,7 +380,8 @@ pub fn parse_capture(bytes: &[u8]) -> Result<Vec<Vec<StyledCell>>, String> {
                         style: pen.style(),
                     }),
                 }
-                joined = c == '\u{200d}';
+                // tmux 3.2 joins only characters of no width.
+                joined = c == '\u{200d}' && dialect >= Dialect::V3_3;
             }
         }
     }
@@ -584,7 +679,11 @@ mod tests {
 
     #[test]
     fn sgr_applies_to_the_cells_after_it() {
-        let rows = parse_capture(b"\x1b[1m\x1b[31mab\x1b[0m\x1b[39m\x1b[49m c\n").unwrap();
+        let rows = parse_capture(
+            b"\x1b[1m\x1b[31mab\x1b[0m\x1b[39m\x1b[49m c\n",
+            Dialect::V3_3,
+        )
+        .unwrap();
         assert_eq!(
             rows,
             vec![vec![
@@ -595,14 +694,14 @@ mod tests {
             ]]
         );
         // The same with the parameters in one sequence, as another writer would put them.
-        let rows = parse_capture(b"\x1b[1;31mab\x1b[0m c\n").unwrap();
+        let rows = parse_capture(b"\x1b[1;31mab\x1b[0m c\n", Dialect::V3_3).unwrap();
         assert_eq!(rows[0][1], cell("b", red_bold()));
         assert_eq!(rows[0][3], cell("c", Style::default()));
     }
 
     #[test]
     fn style_carries_over_to_the_next_line() {
-        let rows = parse_capture(b"\x1b[44mx\ny\n\x1b[49mz\n").unwrap();
+        let rows = parse_capture(b"\x1b[44mx\ny\n\x1b[49mz\n", Dialect::V3_3).unwrap();
         let blue = Style {
             bg: Colour::Ansi(4),
             ..Style::default()
@@ -617,6 +716,7 @@ mod tests {
         let rows = parse_capture(
             b"\x1b[2;3;4:3;5;7;8;9;5:3m\x1b[38;5;100m\x1b[48;2;1;2;3m\x1b[58;5;9ma\
               \x1b[0m\x1b[91m\x1b[104m\x1b[58;2;7;8;9mb\x0eq\x1b[0m\x1b[39m\x1b[49mq\x0fq\n",
+            Dialect::V3_3,
         )
         .unwrap();
         let row = &rows[0];
@@ -636,6 +736,7 @@ mod tests {
                         | Attrs::STRIKETHROUGH.0
                         | Attrs::OVERLINE.0
                 ),
+                link: 0,
             }
         );
         let bright = Style {
@@ -643,6 +744,7 @@ mod tests {
             bg: Colour::Bright(4),
             underline: Colour::Rgb(7, 8, 9),
             attrs: Attrs::default(),
+            link: 0,
         };
         assert_eq!(row[1], cell("b", bright));
         let mut charset = bright;
@@ -660,14 +762,14 @@ mod tests {
             )
         );
         assert_eq!(row[4], cell("q", Style::default()));
-        assert!(parse_capture(b"\x1b[6mx\n").is_err());
+        assert!(parse_capture(b"\x1b[6mx\n", Dialect::V3_3).is_err());
     }
 
     #[test]
     fn characters_of_no_width_join_the_cell_before() {
         let family = "\u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467}";
         let text = format!("e\u{301}\u{65e5}{family}\u{2764}\u{fe0f}x\n");
-        let rows = parse_capture(text.as_bytes()).unwrap();
+        let rows = parse_capture(text.as_bytes(), Dialect::V3_3).unwrap();
         let texts: Vec<&str> = rows[0].iter().map(|c| c.text.as_str()).collect();
         assert_eq!(
             texts,

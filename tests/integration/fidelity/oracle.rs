@@ -25,12 +25,33 @@ use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use panectl::screen::{Dialect, PaneScreen};
+use panectl::tmux_version::TmuxVersion;
+
 use super::grammar::escape;
+
+/// The screen rules of the tmux on `PATH`, the oracle's: the model is run with them.
+pub fn dialect() -> Dialect {
+    static DIALECT: OnceLock<Dialect> = OnceLock::new();
+    *DIALECT.get_or_init(|| {
+        let out = Command::new("tmux")
+            .arg("-V")
+            .output()
+            .expect("run tmux -V");
+        TmuxVersion::dialect_of(&String::from_utf8_lossy(&out.stdout))
+    })
+}
+
+/// A model screen of `width` x `height` following the oracle's rules.
+pub fn model(width: u16, height: u16) -> PaneScreen {
+    PaneScreen::new(width, height).with_dialect(dialect())
+}
 
 /// How long a case may take before the oracle gives up on it.
 const CASE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -317,9 +338,24 @@ impl Oracle {
                 commands.push(format!("new-window -d -t {session}: 'sleep 1000000'"));
             }
             control.run_ok(&commands);
-            let panes = control.run_ok(&[format!(
+            let list = format!(
                 "list-panes -s -t {session} -F '#{{pane_id}} #{{pane_width}} #{{pane_height}}'"
-            )]);
+            );
+            let mut panes = control.run_ok(std::slice::from_ref(&list));
+            // tmux 3.2a sizes a session made from a control client to that client: each
+            // window is resized to the case size then.
+            let size_words = format!("{width} {height}");
+            let resized: Vec<String> = panes[0]
+                .iter()
+                .map(|line| String::from_utf8_lossy(line).into_owned())
+                .filter(|line| !line.ends_with(&size_words))
+                .filter_map(|line| line.split(' ').next().map(str::to_string))
+                .map(|pane| format!("resize-window -t {pane} -x {width} -y {height}"))
+                .collect();
+            if !resized.is_empty() {
+                control.run_ok(&resized);
+                panes = control.run_ok(&[list]);
+            }
             for line in &panes[0] {
                 let line = String::from_utf8_lossy(line);
                 let fields: Vec<&str> = line.split(' ').collect();

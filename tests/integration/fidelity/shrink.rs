@@ -26,7 +26,7 @@ pub struct Outcome {
 /// for byte: trailing spaces included, so the cells each line counts as written (what a resize
 /// rewraps by) must agree too.
 fn same_bytes(size: Size, bytes: &[u8], capture: &Capture) -> Result<(), String> {
-    let mut screen = panectl::screen::PaneScreen::new(size.0, size.1);
+    let mut screen = super::oracle::model(size.0, size.1);
     screen.feed(bytes);
     let ours = screen.capture_rows(false);
     let theirs: Vec<&[u8]> = capture
@@ -63,7 +63,7 @@ fn same_bytes(size: Size, bytes: &[u8], capture: &Capture) -> Result<(), String>
 pub fn outcome(size: Size, bytes: &[u8], capture: &Capture) -> Outcome {
     // A capture the comparison cannot read (another tmux version printing what 3.3a does
     // not) is a difference of its own class.
-    if let Err(error) = compare::parse_capture(&capture.capture) {
+    if let Err(error) = compare::parse_capture(&capture.capture, super::oracle::dialect()) {
         let empty = Observed {
             rows: Vec::new(),
             cursor: capture.cursor,
