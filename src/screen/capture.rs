@@ -214,7 +214,11 @@ fn codes(last: &Style, now: &Style, out: &mut Vec<u8>, dialect: Dialect) {
         (58, now.underline, last.underline),
     ];
     // tmux 3.2 prints no underline colour.
-    let printed = if dialect.prints_underline_colour() { 3 } else { 2 };
+    let printed = if dialect.prints_underline_colour() {
+        3
+    } else {
+        2
+    };
     for (base, new, old) in colours.into_iter().take(printed) {
         let (mut newc, mut oldc) = (Vec::new(), Vec::new());
         colour_values(new, base, &mut newc);

@@ -1,6 +1,7 @@
 //! Character widths as tmux 3.3a on Debian 12 computes them: glibc 2.36's `wcwidth()` in a UTF-8
-//! locale (tmux built without utf8proc), generated from that `wcwidth()` for every code point.
-//! The differential tests (tests/integration/fidelity) check widths against tmux itself.
+//! locale (tmux built without utf8proc), generated from that `wcwidth()` for every code point by
+//! `scripts/width-table.py`. The differential tests (tests/integration/fidelity) check widths
+//! against tmux itself.
 
 /// Code point ranges whose width is not 1, as `(first, last, width)`; width -1 means tmux drops
 /// the character (`wcwidth()` is -1: unassigned, control, or a surrogate). Sorted, disjoint.
