@@ -233,11 +233,22 @@ fn the_watchdog_repairs_a_screen_the_model_cannot_follow() {
         "clear; printf 'a\\342\\200\\215'; sleep 1; printf '\\360\\237\\221\\215'; sleep 30",
         "Enter",
     ]);
+    // (tmux 3.4 and later show the joiner too, in the `a`'s cell.)
     server.wait_for("tmux to show the emoji", Duration::from_secs(5), || {
-        server.tmux_screen("%0").starts_with("a👍")
+        server
+            .tmux_screen("%0")
+            .replace('\u{200d}', "")
+            .starts_with("a👍")
     });
     server.wait_for_same_screen("%0", Duration::from_secs(5));
     let health = server.health();
+    let version = server.tmux(&["display-message", "-p", "#{version}"]);
+    if panectl::tmux_version::TmuxVersion::dialect_of(&version) >= panectl::screen::Dialect::V3_4 {
+        // tmux 3.4 and later keep the joiner in the `a`'s cell, so the emoji joins it whatever
+        // the reads: the mirror, following that tmux's rules, was never wrong.
+        assert_eq!(health["divergences"], 0, "tmux {version}: {health:#}");
+        return;
+    }
     assert!(health["divergences"].as_u64().unwrap() >= 1, "{health:#}");
     // The divergence is saved, and its replay gives the mirror's screen, not tmux's: the
     // bytes alone cannot tell where tmux's reads ended.
