@@ -1,9 +1,10 @@
 //! The screen of one pane, rebuilt from the bytes its program writes.
 //!
 //! [`PaneScreen`] is a terminal of the pane's size shaped on tmux's own (`input.c`,
-//! `screen-write.c`, `grid.c` of tmux 3.3a), so it holds what tmux holds cell for cell and prints
-//! what `capture-pane` prints; the differential tests in `tests/integration/fidelity` check that
-//! against a real tmux. It is fed the unescaped `%output` bytes of the pane, which may cut
+//! `screen-write.c`, `grid.c`), following the rules of one tmux [`Dialect`] (3.3a's unless told
+//! otherwise), so it holds what tmux holds cell for cell and prints what `capture-pane` prints;
+//! the differential tests in `tests/integration/fidelity` check that against a real tmux of
+//! each version. It is fed the unescaped `%output` bytes of the pane, which may cut
 //! escape sequences and UTF-8 characters anywhere; the parser keeps its state between calls, so
 //! the cuts do not matter. When the stream has a gap (at attach, after `%pause`, after a
 //! restart) the screen is rebuilt from a [`Snapshot`] taken with `capture-pane` (protocol notes

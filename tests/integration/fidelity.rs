@@ -3,7 +3,10 @@
 //! Random byte streams from a grammar of terminal sequences ([`grammar`]) are written into real
 //! tmux panes ([`oracle`]) and into a [`panectl::screen::PaneScreen`] of the same size; every
 //! cell (text, colours, attributes), the cursor and the alternate screen flag are compared
-//! ([`compare`]). A case that differs is shrunk to a minimal one ([`shrink`]).
+//! ([`compare`]). A case that differs is shrunk to a minimal one ([`shrink`]). The model runs
+//! with the dialect of the tmux first on `PATH` (`oracle::dialect`), and the capture parser cuts
+//! cells by that tmux's rules: `scripts/tmux-versions.sh --tests fidelity:: VERSION` runs these
+//! tests against another tmux.
 //!
 //! * `tmux_and_the_mirror_agree_on_random_streams`: the random cases;
 //! * `fixtures_replay_against_tmux`: the shrunk cases kept in `fixtures/screen-fidelity/`;
