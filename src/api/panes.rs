@@ -527,7 +527,7 @@ pub(crate) async fn set_transport(
     handle
         .set_transport(pane.pane, body.transport)
         .await?
-        .map_err(|e| ApiError(StatusCode::BAD_REQUEST, e))?;
+        .map_err(|e| ApiError(StatusCode::BAD_REQUEST, e.to_string()))?;
     let (pane, _) = state.ctx.find(&pane.pane.to_string()).await?;
     Ok(axum::Json(pane).into_response())
 }
@@ -605,7 +605,10 @@ pub(crate) async fn set_session_transport(
         .set_session_transport(body.transport)
         .await?
         .into_iter()
-        .map(|(pane, error)| FailedPane { pane, error })
+        .map(|(pane, error)| FailedPane {
+            pane,
+            error: error.to_string(),
+        })
         .collect();
     let panes = handle.panes().await.map_err(ApiError::from)?;
     Ok(axum::Json(SessionTransportAnswer {

@@ -62,16 +62,47 @@ use crate::status::providers::ProviderSet;
 
 /// What the core asks of the world while it decides: reads whose answer it needs at once, in
 /// stream order. The IO shell reads `/proc` and makes FIFOs; replay and tests give stand-ins.
+/// Why a pane cannot move to the pipe transport, or its pipe cannot be re-armed.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    /// No such pane in the session.
+    #[error("no pane {pane} in session {session}")]
+    NoPane {
+        /// The pane asked for.
+        pane: PaneId,
+        /// The session asked.
+        session: SessionId,
+    },
+    /// The host cannot make or read the pane's FIFO (a remote host has none).
+    #[error(transparent)]
+    Host(#[from] crate::host::HostError),
+    /// The FIFO or its `pipe-pane` command cannot be made.
+    #[error(transparent)]
+    Pipe(#[from] crate::pipe::PipeError),
+    /// There is no running pipe to re-arm.
+    #[error("the pipe of {0} is not running")]
+    NotRunning(PaneId),
+    /// The FIFO of a stalled pipe was removed.
+    #[error("the pipe stalled and its FIFO {} is gone", .0.display())]
+    FifoGone(std::path::PathBuf),
+    /// The FIFO is there but its `pipe-pane` command cannot be made again.
+    #[error("cannot re-arm the pipe: {0}")]
+    Rearm(crate::pipe::PipeError),
+    /// This core has no pipes at all (replay, tests).
+    #[error("no pipes here")]
+    NoPipes,
+}
+
 pub trait Host: Send {
     /// The processes under `pid` (at most `limit`), for recognising a pane's agent.
     fn process_tree(&mut self, pid: u32, limit: usize) -> Vec<ProcessEntry>;
     /// Makes the pane's FIFO and starts reading it (its chunks come back through
     /// [`SessionCore::pipe_output`] with `generation`); answers the `pipe-pane` command that
     /// feeds it, or why it cannot.
-    fn start_pipe(&mut self, pane: PaneId, generation: u64) -> Result<Command, String>;
+    fn start_pipe(&mut self, pane: PaneId, generation: u64) -> Result<Command, TransportError>;
     /// The `pipe-pane` command that feeds the pane's FIFO again (a re-arm), or why it cannot
     /// (the FIFO is gone).
-    fn restart_pipe(&mut self, pane: PaneId) -> Result<Command, String>;
+    fn restart_pipe(&mut self, pane: PaneId) -> Result<Command, TransportError>;
     /// Stops reading the pane's FIFO (of `generation`) and removes it.
     fn stop_pipe(&mut self, pane: PaneId, generation: u64);
 }
@@ -85,12 +116,12 @@ impl Host for NoHost {
         Vec::new()
     }
 
-    fn start_pipe(&mut self, _pane: PaneId, _generation: u64) -> Result<Command, String> {
-        Err("no pipes here".into())
+    fn start_pipe(&mut self, _pane: PaneId, _generation: u64) -> Result<Command, TransportError> {
+        Err(TransportError::NoPipes)
     }
 
-    fn restart_pipe(&mut self, _pane: PaneId) -> Result<Command, String> {
-        Err("no pipes here".into())
+    fn restart_pipe(&mut self, _pane: PaneId) -> Result<Command, TransportError> {
+        Err(TransportError::NoPipes)
     }
 
     fn stop_pipe(&mut self, _pane: PaneId, _generation: u64) {}

@@ -19,7 +19,7 @@ use std::hash::{Hash, Hasher};
 
 use tracing::{info, warn};
 
-use super::{Purpose, SessionCore};
+use super::{Purpose, SessionCore, TransportError};
 use crate::control::Reply;
 use crate::control::command::{Line, commands};
 use crate::events::{EventKind, ResyncReason};
@@ -279,10 +279,13 @@ impl SessionCore {
         pane: PaneId,
         transport: Transport,
         now: Instant,
-    ) -> Result<(), String> {
+    ) -> Result<(), TransportError> {
         self.now = now;
         if !self.panes.contains(pane) {
-            return Err(format!("no pane {pane} in session {}", self.session));
+            return Err(TransportError::NoPane {
+                pane,
+                session: self.session,
+            });
         }
         // Chosen by hand: not the flood meter's to move back.
         if let Some(flood) = &mut self.flood {
@@ -309,7 +312,7 @@ impl SessionCore {
         &mut self,
         transport: Transport,
         now: Instant,
-    ) -> Vec<(PaneId, String)> {
+    ) -> Vec<(PaneId, TransportError)> {
         self.config.transport = transport;
         let panes = self.panes.ids();
         panes
@@ -329,7 +332,7 @@ impl SessionCore {
         pane: PaneId,
         why: &str,
         cross_check: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), TransportError> {
         let generation = self.pipes.next_generation();
         let start = self.host.start_pipe(pane, generation)?;
         let compare_from = self.panes.get(pane).map_or(0, |m| m.output_end());
@@ -573,7 +576,7 @@ impl SessionCore {
         let start = match self.host.restart_pipe(pane) {
             Ok(start) => start,
             Err(why) => {
-                self.stop_pipe(pane, why);
+                self.stop_pipe(pane, why.to_string());
                 return;
             }
         };

@@ -34,14 +34,14 @@ impl Host for FakeHost {
         Vec::new()
     }
 
-    fn start_pipe(&mut self, pane: PaneId, generation: u64) -> Result<Command, String> {
+    fn start_pipe(&mut self, pane: PaneId, generation: u64) -> Result<Command, TransportError> {
         self.note(format!("start {pane} {generation}"));
-        commands::pipe_pane_to(pane, b"/fifo").map_err(|e| e.to_string())
+        Ok(commands::pipe_pane_to(pane, b"/fifo").map_err(crate::pipe::PipeError::from)?)
     }
 
-    fn restart_pipe(&mut self, pane: PaneId) -> Result<Command, String> {
+    fn restart_pipe(&mut self, pane: PaneId) -> Result<Command, TransportError> {
         self.note(format!("restart {pane}"));
-        commands::pipe_pane_to(pane, b"/fifo").map_err(|e| e.to_string())
+        Ok(commands::pipe_pane_to(pane, b"/fifo").map_err(crate::pipe::PipeError::from)?)
     }
 
     fn stop_pipe(&mut self, pane: PaneId, generation: u64) {

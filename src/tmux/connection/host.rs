@@ -15,7 +15,7 @@ use crate::control::command::Command;
 use crate::host::SharedHost;
 use crate::ids::PaneId;
 use crate::pipe::Fifo;
-use crate::session::Host;
+use crate::session::{Host, TransportError};
 use crate::status::process::ProcessEntry;
 
 /// A pane's FIFO and its reader.
@@ -72,12 +72,9 @@ impl Host for ShellHost {
         self.machine.process_tree(pid, limit)
     }
 
-    fn start_pipe(&mut self, pane: PaneId, generation: u64) -> Result<Command, String> {
-        let fifo = self
-            .machine
-            .make_fifo(&self.pipe_dir, pane)
-            .map_err(|e| e.to_string())?;
-        let start = fifo.start_command(pane).map_err(|e| e.to_string())?;
+    fn start_pipe(&mut self, pane: PaneId, generation: u64) -> Result<Command, TransportError> {
+        let fifo = self.machine.make_fifo(&self.pipe_dir, pane)?;
+        let start = fifo.start_command(pane)?;
         let fifo = Arc::new(fifo);
         let reader = self.cancel.child_token();
         self.tasks.spawn(read_fifo(
@@ -98,22 +95,17 @@ impl Host for ShellHost {
         Ok(start)
     }
 
-    fn restart_pipe(&mut self, pane: PaneId) -> Result<Command, String> {
+    fn restart_pipe(&mut self, pane: PaneId) -> Result<Command, TransportError> {
         let Some(pipe) = self.pipes.get(&pane) else {
-            return Err(format!("the pipe of {pane} is not running"));
+            return Err(TransportError::NotRunning(pane));
         };
         let path = pipe.fifo.path();
         if !std::fs::symlink_metadata(path)
             .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()))
         {
-            return Err(format!(
-                "the pipe stalled and its FIFO {} is gone",
-                path.display()
-            ));
+            return Err(TransportError::FifoGone(path.to_path_buf()));
         }
-        pipe.fifo
-            .start_command(pane)
-            .map_err(|error| format!("cannot re-arm the pipe: {error}"))
+        pipe.fifo.start_command(pane).map_err(TransportError::Rearm)
     }
 
     fn stop_pipe(&mut self, pane: PaneId, generation: u64) {
@@ -194,7 +186,10 @@ mod tests {
         );
         assert_eq!(shell.process_tree(7, 64), vec![entry]);
         let refused = shell.start_pipe(PaneId(4), 1).unwrap_err();
-        assert_eq!(refused, "the pipe transport is not available on host fake");
+        assert_eq!(
+            refused.to_string(),
+            "the pipe transport is not available on host fake"
+        );
         assert!(shell.restart_pipe(PaneId(4)).is_err());
         assert_eq!(fake.asked(), ["tree 7", "fifo %4"]);
     }

@@ -36,7 +36,7 @@ use crate::ids::{PaneId, SessionId};
 use crate::mirror::RingRead;
 use crate::pipe::Transport;
 use crate::query;
-use crate::session::SessionCore;
+use crate::session::{SessionCore, TransportError};
 use crate::status::providers::ProviderSet;
 
 /// What the handle (and the pipe readers) ask of the connection task.
@@ -91,11 +91,11 @@ enum Request {
     SetTransport {
         pane: PaneId,
         transport: Transport,
-        reply: oneshot::Sender<Result<(), String>>,
+        reply: oneshot::Sender<Result<(), TransportError>>,
     },
     SessionTransport {
         transport: Transport,
-        reply: oneshot::Sender<Vec<(PaneId, String)>>,
+        reply: oneshot::Sender<Vec<(PaneId, TransportError)>>,
     },
     /// Bytes a pane's pipe reader read (from the reader task, not a handle).
     PipeOutput {
@@ -282,7 +282,7 @@ impl ConnectionHandle {
         &self,
         pane: PaneId,
         transport: Transport,
-    ) -> Result<Result<(), String>, ConnectionError> {
+    ) -> Result<Result<(), TransportError>, ConnectionError> {
         self.ask(|reply| Request::SetTransport {
             pane,
             transport,
@@ -296,7 +296,7 @@ impl ConnectionHandle {
     pub async fn set_session_transport(
         &self,
         transport: Transport,
-    ) -> Result<Vec<(PaneId, String)>, ConnectionError> {
+    ) -> Result<Vec<(PaneId, TransportError)>, ConnectionError> {
         self.ask(|reply| Request::SessionTransport { transport, reply })
             .await
     }
