@@ -138,7 +138,26 @@ impl SessionCore {
                 } else {
                     Vec::new()
                 };
-                match providers.detect_by_process(&row.command.to_string(), &processes) {
+                let command = row.command.to_string();
+                let found = providers.detect_by_process(&command, &processes);
+                // tmux named the program before the processes were read: an exec between the
+                // two leaves them disagreeing, and the pane is asked again.
+                let consistent = row.dead
+                    || processes.is_empty()
+                    || command.is_empty()
+                    || processes.iter().any(|p| p.is_named(&command));
+                debug!(
+                    session = %self.session,
+                    %pane,
+                    pid = row.pid,
+                    %command,
+                    root = processes.first().map_or("", |p| p.name.as_str()),
+                    found = found.map_or("", |p| &*p.id),
+                    consistent,
+                    "provider by process"
+                );
+                self.programs.detected(pane, &command, consistent);
+                match found {
                     Some(provider) if !row.dead => {
                         (Some(provider.clone()), Some(ProviderSource::Process))
                     }

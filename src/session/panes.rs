@@ -314,6 +314,7 @@ impl SessionCore {
             }));
         }
         let now = self.now;
+        let recheck = self.programs.take_recheck(pane);
         if change.respawned {
             self.status_respawned(pane, now);
             self.seed(pane, ResyncReason::Respawn);
@@ -321,7 +322,7 @@ impl SessionCore {
             // With `remain-on-exit`, tmux writes its message into the dead pane itself.
             self.seed(pane, ResyncReason::Died);
         }
-        if change.command || change.dead || change.provider || change.respawned {
+        if change.command || change.dead || change.provider || change.respawned || recheck {
             self.detect_provider(pane, now);
         } else if change.title {
             self.status_title(pane, now);

@@ -7,6 +7,12 @@
 //! (`display-message -p`, through the control client: no process is started), at most every
 //! [`MIN_INTERVAL`] and one question at a time, with a last one after the output stops. An idle
 //! shell prints nothing and costs nothing; an agent's pane is left to the poll.
+//!
+//! tmux names the pane's program and the daemon then reads its processes: an exec between
+//! the two (a wrapper script that execs a program of the same name, as pyenv's and asdf's
+//! shims do) can give a command and processes that disagree, and since the next answers
+//! name the same command, nothing would look again. A pane whose processes do not include
+//! the program tmux names is asked again, [`RECHECKS`] times at most for one command.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -20,6 +26,9 @@ use crate::query;
 /// Least time between two questions about one pane.
 pub(super) const MIN_INTERVAL: Duration = Duration::from_millis(100);
 
+/// How many times a pane whose processes disagree with its command is asked again.
+pub(super) const RECHECKS: u8 = 10;
+
 /// The questions about one pane's program.
 #[derive(Debug, Default)]
 struct ProgramCheck {
@@ -29,6 +38,11 @@ struct ProgramCheck {
     in_flight: bool,
     /// The pane printed since the last question was sent.
     again: bool,
+    /// The last detection read processes that disagree with the command: the next answer
+    /// is to be looked at again, even if it names the same command.
+    recheck: bool,
+    /// The command whose processes disagreed, and how many more times to ask.
+    unsettled: Option<(String, u8)>,
 }
 
 impl ProgramCheck {
@@ -83,11 +97,9 @@ impl Programs {
     pub(super) fn asked(&mut self, pane: PaneId, now: Instant) -> bool {
         match self.checks.get_mut(&pane) {
             Some(check) => {
-                *check = ProgramCheck {
-                    last_sent: Some(now),
-                    in_flight: true,
-                    again: false,
-                };
+                check.last_sent = Some(now);
+                check.in_flight = true;
+                check.again = false;
                 true
             }
             None => false,
@@ -103,6 +115,38 @@ impl Programs {
             }
             None => false,
         }
+    }
+
+    /// A detection of the pane's program: whether its processes include the one tmux names
+    /// `command`. If not, another question is due (no sooner than [`MIN_INTERVAL`]) and its
+    /// answer is looked at whatever it says, up to [`RECHECKS`] times for one command.
+    pub(super) fn detected(&mut self, pane: PaneId, command: &str, consistent: bool) {
+        if consistent {
+            if let Some(check) = self.checks.get_mut(&pane) {
+                check.unsettled = None;
+                check.recheck = false;
+            }
+            return;
+        }
+        let check = self.checks.entry(pane).or_default();
+        let left = match &check.unsettled {
+            Some((same, left)) if same == command => *left,
+            _ => RECHECKS,
+        };
+        if left == 0 {
+            check.recheck = false;
+            return;
+        }
+        check.unsettled = Some((command.to_string(), left - 1));
+        check.recheck = true;
+        check.again = true;
+    }
+
+    /// Whether the pane's next answer is to be looked at again (and forgets it).
+    pub(super) fn take_recheck(&mut self, pane: PaneId) -> bool {
+        self.checks
+            .get_mut(&pane)
+            .is_some_and(|check| std::mem::take(&mut check.recheck))
     }
 
     /// The pane is gone.
@@ -188,5 +232,38 @@ mod tests {
         programs.remove(pane);
         assert!(!programs.asked(pane, t0));
         assert!(!programs.answered(pane));
+    }
+
+    #[test]
+    fn processes_that_disagree_with_the_command_are_asked_again_a_bounded_number_of_times() {
+        let t0 = Instant::now();
+        let pane = PaneId(2);
+        let mut programs = Programs::default();
+        programs.detected(pane, "python3", true);
+        assert!(!programs.take_recheck(pane));
+        assert_eq!(programs.next_due(t0), None);
+        let mut asked = 0;
+        let mut at = t0;
+        loop {
+            programs.detected(pane, "python3", false);
+            match programs.next_due(at) {
+                Some(due) => {
+                    assert!(programs.asked(pane, due));
+                    assert!(programs.answered(pane));
+                    assert!(programs.take_recheck(pane));
+                    assert!(!programs.take_recheck(pane));
+                    asked += 1;
+                    at = due + MIN_INTERVAL;
+                }
+                None => break,
+            }
+            assert!(asked <= RECHECKS, "asked forever");
+        }
+        assert_eq!(asked, RECHECKS);
+        // Another command is another count; agreeing processes end it.
+        programs.detected(pane, "node", false);
+        assert!(programs.take_recheck(pane));
+        programs.detected(pane, "node", true);
+        assert!(!programs.take_recheck(pane));
     }
 }

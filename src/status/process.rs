@@ -14,6 +14,22 @@ pub struct ProcessEntry {
     pub command_line: String,
 }
 
+impl ProcessEntry {
+    /// Whether tmux would name this process `command` in `#{pane_current_command}`: tmux
+    /// takes the first word of the command line (without a login shell's `-`, as a file's
+    /// name); `comm` is the name the kernel gives it.
+    pub fn is_named(&self, command: &str) -> bool {
+        let first = self
+            .command_line
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .trim_start_matches('-');
+        let first = first.rsplit('/').next().unwrap_or(first);
+        self.name == command || (!first.is_empty() && first == command)
+    }
+}
+
 fn entry(pid: u32) -> Option<ProcessEntry> {
     let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
     let command_line = std::fs::read(format!("/proc/{pid}/cmdline"))
@@ -131,6 +147,23 @@ mod tests {
         let _ = child.wait();
         assert_eq!(found[0].pid, me);
         assert!(has_sleep(&found), "{found:?}");
+    }
+
+    #[test]
+    fn a_process_is_named_as_tmux_names_it() {
+        let process = |name: &str, command_line: &str| ProcessEntry {
+            pid: 7,
+            name: name.to_string(),
+            command_line: command_line.to_string(),
+        };
+        // A script run through its interpreter: the kernel names it after the script, tmux
+        // after the interpreter.
+        let script = process("wrapped", "/bin/sh /usr/local/bin/wrapped -x");
+        assert!(script.is_named("wrapped"));
+        assert!(script.is_named("sh"));
+        assert!(!script.is_named("python3"));
+        assert!(process("bash", "-bash").is_named("bash"));
+        assert!(!process("bash", "").is_named(""));
     }
 
     #[test]

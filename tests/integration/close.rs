@@ -81,7 +81,7 @@ fn close_waits_for_a_busy_agent_to_exit_and_cancels_its_pending_messages() {
 fn close_by_name_kills_what_ignores_the_keys_and_refuses_a_missing_pane() {
     let _guard = daemon_test_lock();
     let setup = Setup::start(0.2);
-    let _daemon = setup.daemon();
+    let daemon = setup.daemon();
     setup.wait_status(&["idle"], Duration::from_secs(10));
     let server = &setup.server;
     let events = EventReader::start(server);
@@ -105,6 +105,9 @@ fn close_by_name_kills_what_ignores_the_keys_and_refuses_a_missing_pane() {
     assert_eq!(event["cancelled"], json!([]), "{event}");
 
     // A program that is no agent and ignores Ctrl-C (and reads no input): killed at the timeout.
+    // `python3` may be a wrapper script of that name that execs the interpreter (pyenv's
+    // shim): tmux can name the pane's program before the wrapper's exec and the daemon read
+    // its processes after, which it must notice.
     let stubborn = server
         .tmux(&[
             "split-window",
@@ -114,11 +117,8 @@ fn close_by_name_kills_what_ignores_the_keys_and_refuses_a_missing_pane() {
             "#{pane_id}",
             "-t",
             "%1",
-            // It keeps printing: a program that goes quiet right after `sh -c` execs it can
-            // stay taken for the shell (a race of the detection, to fix), which this test is
-            // not about.
             "exec python3 -c \"import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); \
-             print('stubborn', flush=True)\nwhile True: print('.', end='', flush=True); time.sleep(0.5)\"",
+             print('stubborn', flush=True)\nwhile True: time.sleep(1)\"",
         ])
         .trim()
         .to_string();
@@ -128,14 +128,31 @@ fn close_by_name_kills_what_ignores_the_keys_and_refuses_a_missing_pane() {
         Duration::from_secs(10),
         || server.daemon_screen(&stubborn).contains("stubborn"),
     );
-    // tmux starts it through `sh -c`: until the daemon has seen the exec, the pane reads as a
-    // shell.
-    server.wait_for("no provider for it", Duration::from_secs(10), || {
-        server
-            .panes()
-            .iter()
-            .any(|p| p["pane"] == stubborn.as_str() && p["provider"].is_null())
-    });
+    // tmux starts it through `sh -c`, which then execs it: the daemon must not keep it for the
+    // shell, even though it prints nothing more.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !server
+        .panes()
+        .iter()
+        .any(|p| p["pane"] == stubborn.as_str() && p["provider"].is_null())
+    {
+        assert!(
+            Instant::now() < deadline,
+            "{stubborn} still has a provider: {}\nthe daemon's detection:\n{}",
+            server
+                .panes()
+                .into_iter()
+                .find(|p| p["pane"] == stubborn.as_str())
+                .unwrap_or_default(),
+            daemon
+                .log_text()
+                .lines()
+                .filter(|l| l.contains(&format!("pane={stubborn}")) && l.contains("provider"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let started = Instant::now();
     let closed = close_json(server, &[&stubborn, "--timeout", "1s"]);
     assert!(started.elapsed() >= Duration::from_secs(1), "{closed}");

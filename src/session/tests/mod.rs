@@ -11,10 +11,14 @@ use crate::control::command::commands;
 use crate::mirror::SyncState;
 use crate::pipe::Transport;
 
-/// A host whose pipes always start, and which remembers what it was asked.
+mod detection;
+
+/// A host whose pipes always start, which remembers what it was asked, and whose every pane
+/// runs the processes of `tree`.
 #[derive(Clone, Default)]
 struct FakeHost {
     calls: Arc<Mutex<Vec<String>>>,
+    tree: Arc<Mutex<Vec<ProcessEntry>>>,
 }
 
 impl FakeHost {
@@ -31,7 +35,7 @@ impl FakeHost {
 
 impl Host for FakeHost {
     fn process_tree(&mut self, _pid: u32, _limit: usize) -> Vec<ProcessEntry> {
-        Vec::new()
+        self.tree.lock().map(|t| t.clone()).unwrap_or_default()
     }
 
     fn start_pipe(&mut self, pane: PaneId, generation: u64) -> Result<Command, TransportError> {
