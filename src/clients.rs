@@ -62,13 +62,17 @@ pub fn forget_pid(pid: u32) {
     }
 }
 
-/// Whether `/proc/PID/cmdline` shows a `tmux ... -C` process for `socket`, or for a relay
-/// socket in `attach_dir` (how the daemon's clients attach: `tmux::attach`).
+/// Whether the process's command line shows a `tmux ... -C` process for `socket`, or for a
+/// relay socket in `attach_dir` (how the daemon's clients attach: `tmux::attach`).
 fn is_our_tmux_client(pid: u32, socket: &Path, attach_dir: &Path) -> bool {
-    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+    let Some(process) = crate::os::process::info(pid) else {
         return false;
     };
-    let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+    let args: Vec<&[u8]> = process
+        .arguments
+        .iter()
+        .map(|a| a.as_encoded_bytes())
+        .collect();
     let is_tmux = args.first().is_some_and(|arg0| arg0.ends_with(b"tmux"));
     let control = args.iter().any(|a| *a == b"-C");
     let attach_dir = attach_dir.as_os_str().as_encoded_bytes();

@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::ids::PaneId;
 use crate::pipe::{Fifo, PipeError};
-use crate::status::process::{self, ProcessEntry};
+use crate::status::process::ProcessEntry;
 
 /// Processes this program has started (`tmux` clients and commands, ssh, a user's notification
 /// command): the figure behind the claim that the daemon starts none while panes are idle
@@ -186,7 +186,7 @@ impl Host for LocalHost {
     }
 
     fn process_tree(&self, pid: u32, limit: usize) -> Vec<ProcessEntry> {
-        process::tree(pid, limit)
+        crate::os::process::tree(pid, limit)
     }
 
     fn is_dir(&self, path: &Path) -> bool {

@@ -20,6 +20,7 @@ pub mod mcp;
 pub mod message;
 pub mod mirror;
 pub mod orchestration;
+pub mod os;
 pub mod paths;
 pub mod pipe;
 pub mod query;

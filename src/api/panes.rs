@@ -445,7 +445,7 @@ pub(crate) async fn hook(
             "hooks are taken only on the daemon's Unix socket, whose peer is known".into(),
         ));
     };
-    let sender = crate::status::process::ancestry(pid, SENDER_DEPTH);
+    let sender = crate::os::process::ancestry(pid, SENDER_DEPTH);
     // Hooks come from `$TMUX_PANE`, a pane id: asked of each connection directly, without
     // listing every pane first (a hook waits for this answer).
     let pane = match name.parse::<PaneId>() {

@@ -99,19 +99,7 @@ pub fn answers(path: &Path) -> bool {
 
 /// Whether a process with this pid exists (and is not a zombie waiting to be reaped).
 pub fn process_alive(pid: u32) -> bool {
-    let Ok(raw) = i32::try_from(pid) else {
-        return false;
-    };
-    if nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None).is_err() {
-        return false;
-    }
-    // On Linux a zombie still takes signals; its state in /proc says it has ended.
-    match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(") ")
-            .is_none_or(|(_, rest)| !rest.starts_with('Z')),
-        Err(_) => true,
-    }
+    crate::os::process::alive(pid)
 }
 
 /// Where a client finds the daemon, and how.
@@ -184,31 +172,11 @@ pub fn read_lock_owner(path: &Path) -> Option<(u32, PathBuf)> {
     Some((pid, api))
 }
 
-/// Whether the process `pid` holds a `flock` on the file at `path`, as `/proc/locks` says
-/// (`true` when that cannot be read: a system without it). A pid written in a lock file is
-/// only trusted while its process still holds the lock: a pid reused by another process
-/// does not.
+/// Whether the process `pid` holds a `flock` on the file at `path` (see
+/// [`crate::os::locks::holds_lock`]): a pid written in a lock file is only trusted while its
+/// process still holds the lock.
 pub fn holds_lock(pid: u32, path: &Path) -> bool {
-    let Ok(metadata) = fs::metadata(path) else {
-        return false;
-    };
-    let Ok(locks) = fs::read_to_string("/proc/locks") else {
-        return true;
-    };
-    let dev = metadata.dev();
-    let file = format!(
-        "{:02x}:{:02x}:{}",
-        nix::sys::stat::major(dev),
-        nix::sys::stat::minor(dev),
-        metadata.ino()
-    );
-    locks.lines().any(|line| {
-        // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"
-        let words: Vec<&str> = line.split_whitespace().collect();
-        words.get(1) == Some(&"FLOCK")
-            && words.get(4).and_then(|p| p.parse::<u32>().ok()) == Some(pid)
-            && words.get(5) == Some(&file.as_str())
-    })
+    crate::os::locks::holds_lock(pid, path)
 }
 
 /// A value for a server option, if it holds only characters no tmux version expands.

@@ -416,7 +416,12 @@ pub async fn run(
         tracker.clone(),
         cancel.clone(),
     );
-    info!(server = %options.address, api = %socket.display(), "panectl daemon started");
+    info!(
+        server = %options.address,
+        api = %socket.display(),
+        processes = ?crate::os::process::Source::current(),
+        "panectl daemon started"
+    );
     tracker.spawn(publish::run(
         options.address.clone(),
         socket.clone(),

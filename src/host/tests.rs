@@ -86,7 +86,7 @@ fn the_tree_of_a_child_process_holds_it() {
     let me = std::process::id();
     let child_pid = child.id();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    let has_child = |found: &[process::ProcessEntry]| {
+    let has_child = |found: &[ProcessEntry]| {
         found
             .iter()
             .any(|p| p.pid == child_pid && p.command_line == "sleep 30")

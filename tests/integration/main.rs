@@ -49,6 +49,7 @@ mod pipe;
 mod pipe_transport;
 mod plugin;
 mod plugin_keys;
+mod portable;
 mod profiles;
 mod remote;
 mod resize_reflow;

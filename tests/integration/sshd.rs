@@ -210,14 +210,14 @@ impl Sshd {
     }
 }
 
-/// The direct children of `pid`, from `/proc`.
+/// The direct children of `pid`.
 pub fn children_of(pid: i32) -> Vec<i32> {
     let Ok(pid) = u32::try_from(pid) else {
         return Vec::new();
     };
-    panectl::status::process::children_by_parent()
-        .remove(&pid)
-        .unwrap_or_default()
+    use panectl::os::process::{Snapshot, Source};
+    Snapshot::read(Source::current())
+        .children(pid)
         .into_iter()
         .filter_map(|child| i32::try_from(child).ok())
         .collect()

@@ -29,21 +29,17 @@ fn running(server: &ServerArgs) -> anyhow::Result<Option<Health>> {
 }
 
 /// Whether the process looks like a panectl daemon of this user: its command line is
-/// `panectl ... daemon ...` and `/proc/PID` belongs to this user (when /proc can be read).
+/// `panectl ... daemon ...` and it belongs to this user (when its facts can be read).
 fn looks_like_daemon(pid: u32) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let ours = std::fs::metadata(format!("/proc/{pid}"))
-        .map_or(true, |m| m.uid() == nix::unistd::getuid().as_raw());
-    let daemon = match std::fs::read(format!("/proc/{pid}/cmdline")) {
-        Ok(cmdline) => {
-            let mut words = cmdline.split(|&b| b == 0);
-            let program = words.next().unwrap_or_default();
-            let name = program.rsplit(|&b| b == b'/').next().unwrap_or_default();
-            name.starts_with(b"panectl") && words.any(|word| word == b"daemon")
-        }
-        Err(_) => true,
+    let Some(process) = panectl::os::process::info(pid) else {
+        return true;
     };
-    ours && daemon
+    let mut words = process.arguments.iter().map(|w| w.as_encoded_bytes());
+    let program = words.next().unwrap_or_default();
+    let name = program.rsplit(|&b| b == b'/').next().unwrap_or_default();
+    let daemon = process.arguments.is_empty()
+        || (name.starts_with(b"panectl") && words.any(|word| word == b"daemon"));
+    process.uid == nix::unistd::getuid().as_raw() && daemon
 }
 
 /// The daemon's pid: from its health, else (its API does not answer: its socket was deleted,
@@ -129,19 +125,6 @@ pub(super) fn stop(server: &ServerArgs, timeout: Duration) -> anyhow::Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
-/// The NUL-separated words of a /proc file.
-fn proc_words(pid: u32, file: &str) -> Option<Vec<OsString>> {
-    use std::os::unix::ffi::OsStringExt;
-    let bytes = std::fs::read(format!("/proc/{pid}/{file}")).ok()?;
-    Some(
-        bytes
-            .split(|&b| b == 0)
-            .filter(|w| !w.is_empty())
-            .map(|w| OsString::from_vec(w.to_vec()))
-            .collect(),
-    )
-}
-
 /// `panectl daemon restart`: the old daemon's command line and environment, started again
 /// detached once it has stopped.
 pub(super) fn restart(server: &ServerArgs, timeout: Duration) -> anyhow::Result<ExitCode> {
@@ -159,9 +142,9 @@ pub(super) fn restart(server: &ServerArgs, timeout: Duration) -> anyhow::Result<
                 .collect::<Vec<_>>()
         })
         .filter(|words| !words.is_empty())
-        .or_else(|| pid.and_then(|pid| proc_words(pid, "cmdline")))
+        .or_else(|| pid.and_then(|pid| panectl::os::process::info(pid).map(|p| p.arguments)))
         .map(|words| words.into_iter().skip(1).collect());
-    let environment = pid.and_then(|pid| proc_words(pid, "environ"));
+    let environment = pid.and_then(panectl::os::process::environment);
     let mut command = std::process::Command::new(exe);
     match &old_args {
         Some(words) => {

@@ -55,6 +55,11 @@ const IDENTIFY_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the server may take to read what was sent before the gated messages.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Where the system cannot say what the server has not read yet (neither Linux nor macOS),
+/// how long the relay waits for it to read instead: tmux reads what arrives within one turn
+/// of its event loop.
+const UNKNOWN_DRAIN_PAUSE: Duration = Duration::from_millis(50);
+
 /// Bytes read at a time (tmux's own read size).
 const READ_SIZE: usize = 64 * 1024;
 
@@ -112,34 +117,23 @@ pub async fn run(client: UnixStream, server: &Path) -> Result<(), RelayError> {
 }
 
 /// Waits until the server has read every byte sent to it, so that the next write arrives in a
-/// read of its own.
+/// read of its own. Where the system cannot say what the server has not read, a fixed pause.
 async fn drained(server: &UnixStream) -> Result<(), RelayError> {
     let started = Instant::now();
-    while unread_bytes(server).map_err(server_error)? > 0 {
+    loop {
+        match crate::os::socket::unread_bytes(server).map_err(server_error)? {
+            Some(0) => return Ok(()),
+            Some(_) => {}
+            None => {
+                tokio::time::sleep(UNKNOWN_DRAIN_PAUSE).await;
+                return Ok(());
+            }
+        }
         if started.elapsed() > DRAIN_TIMEOUT {
             return Err(RelayError::ServerStalled(DRAIN_TIMEOUT));
         }
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    Ok(())
-}
-
-/// Bytes written to a Unix stream socket that its peer has not read yet (`SIOCOUTQ`).
-fn unread_bytes(stream: &UnixStream) -> io::Result<usize> {
-    let mut unread: nix::libc::c_int = 0;
-    // SAFETY: SIOCOUTQ (TIOCOUTQ) stores one int through the pointer, which points at `unread`;
-    // the descriptor is a socket this function borrows.
-    let result = unsafe {
-        nix::libc::ioctl(
-            stream.as_raw_fd(),
-            nix::libc::TIOCOUTQ,
-            &mut unread as *mut nix::libc::c_int,
-        )
-    };
-    if result == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(usize::try_from(unread).unwrap_or(0))
 }
 
 /// Copies from one side to the other until `from` closes.
