@@ -2,7 +2,7 @@
 //! model server (`tests/integration/fake_model.rs`).
 //!
 //! ```text
-//! cargo run --example record_agent_screens -- [OUTPUT_DIR] [claude|codex|gemini|aider|opencode ...]
+//! cargo run --example record_agent_screens -- [OUTPUT_DIR] [claude|codex|gemini|aider|opencode|qwen ...]
 //! ```
 //!
 //! The CLIs come from `scripts/install-agent-clis.sh` (in `$PANECTL_AGENT_CACHE`, by default
@@ -49,9 +49,9 @@ const API_KEY: &str = "sk-ant-fake-recorder-key-0123456789abcdef";
 const SLOW_MS: u64 = 8000;
 const SLOW_ANSWER: &str = "The slow answer is ready.";
 const SECOND_ANSWER: &str = "Second answer is here.";
-/// The command the model asks to run; the sleep leaves time to see the tool running.
+/// The file the command the model asks to run makes; its sleep (`Cli::sleep_then`) leaves
+/// time to see the tool running.
 const TOOL_FILE: &str = "tool-output.txt";
-const TOOL_COMMAND: &str = "sleep 3 && touch tool-output.txt";
 const TOOL_ANSWER: &str = "tool finished";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +61,7 @@ enum Cli {
     Gemini,
     Aider,
     OpenCode,
+    Qwen,
 }
 
 /// What a launch leaves out of the ready-to-work set-up, to bring up a start-up dialog.
@@ -233,7 +234,7 @@ fn main() -> Result<()> {
             Some(cli) => chosen.push(cli),
             None if index == 0 && !arg.starts_with('-') => out = PathBuf::from(arg),
             None => bail!(
-                "usage: record_agent_screens [OUTPUT_DIR] [claude|codex|gemini|aider|opencode ...] (unknown: {arg})"
+                "usage: record_agent_screens [OUTPUT_DIR] [claude|codex|gemini|aider|opencode|qwen ...] (unknown: {arg})"
             ),
         }
     }

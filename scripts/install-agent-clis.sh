@@ -6,12 +6,13 @@
 #   codex     npm @openai/codex              node_modules/.bin/codex
 #   gemini    npm @google/gemini-cli         node_modules/.bin/gemini
 #   opencode  npm opencode-ai                node_modules/.bin/opencode
+#   qwen      npm @qwen-code/qwen-code       node_modules/.bin/qwen
 #   aider     PyPI aider-chat (a venv)       venv/bin/aider
 #
 # Idempotent: a CLI whose `--version` already reports the pinned version is left alone.
 # Usage: scripts/install-agent-clis.sh [NAME...]   (default: all of them)
 # Another version: PANECTL_AGENT_CACHE=~/.cache/panectl/agents-old PANECTL_CODEX_VERSION=0.145.0 \
-#   scripts/install-agent-clis.sh codex   (PANECTL_{CLAUDE,CODEX,GEMINI,OPENCODE,AIDER}_VERSION)
+#   scripts/install-agent-clis.sh codex   (PANECTL_{CLAUDE,CODEX,GEMINI,OPENCODE,QWEN,AIDER}_VERSION)
 # Needs node/npm and, for Aider, a Python 3.10-3.12 (PYTHON, or python3.12/3.11/3.10 on PATH,
 # or pyenv's). Only the npm registry and PyPI are used; nothing else is downloaded.
 set -euo pipefail
@@ -24,6 +25,7 @@ CLAUDE_VERSION=${PANECTL_CLAUDE_VERSION:-2.1.332}
 CODEX_VERSION=${PANECTL_CODEX_VERSION:-0.171.0}
 GEMINI_VERSION=${PANECTL_GEMINI_VERSION:-0.61.0}
 OPENCODE_VERSION=${PANECTL_OPENCODE_VERSION:-1.18.33}
+QWEN_VERSION=${PANECTL_QWEN_VERSION:-0.24.4}
 AIDER_VERSION=${PANECTL_AIDER_VERSION:-0.86.2}
 
 log() { printf '%s\n' "$*" >&2; }
@@ -104,16 +106,17 @@ install_one() {
     codex) npm_cli codex @openai/codex "$CODEX_VERSION" ;;
     gemini) npm_cli gemini @google/gemini-cli "$GEMINI_VERSION" ;;
     opencode) npm_cli opencode opencode-ai "$OPENCODE_VERSION" ;;
+    qwen) npm_cli qwen @qwen-code/qwen-code "$QWEN_VERSION" ;;
     aider) aider_cli ;;
     *)
-        log "unknown CLI '$1' (claude, codex, gemini, opencode, aider)"
+        log "unknown CLI '$1' (claude, codex, gemini, opencode, qwen, aider)"
         return 2
         ;;
     esac
 }
 
 names=("$@")
-[[ ${#names[@]} -gt 0 ]] || names=(claude codex gemini opencode aider)
+[[ ${#names[@]} -gt 0 ]] || names=(claude codex gemini opencode qwen aider)
 failed=()
 for name in "${names[@]}"; do
     install_one "$name" || failed+=("$name")

@@ -4,12 +4,13 @@
 use super::*;
 
 impl Cli {
-    pub(crate) const ALL: [Cli; 5] = [
+    pub(crate) const ALL: [Cli; 6] = [
         Cli::Claude,
         Cli::Codex,
         Cli::Gemini,
         Cli::Aider,
         Cli::OpenCode,
+        Cli::Qwen,
     ];
 
     /// The name on the command line and of its directory in the agent cache.
@@ -20,6 +21,7 @@ impl Cli {
             Cli::Gemini => "gemini",
             Cli::Aider => "aider",
             Cli::OpenCode => "opencode",
+            Cli::Qwen => "qwen",
         }
     }
 
@@ -31,6 +33,7 @@ impl Cli {
             Cli::Gemini => "gemini_cli",
             Cli::Aider => "aider",
             Cli::OpenCode => "opencode",
+            Cli::Qwen => "qwen_code",
         }
     }
 
@@ -51,7 +54,7 @@ impl Cli {
     /// Pane sizes to record; layouts change with the width.
     pub(crate) fn sizes(self) -> &'static [(u16, u16)] {
         match self {
-            Cli::Claude | Cli::Codex | Cli::Gemini => &[(120, 40), (80, 24)],
+            Cli::Claude | Cli::Codex | Cli::Gemini | Cli::Qwen => &[(120, 40), (80, 24)],
             Cli::Aider | Cli::OpenCode => &[(120, 40)],
         }
     }
@@ -79,8 +82,8 @@ impl Cli {
             Cli::Codex => Some(Duration::from_secs(90)),
             Cli::Aider => Some(Duration::from_secs(120)),
             Cli::OpenCode => Some(Duration::from_secs(150)),
-            // Gemini CLI retries for many minutes.
-            Cli::Gemini => None,
+            // Gemini CLI (and Qwen Code, its fork) retries for many minutes.
+            Cli::Gemini | Cli::Qwen => None,
         }
     }
 
@@ -95,6 +98,7 @@ impl Cli {
             Cli::Gemini => &[(Start::Untrusted, "startup-folder-trust", "Do you trust")],
             Cli::Aider => &[(Start::NoGit, "startup-create-git-repo", "No git repo found")],
             Cli::OpenCode => &[],
+            Cli::Qwen => &[(Start::Untrusted, "startup-folder-trust", "Do you trust")],
         }
     }
 }
@@ -104,7 +108,7 @@ impl Cli {
     pub(crate) fn working(self, s: &Screen) -> bool {
         match self {
             Cli::Claude | Cli::Codex => s.has("esc to interrupt"),
-            Cli::Gemini => s.has("esc to cancel"),
+            Cli::Gemini | Cli::Qwen => s.has("esc to cancel"),
             // After Ctrl-C the spinner's last frame stays above the `>` prompt.
             Cli::Aider => {
                 (s.has("Waiting for ") && s.last_line() != ">")
@@ -119,6 +123,7 @@ impl Cli {
             Cli::Claude => s.has("Do you want to proceed?"),
             Cli::Codex => s.has("Would you like to run the following command?"),
             Cli::Gemini => s.has("Allow execution of"),
+            Cli::Qwen => s.has_any(&["Allow execution of", "Do you want to proceed"]),
             Cli::Aider => s.last_line().contains("Run shell command?"),
             Cli::OpenCode => s.has("Permission required"),
         }
@@ -140,6 +145,14 @@ impl Cli {
             // 0.145.0 has no `? for shortcuts` footer: its status line names the model.
             Cli::Codex => s.has("for shortcuts") || s.lines().any(|l| l.starts_with("  gpt-5 ")),
             Cli::Gemini => s.has("Type your message"),
+            // The input box: `>` right under a rule (after a turn it may hold a suggested next
+            // prompt instead of the placeholder).
+            Cli::Qwen => {
+                let lines: Vec<&str> = s.lines().collect();
+                lines
+                    .windows(2)
+                    .any(|w| w[0].starts_with('─') && w[1].starts_with('>'))
+            }
             Cli::Aider => s.last_line() == ">",
             Cli::OpenCode => s.has("ctrl+p commands"),
         }
@@ -151,7 +164,7 @@ impl Cli {
             Cli::Claude => "/v1/messages",
             Cli::Codex => "/v1/responses",
             Cli::Gemini => ":streamGenerateContent",
-            Cli::Aider | Cli::OpenCode => "/chat/completions",
+            Cli::Aider | Cli::OpenCode | Cli::Qwen => "/chat/completions",
         }
     }
 
@@ -161,7 +174,7 @@ impl Cli {
             Cli::Claude | Cli::OpenCode => s.has_any(&["retrying in", "Retrying in"]),
             Cli::Codex => s.has("Reconnecting"),
             Cli::Aider => s.has("Retrying in"),
-            Cli::Gemini => true,
+            Cli::Gemini | Cli::Qwen => true,
         }
     }
 
@@ -170,7 +183,7 @@ impl Cli {
         match self {
             Cli::Claude => s.has_any(&["API Error", "Invalid API key", "/login"]),
             Cli::Codex => s.lines().any(|l| l.starts_with('■')),
-            Cli::Gemini => s.has("API Error"),
+            Cli::Gemini | Cli::Qwen => s.has("API Error"),
             Cli::Aider => s.has_any(&["litellm.", "Error:"]),
             Cli::OpenCode => s.has("fake failure"),
         }
@@ -261,7 +274,7 @@ impl Cli {
                     "esc to dismiss",
                     "Enter to submit",
                 ]),
-                Cli::Gemini => s.has_any(&[
+                Cli::Gemini | Cli::Qwen => s.has_any(&[
                     "Allow execution",
                     "Apply this change",
                     "Answer Questions",
@@ -298,11 +311,22 @@ impl Cli {
         }
     }
 
+    /// A shell command that waits `seconds`, then makes `file`. Qwen Code refuses a `sleep`
+    /// followed by other commands (it asks for a background job instead).
+    pub(crate) fn sleep_then(self, seconds: u32, file: &str) -> String {
+        match self {
+            Cli::Qwen => {
+                format!("python3 -c 'import time; time.sleep({seconds})' && touch {file}")
+            }
+            _ => format!("sleep {seconds} && touch {file}"),
+        }
+    }
+
     /// The command that compacts the conversation, if the CLI has one.
     pub(crate) fn compact_command(self) -> Option<&'static str> {
         match self {
             Cli::Claude | Cli::Codex | Cli::OpenCode => Some("/compact"),
-            Cli::Gemini => Some("/compress"),
+            Cli::Gemini | Cli::Qwen => Some("/compress"),
             Cli::Aider => None,
         }
     }

@@ -171,7 +171,8 @@ impl<'a> Recorder<'a> {
             |s| cli.ready(s),
         )?;
 
-        self.submit(&run, &format!("tool:{TOOL_COMMAND}"))?;
+        let tool_command = self.cli.sleep_then(3, TOOL_FILE);
+        self.submit(&run, &format!("tool:{tool_command}"))?;
         self.wait_stable(
             &run,
             "the tool permission dialog",
@@ -182,7 +183,7 @@ impl<'a> Recorder<'a> {
             &run,
             "waiting_user_answer",
             "tool-permission",
-            &format!("The model asked to run `{TOOL_COMMAND}`; the CLI asks for permission."),
+            &format!("The model asked to run `{tool_command}`; the CLI asks for permission."),
             |s| cli.dialog(s),
         )?;
         for key in cli.approve() {
@@ -581,6 +582,41 @@ impl<'a> Recorder<'a> {
                 }
                 if start != Start::NoGit {
                     argv.push("--no-git".into());
+                }
+            }
+            Cli::Qwen => {
+                // Qwen Code (a fork of Gemini CLI) speaks OpenAI's Chat Completions to any
+                // compatible server named in its environment.
+                // Tools ask before they run (the default is `auto`, a model that decides); no
+                // feedback dialog after a turn, which would come at random.
+                let mut settings = serde_json::json!({
+                    "general": {"enableAutoUpdate": false},
+                    "tools": {"approvalMode": "default"},
+                    "ui": {"enableUserFeedback": false},
+                });
+                if start != Start::Fresh {
+                    settings["security"] = serde_json::json!({"auth": {"selectedType": "openai"}});
+                    settings["model"] = serde_json::json!({"name": "gpt-fake"});
+                }
+                if start == Start::Untrusted {
+                    settings["security"]["folderTrust"] = serde_json::json!({"enabled": true});
+                }
+                write(
+                    home.join(".qwen/settings.json"),
+                    serde_json::to_string_pretty(&settings)?,
+                )?;
+                if start != Start::Untrusted {
+                    write(
+                        home.join(".qwen/trustedFolders.json"),
+                        serde_json::json!({work_str.clone(): "TRUST_FOLDER"}).to_string(),
+                    )?;
+                }
+                if start != Start::Fresh {
+                    env.extend([
+                        var("OPENAI_API_KEY", API_KEY),
+                        var("OPENAI_BASE_URL", &format!("{url}/v1")),
+                        var("OPENAI_MODEL", "gpt-fake"),
+                    ]);
                 }
             }
             Cli::OpenCode => {

@@ -145,7 +145,7 @@ impl Recorder<'_> {
         let name = "notes.txt";
         let file = run.work.join(name);
         // Claude Code and Gemini CLI want a full path; the others take it relative.
-        let path = if !matches!(cli, Cli::Claude | Cli::Gemini) {
+        let path = if !matches!(cli, Cli::Claude | Cli::Gemini | Cli::Qwen) {
             name.to_string()
         } else {
             file.to_string_lossy().into_owned()
@@ -181,7 +181,7 @@ impl Recorder<'_> {
         // called directly.
         let fetches = match cli {
             Cli::Claude => self.version != "2.1.332",
-            Cli::Gemini | Cli::OpenCode => true,
+            Cli::Gemini | Cli::OpenCode | Cli::Qwen => true,
             Cli::Codex | Cli::Aider => false,
         };
         if fetches {
@@ -259,7 +259,8 @@ impl Recorder<'_> {
         let run = self.launch_ready(size, suffix)?;
         self.warm_up(&run, WARM_UP)?;
         let file = run.work.join("interrupted-output.txt");
-        self.submit(&run, "tool:sleep 20 && touch interrupted-output.txt")?;
+        let interrupted = cli.sleep_then(20, "interrupted-output.txt");
+        self.submit(&run, &format!("tool:{interrupted}"))?;
         self.wait_stable(
             &run,
             "the permission dialog",
@@ -282,7 +283,7 @@ impl Recorder<'_> {
             "completed",
             "interrupted-tool-run",
             &format!(
-                "A first prompt was answered; then the approved command `sleep 20 && touch interrupted-output.txt` was interrupted with {} about 3 s into its run. The interrupted turn is over and the CLI is ready for input (label: completed, since the session has answered before; an interrupt is not an error).",
+                "A first prompt was answered; then the approved command `{interrupted}` was interrupted with {} about 3 s into its run. The interrupted turn is over and the CLI is ready for input (label: completed, since the session has answered before; an interrupt is not an error).",
                 cli.interrupt().join(" ")
             ),
             Duration::from_secs(30),
@@ -307,7 +308,8 @@ impl Recorder<'_> {
         let run = self.launch_ready(size, suffix)?;
         self.warm_up(&run, "compactslow:8000 reply:Compaction warm-up answer.")?;
         let file = run.work.join("long-output.txt");
-        self.submit(&run, "tool:sleep 20 && touch long-output.txt")?;
+        let long = cli.sleep_then(20, "long-output.txt");
+        self.submit(&run, &format!("tool:{long}"))?;
         self.wait_stable(
             &run,
             "the permission dialog",
@@ -328,7 +330,7 @@ impl Recorder<'_> {
                 "processing",
                 &format!("long-tool-running-{frame}"),
                 &format!(
-                    "Permission given; the approved command `sleep 20 && touch long-output.txt` has been running for about {at} s (frame {frame} of 2)."
+                    "Permission given; the approved command `{long}` has been running for about {at} s (frame {frame} of 2)."
                 ),
                 move |s| !cli.dialog(s) && cli.working(s) && !running.exists(),
             )?;
@@ -463,6 +465,7 @@ pub(crate) fn onboarding_steps(cli: Cli, version: &str) -> Vec<OnboardingStep> {
                 &[],
             ),
         ],
+        Cli::Qwen => Vec::new(),
         Cli::OpenCode => vec![step(
             &["ctrl+p commands"],
             "idle",

@@ -161,7 +161,19 @@ pub fn for_provider(provider: &Provider, rows: &[&str]) -> Option<Decision> {
 /// The decision on `rows` (the screen's rows, top to bottom): the last menu `menu` finds, else
 /// a letter prompt on the last row with text. `None` when neither is there.
 pub fn extract(rows: &[&str], menu: &Menu) -> Option<Decision> {
-    from_menu(rows, menu).or_else(|| from_letter_prompt(rows))
+    let rows: Vec<&str> = rows.iter().map(|row| without_scrollbar(row)).collect();
+    from_menu(&rows, menu).or_else(|| from_letter_prompt(&rows))
+}
+
+/// A row without the scrollbar a full-screen CLI draws in its last column (Qwen Code's `█`
+/// thumb): the glyph alone, or after spaces at the end of the row. It is not text of the
+/// dialog, and on a row of its own it is no more than a blank row.
+pub(crate) fn without_scrollbar(row: &str) -> &str {
+    let trimmed = row.trim_end();
+    match trimmed.strip_suffix(['█', '▐', '▕', '▌', '░', '▒', '▓']) {
+        Some(rest) if rest.is_empty() || rest.ends_with("  ") => rest.trim_end(),
+        _ => row,
+    }
 }
 
 fn from_menu(rows: &[&str], menu: &Menu) -> Option<Decision> {

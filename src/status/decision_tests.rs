@@ -267,3 +267,54 @@ fn every_recorded_dialog_but_the_listed_ones_yields_a_decision_with_one_pointer_
     }
     assert!(read >= 10, "only {read} recorded dialogs");
 }
+
+#[test]
+fn a_scrollbar_in_the_last_column_is_not_part_of_the_dialog() {
+    // Qwen Code 0.24.4's tool dialog once the conversation overflows: its scrollbar thumb `█`
+    // in the last column, on rows of their own too.
+    let pad = |text: &str, bar: bool| format!("{text:<79}{}", if bar { "█" } else { "" });
+    let screen = [
+        pad("  ◆︎ An earlier answer.", false),
+        pad("", false),
+        pad("", true),
+        pad(
+            "  ? Shell touch /tmp/x/allowed (Run the command the test asked for) ←",
+            true,
+        ),
+        pad("", true),
+        pad("     touch /tmp/x/allowed", true),
+        pad("", true),
+        pad("   Allow execution of: 'touch'?", true),
+        pad("", false),
+        pad("   › 1. Yes, allow once", false),
+        pad(
+            "     2. Always allow run 'touch *' commands in this project",
+            false,
+        ),
+        pad("     3. No, suggest changes (esc)", false),
+    ]
+    .join("\n");
+    let decision = decide(&screen).expect("a decision");
+    assert_eq!(
+        labels(&decision),
+        [
+            "Yes, allow once",
+            "Always allow run 'touch *' commands in this project",
+            "No, suggest changes (esc)"
+        ]
+    );
+    assert!(!decision.question.contains('█'), "{}", decision.question);
+    assert!(
+        decision.question.ends_with("Allow execution of: 'touch'?"),
+        "{}",
+        decision.question
+    );
+    assert!(
+        !decision.question.contains("earlier answer"),
+        "{}",
+        decision.question
+    );
+    // A label that ends in a block glyph of its own keeps it.
+    assert_eq!(without_scrollbar("   1. Fill █"), "   1. Fill █");
+    assert_eq!(without_scrollbar("  █"), "");
+}

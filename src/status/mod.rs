@@ -158,7 +158,8 @@ pub fn classify(
 
 /// Cuts the last answer out of a pane's text (scrollback and screen, one row per line) with the
 /// provider's `[last_response]` rule: from the last row matching `start` to the row before the
-/// first one after it matching `end`, prefixes stripped, blank rows at the ends dropped.
+/// first one after it matching `end`, prefixes (and a scrollbar in the last column) stripped,
+/// blank rows at the ends dropped.
 pub fn last_response(provider: &rules::Provider, lines: &[String]) -> Option<String> {
     let rule = provider.last_response.as_ref()?;
     let start = lines.iter().rposition(|line| rule.start.is_match(line))?;
@@ -174,7 +175,7 @@ pub fn last_response(provider: &rules::Provider, lines: &[String]) -> Option<Str
     let mut answer: Vec<String> = lines[start..end]
         .iter()
         .map(|line| {
-            let mut text = line.as_str();
+            let mut text = decision::without_scrollbar(line);
             for strip in &rule.strip {
                 if let Some(found) = strip.find(text).filter(|m| m.start() == 0) {
                     text = &text[found.end()..];
@@ -232,6 +233,27 @@ mod tests {
         assert_eq!(last_response(claude, &lines[..1]), None);
     }
 
+    #[test]
+    fn qwen_codes_last_answer_leaves_its_scrollbar_out() {
+        let set = providers::ProviderSet::builtin().unwrap();
+        let qwen = set.get("qwen_code").unwrap();
+        let bar = |text: &str| format!("{text:<79}█");
+        let lines = vec![
+            bar("  > reply:Two lines"),
+            bar(""),
+            bar("  ◆︎ First line,"),
+            bar("    second line."),
+            bar(""),
+            "─".repeat(80),
+            ">   Type your message or @path/to/file".to_string(),
+            "─".repeat(80),
+        ];
+        assert_eq!(
+            last_response(qwen, &lines).as_deref(),
+            Some("First line,\nsecond line.")
+        );
+    }
+
     /// A layout no rule of the provider knows still says what it shows: a spinner is
     /// `processing`, a prompt row is ready, an unanswered `[Y/n]` waits; only a screen that
     /// shows none of these is `unknown`.
@@ -245,6 +267,7 @@ mod tests {
             "aider",
             "kiro_cli",
             "opencode",
+            "qwen_code",
         ] {
             let provider = set.get(id).unwrap();
             let status =

@@ -18,6 +18,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("aider", include_str!("providers/aider.toml")),
     ("kiro_cli", include_str!("providers/kiro_cli.toml")),
     ("opencode", include_str!("providers/opencode.toml")),
+    ("qwen_code", include_str!("providers/qwen_code.toml")),
     ("shell", include_str!("providers/shell.toml")),
     ("generic", include_str!("providers/generic.toml")),
     ("common", include_str!("providers/common.toml")),

@@ -51,6 +51,7 @@ mod plugin;
 mod plugin_keys;
 mod portable;
 mod profiles;
+mod qwen_code;
 mod remote;
 mod resize_reflow;
 mod restore;

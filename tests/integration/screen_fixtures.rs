@@ -65,9 +65,10 @@ fn every_recorded_screen_is_classified_as_recorded() {
             let (status, detection) = classify(provider, &view);
             *per_provider.entry(provider_id.to_string()).or_default() += 1;
             // A retry says how it retries, where the CLI shows it (Gemini CLI shows only its
-            // spinner); nothing else reads as a retry.
+            // and Qwen Code show only their spinner); nothing else reads as a retry.
             let scenario = meta["scenario"].as_str().unwrap_or_default();
-            let retrying = scenario.contains("-retrying-") && provider_id != "gemini_cli";
+            let retrying = scenario.contains("-retrying-")
+                && !matches!(provider_id, "gemini_cli" | "qwen_code");
             let detail = detection
                 .detail
                 .as_deref()

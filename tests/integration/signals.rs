@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use crate::support::{EventReader, TmuxServer, daemon_test_lock};
 
-fn pane(server: &TmuxServer) -> serde_json::Value {
+/// The daemon's row of `%0`.
+pub fn pane(server: &TmuxServer) -> serde_json::Value {
     server
         .panes()
         .into_iter()

@@ -139,6 +139,7 @@ mod tests {
         assert_eq!(close("aider"), typed("/exit"));
         assert_eq!(close("opencode"), typed("/exit"));
         assert_eq!(close("kiro_cli"), typed("/exit"));
+        assert_eq!(close("qwen_code"), typed("/quit"));
         assert_eq!(close("shell"), typed("exit"));
         assert_eq!(Close::fallback().keys, ["C-c", "C-d"]);
     }

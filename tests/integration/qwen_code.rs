@@ -1,0 +1,140 @@
+//! A real Qwen Code (npm `@qwen-code/qwen-code`, against the fake model server's OpenAI Chat
+//! Completions) under the daemon: recognised from its processes, its statuses through a turn
+//! that a queued message starts, its answer read back with `last`, its tool dialog answered
+//! through `panectl answer`, and closed with its own `/quit`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::agent_clis::binary;
+use crate::answer_claude::{answer, touch, wait_for_decision};
+use crate::fake_model::FakeModel;
+use crate::hook_install::respawn;
+use crate::signals::pane;
+use crate::support::{TmuxServer, daemon_test_lock};
+
+/// A home whose settings make Qwen Code talk to an OpenAI-compatible server and ask before
+/// tools run, and a work directory.
+struct QwenHome {
+    home: tempfile::TempDir,
+    work: tempfile::TempDir,
+}
+
+impl QwenHome {
+    fn new() -> QwenHome {
+        let home = tempfile::tempdir().expect("home");
+        let work = tempfile::tempdir().expect("work");
+        std::fs::create_dir_all(home.path().join(".qwen")).expect("mkdir .qwen");
+        let settings = serde_json::json!({
+            "general": {"enableAutoUpdate": false},
+            "tools": {"approvalMode": "default"},
+            "ui": {"enableUserFeedback": false},
+            "security": {"auth": {"selectedType": "openai"}},
+            "model": {"name": "gpt-fake"},
+        });
+        std::fs::write(
+            home.path().join(".qwen/settings.json"),
+            settings.to_string(),
+        )
+        .expect("settings");
+        QwenHome { home, work }
+    }
+
+    fn work(&self) -> &Path {
+        self.work.path()
+    }
+
+    /// The shell command that runs Qwen Code against `model_url` (`CI` unset: like Gemini CLI,
+    /// it would not start an interactive session under CI).
+    fn command(&self, model_url: &str) -> String {
+        format!(
+            "exec env -u CI HOME='{}' OPENAI_API_KEY=sk-panectl-test OPENAI_BASE_URL='{model_url}/v1' \
+             OPENAI_MODEL=gpt-fake '{}'",
+            self.home.path().display(),
+            binary("qwen").display()
+        )
+    }
+}
+
+fn wait_status(server: &TmuxServer, wanted: &[&str]) {
+    server.wait_for(
+        &format!("Qwen Code {wanted:?}"),
+        Duration::from_secs(90),
+        || {
+            let pane = pane(server);
+            pane["provider"] == "qwen_code"
+                && wanted.contains(&pane["status"].as_str().unwrap_or_default())
+        },
+    );
+}
+
+#[test]
+fn qwen_codes_statuses_answer_dialog_and_close_follow_a_real_session() {
+    let _guard = daemon_test_lock();
+    let model = FakeModel::start();
+    let qwen = QwenHome::new();
+    let server = TmuxServer::start(120, 40);
+    server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
+    let _daemon = server.start_daemon(&[]);
+    server.wait_for_panes(2);
+    let work = qwen.work().to_string_lossy().into_owned();
+    let _tree = respawn(&server, &work, &qwen.command(&model.url()));
+
+    // Recognised by its processes, and idle at its prompt.
+    wait_status(&server, &["idle"]);
+    assert_eq!(pane(&server)["provider_source"], "process");
+
+    // A queued message is delivered when it is ready; the turn runs and ends.
+    let id = server
+        .panectl_ok(&[
+            "send",
+            "%0",
+            "slow:2000 reply:Qwen answered the queued message.",
+        ])
+        .trim()
+        .to_string();
+    wait_status(&server, &["processing"]);
+    wait_status(&server, &["completed"]);
+    let message = server.panectl_ok(&["inbox", "--json"]);
+    assert!(
+        message.contains(&id) && message.contains("delivered"),
+        "{message}"
+    );
+    assert_eq!(
+        server.panectl_ok(&["last", "%0"]).trim(),
+        "Qwen answered the queued message."
+    );
+
+    // Its tool dialog is a decision; `--yes` picks "Yes, allow once" and the command runs.
+    let allowed = qwen.work().join("allowed");
+    crate::hook_install::send_line(&server, &touch(&allowed));
+    let waiting = wait_for_decision(&server, "allowed");
+    assert_eq!(waiting["provider"], "qwen_code", "{waiting:#}");
+    assert!(
+        waiting["decision"]["question"]
+            .as_str()
+            .is_some_and(|q| q.contains("Allow execution of") && !q.contains('█')),
+        "{waiting:#}"
+    );
+    assert_eq!(pane(&server)["status"], "waiting_user_answer");
+    let fingerprint = waiting["decision"]["fingerprint"].as_str().unwrap();
+    let (outcome, code) = answer(&server, &["--yes", "--decision", fingerprint]);
+    assert_eq!(outcome["outcome"], "answered", "{outcome:#}");
+    assert_eq!(outcome["label"], "Yes, allow once", "{outcome:#}");
+    assert_eq!(code, Some(0));
+    server.wait_for(
+        "the allowed command to run",
+        Duration::from_secs(60),
+        || allowed.exists(),
+    );
+    wait_status(&server, &["completed"]);
+
+    // `close` asks it to leave its own way.
+    let closed: serde_json::Value =
+        serde_json::from_str(&server.panectl_ok(&["close", "%0", "--json", "--timeout", "20s"]))
+            .expect("close --json");
+    assert_eq!(closed["provider"], "qwen_code", "{closed}");
+    assert_eq!(closed["text"], "/quit", "{closed}");
+    assert_eq!(closed["keys"], serde_json::json!(["Enter"]), "{closed}");
+    assert_eq!(closed["how"], "exited", "{closed}");
+}
