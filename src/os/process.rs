@@ -116,36 +116,57 @@ impl Snapshot {
 
     /// `pid` and its descendants, breadth first, at most `limit`.
     pub fn tree(&self, pid: u32, limit: usize) -> Vec<ProcessEntry> {
-        let mut out = Vec::new();
-        let mut queue = VecDeque::from([pid]);
-        while let Some(next) = queue.pop_front() {
-            if out.len() >= limit {
-                break;
-            }
-            if let Some(found) = self.processes.get(&next) {
-                out.push(found.entry());
-            }
-            if let Some(kids) = self.children.get(&next) {
-                queue.extend(kids.iter().copied());
-            }
-        }
-        out
+        descendants(pid, limit, &self.children, |next| {
+            self.processes.get(&next).map(ProcessInfo::entry)
+        })
     }
 
     /// `pid` and its ancestors up to (not including) pid 1 or 0, nearest first, at most
     /// `limit`. Empty if `pid` does not run.
     pub fn ancestry(&self, pid: u32, limit: usize) -> Vec<u32> {
-        let mut chain = Vec::new();
-        let mut next = pid;
-        while next > 1 && chain.len() < limit && !chain.contains(&next) {
-            let Some(process) = self.processes.get(&next) else {
-                break;
-            };
-            chain.push(next);
-            next = process.parent;
-        }
-        chain
+        ancestors(pid, limit, |next| {
+            self.processes.get(&next).map(|p| p.parent)
+        })
     }
+}
+
+/// `pid` and its descendants in `children`, breadth first, at most `limit`, each as `entry`
+/// reads it (a process gone meanwhile is left out).
+fn descendants(
+    pid: u32,
+    limit: usize,
+    children: &HashMap<u32, Vec<u32>>,
+    entry: impl Fn(u32) -> Option<ProcessEntry>,
+) -> Vec<ProcessEntry> {
+    let mut out = Vec::new();
+    let mut queue = VecDeque::from([pid]);
+    while let Some(next) = queue.pop_front() {
+        if out.len() >= limit {
+            break;
+        }
+        if let Some(found) = entry(next) {
+            out.push(found);
+        }
+        if let Some(kids) = children.get(&next) {
+            queue.extend(kids.iter().copied());
+        }
+    }
+    out
+}
+
+/// `pid` and its ancestors through `parent`, nearest first, up to (not including) pid 1 or 0,
+/// at most `limit`, stopping at a process that does not run.
+fn ancestors(pid: u32, limit: usize, parent: impl Fn(u32) -> Option<u32>) -> Vec<u32> {
+    let mut chain = Vec::new();
+    let mut next = pid;
+    while next > 1 && chain.len() < limit && !chain.contains(&next) {
+        let Some(up) = parent(next) else {
+            break;
+        };
+        chain.push(next);
+        next = up;
+    }
+    chain
 }
 
 /// `pid` and its descendants (breadth first, at most `limit`): the processes of a pane.
@@ -183,7 +204,11 @@ pub fn alive(pid: u32) -> bool {
         return false;
     }
     // A zombie still takes signals; its state says it has ended.
-    info(pid).is_none_or(|p| !p.zombie)
+    let zombie = match Source::current() {
+        Source::Proc => proc::zombie(pid),
+        Source::Ps => ps::zombie(pid),
+    };
+    zombie != Some(true)
 }
 
 /// A process's environment, where the system lets another process read it (`/proc`): the
@@ -263,34 +288,18 @@ mod proc {
     }
 
     pub(super) fn tree(pid: u32, limit: usize) -> Vec<ProcessEntry> {
-        let children = children();
-        let mut out = Vec::new();
-        let mut queue = VecDeque::from([pid]);
-        while let Some(next) = queue.pop_front() {
-            if out.len() >= limit {
-                break;
-            }
-            if let Some(found) = info(next) {
-                out.push(found.entry());
-            }
-            if let Some(kids) = children.get(&next) {
-                queue.extend(kids.iter().copied());
-            }
-        }
-        out
+        descendants(pid, limit, &children(), |next| {
+            info(next).map(|p| p.entry())
+        })
     }
 
     pub(super) fn ancestry(pid: u32, limit: usize) -> Vec<u32> {
-        let mut chain = Vec::new();
-        let mut next = pid;
-        while next > 1 && chain.len() < limit && !chain.contains(&next) {
-            let Some((_, parent)) = stat(next) else {
-                break;
-            };
-            chain.push(next);
-            next = parent;
-        }
-        chain
+        ancestors(pid, limit, |next| stat(next).map(|(_, parent)| parent))
+    }
+
+    /// Whether the process is a zombie, if it runs.
+    pub(super) fn zombie(pid: u32) -> Option<bool> {
+        stat(pid).map(|(state, _)| state == 'Z')
     }
 }
 
@@ -355,6 +364,14 @@ mod ps {
             return Vec::new();
         };
         parse(&facts, &lines)
+    }
+
+    /// Whether the process is a zombie, if it runs: one `ps` for its state alone (liveness is
+    /// polled while a daemon stops).
+    pub(super) fn zombie(pid: u32) -> Option<bool> {
+        let state = run(&["-p", &pid.to_string(), "-o", "stat="])?;
+        let state = state.trim();
+        (!state.is_empty()).then(|| state.starts_with('Z'))
     }
 
     pub(super) fn one(pid: u32) -> Option<ProcessInfo> {
@@ -441,10 +458,15 @@ mod tests {
         }
         assert!(proc::info(pid).is_some_and(|p| p.zombie));
         assert!(ps::one(pid).is_some_and(|p| p.zombie));
+        assert_eq!(proc::zombie(pid), Some(true));
+        assert_eq!(ps::zombie(pid), Some(true));
+        assert_eq!(ps::zombie(std::process::id()), Some(false));
         assert!(!alive(pid));
         let _ = child.wait();
         assert!(!alive(pid));
         assert!(ps::one(pid).is_none());
+        assert_eq!(ps::zombie(pid), None);
+        assert_eq!(proc::zombie(pid), None);
         assert!(!alive(u32::MAX));
         assert!(!alive(0));
         assert!(alive(std::process::id()));

@@ -34,6 +34,18 @@ fn set_tree(h: &Harness, tree: Vec<ProcessEntry>) {
     *h.host.tree.lock().expect("the tree") = tree;
 }
 
+/// A core attached to a session whose `%0` runs `pid`, tmux naming its program `command`,
+/// while the host shows the processes of `tree`; `%0` is seeded.
+fn attached(tree: Vec<ProcessEntry>, pid: u32, command: &str) -> Harness {
+    let mut h = Harness::new(ConnectionConfig::default());
+    let (start, _) = split_at(&transcript("shell-utf8"), "%output");
+    h.feed(&start);
+    set_tree(&h, tree);
+    h.attach(&[&row_running(pid, command)]);
+    h.seed(PaneId(0), (80, 24), &["$"], (2, 0));
+    h
+}
+
 /// Lets the core wake at `at` and returns whether it asked about `%0`'s program.
 fn asks_at(h: &mut Harness, at: Instant) -> bool {
     h.now = at;
@@ -48,21 +60,14 @@ fn asks_at(h: &mut Harness, at: Instant) -> bool {
 
 #[test]
 fn a_program_read_in_the_middle_of_its_wrappers_exec_is_looked_at_again() {
-    let mut h = Harness::new(ConnectionConfig::default());
-    let (start, _) = split_at(&transcript("shell-utf8"), "%output");
-    h.feed(&start);
     // tmux named the pane's program `python3` while a shim of that name ran, and the daemon
     // read the processes while the shim's bash ran: a shell, then.
-    set_tree(
-        &h,
-        vec![process(
-            4242,
-            "bash",
-            "bash /opt/pyenv/libexec/pyenv exec python3 -c pass",
-        )],
-    );
-    h.attach(&[&row_running(4242, "python3")]);
-    h.seed(PaneId(0), (80, 24), &["$"], (2, 0));
+    let tree = vec![process(
+        4242,
+        "bash",
+        "bash /opt/pyenv/libexec/pyenv exec python3 -c pass",
+    )];
+    let mut h = attached(tree, 4242, "python3");
     assert_eq!(provider(&h).as_deref(), Some("shell"));
     // The same pid has exec'd the interpreter, and tmux names it `python3` again: the pane is
     // asked about once more, and its answer is looked at though the command is the same.
@@ -82,18 +87,11 @@ fn a_program_read_in_the_middle_of_its_wrappers_exec_is_looked_at_again() {
 
 #[test]
 fn a_shell_running_a_program_it_names_is_not_asked_about_again() {
-    let mut h = Harness::new(ConnectionConfig::default());
-    let (start, _) = split_at(&transcript("shell-utf8"), "%output");
-    h.feed(&start);
-    set_tree(
-        &h,
-        vec![
-            process(10, "bash", "-bash"),
-            process(11, "vim", "vim notes"),
-        ],
-    );
-    h.attach(&[&row_running(10, "vim")]);
-    h.seed(PaneId(0), (80, 24), &["$"], (2, 0));
+    let tree = vec![
+        process(10, "bash", "-bash"),
+        process(11, "vim", "vim notes"),
+    ];
+    let mut h = attached(tree, 10, "vim");
     assert_eq!(provider(&h).as_deref(), Some("shell"));
     let later = h.now + MIN_INTERVAL * 3;
     assert!(!asks_at(&mut h, later));
@@ -101,12 +99,8 @@ fn a_shell_running_a_program_it_names_is_not_asked_about_again() {
 
 #[test]
 fn processes_that_never_agree_are_asked_about_a_bounded_number_of_times() {
-    let mut h = Harness::new(ConnectionConfig::default());
-    let (start, _) = split_at(&transcript("shell-utf8"), "%output");
-    h.feed(&start);
-    set_tree(&h, vec![process(10, "bash", "bash")]);
-    h.attach(&[&row_running(10, "renamed")]);
-    h.seed(PaneId(0), (80, 24), &["$"], (2, 0));
+    let tree = vec![process(10, "bash", "bash")];
+    let mut h = attached(tree, 10, "renamed");
     let mut asked = 0;
     let mut at = h.now;
     while asks_at(&mut h, at + MIN_INTERVAL) {
