@@ -7,58 +7,74 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::address::ServerAddress;
 
-struct Registry {
-    file: PathBuf,
-    pids: BTreeSet<u32>,
+/// The record of the daemon's control clients: the pids it started and has not reaped yet,
+/// written to its file at each change. Shared by every task that starts a client (the
+/// connections and the flow-control guard) as a [`ClientRecord`].
+#[derive(Debug, Default)]
+pub struct ClientRegistry {
+    /// Where the pids are written; `None` keeps them in memory only (tests, tools).
+    file: Option<PathBuf>,
+    pids: Mutex<BTreeSet<u32>>,
 }
 
-static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+/// A shared [`ClientRegistry`].
+pub type ClientRecord = Arc<ClientRegistry>;
 
-fn save(registry: &Registry) {
-    let text: String = registry.pids.iter().map(|pid| format!("{pid}\n")).collect();
-    if let Err(error) = crate::trust::write_private(&registry.file, text.as_bytes()) {
-        tracing::warn!(file = %registry.file.display(), %error, "cannot record control client pids");
+impl ClientRegistry {
+    /// Starts a record in `file` (emptied now: the clients a previous daemon left have been
+    /// dealt with by [`end_leftovers`]).
+    pub fn in_file(file: PathBuf) -> ClientRecord {
+        let registry = ClientRegistry {
+            file: Some(file),
+            pids: Mutex::new(BTreeSet::new()),
+        };
+        registry.save(&BTreeSet::new());
+        Arc::new(registry)
     }
-}
 
-/// Starts recording into `file`.
-pub fn init(file: PathBuf) {
-    let registry = Registry {
-        file,
-        pids: BTreeSet::new(),
-    };
-    save(&registry);
-    if let Ok(mut guard) = REGISTRY.lock() {
-        *guard = Some(registry);
+    /// A record kept in memory only.
+    pub fn in_memory() -> ClientRecord {
+        Arc::new(ClientRegistry::default())
     }
-}
 
-/// Records a client the daemon started.
-pub fn remember(_address: &ServerAddress, pid: u32) {
-    if let Ok(mut guard) = REGISTRY.lock()
-        && let Some(registry) = guard.as_mut()
-        && registry.pids.insert(pid)
-    {
-        save(registry);
+    /// Records a client the daemon started.
+    pub fn remember(&self, pid: u32) {
+        self.change(|pids| pids.insert(pid));
     }
-}
 
-/// Forgets a client that has been reaped.
-pub fn forget(_address: &ServerAddress, pid: u32) {
-    forget_pid(pid);
-}
+    /// Forgets a client that has been reaped.
+    pub fn forget(&self, pid: u32) {
+        self.change(|pids| pids.remove(&pid));
+    }
 
-/// Forgets a client that has been reaped.
-pub fn forget_pid(pid: u32) {
-    if let Ok(mut guard) = REGISTRY.lock()
-        && let Some(registry) = guard.as_mut()
-        && registry.pids.remove(&pid)
-    {
-        save(registry);
+    /// The clients recorded now.
+    pub fn pids(&self) -> Vec<u32> {
+        self.pids
+            .lock()
+            .map(|pids| pids.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
+    fn change(&self, change: impl FnOnce(&mut BTreeSet<u32>) -> bool) {
+        if let Ok(mut pids) = self.pids.lock()
+            && change(&mut pids)
+        {
+            self.save(&pids);
+        }
+    }
+
+    fn save(&self, pids: &BTreeSet<u32>) {
+        let Some(file) = &self.file else {
+            return;
+        };
+        let text: String = pids.iter().map(|pid| format!("{pid}\n")).collect();
+        if let Err(error) = crate::trust::write_private(file, text.as_bytes()) {
+            tracing::warn!(file = %file.display(), %error, "cannot record control client pids");
+        }
     }
 }
 
@@ -108,4 +124,28 @@ pub fn end_leftovers(file: &Path, address: &ServerAddress, attach_dir: &Path) ->
         }
     }
     ended
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_file_follows_the_clients_started_and_reaped() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("clients");
+        std::fs::write(&file, "77\n").unwrap();
+        let record = ClientRegistry::in_file(file.clone());
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "");
+        record.remember(12);
+        record.remember(5);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "5\n12\n");
+        record.forget(12);
+        record.forget(99);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "5\n");
+        assert_eq!(record.pids(), vec![5]);
+        let memory = ClientRegistry::in_memory();
+        memory.remember(3);
+        assert_eq!(memory.pids(), vec![3]);
+    }
 }

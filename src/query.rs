@@ -111,7 +111,8 @@ pub fn parse_windows(reply: &Reply) -> Result<Vec<WindowRow>, QueryError> {
         .collect()
 }
 
-/// What panectl knows about a pane besides its screen.
+/// What panectl knows about a pane besides its screen: where it is and how big (from
+/// `list-panes` and layouts), and its [`PaneState`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PaneRow {
     /// Its id.
@@ -126,20 +127,8 @@ pub struct PaneRow {
     pub height: u16,
     /// Whether it is its window's active pane.
     pub active: bool,
-    /// Whether its process has exited (with `remain-on-exit`).
-    pub dead: bool,
-    /// Whether it is in copy, view or tree mode.
-    pub in_mode: bool,
-    /// The pid of its first process.
-    pub pid: u32,
-    /// `#{pane_current_command}`: the foreground process's name.
-    pub command: RawBytes,
-    /// `#{pane_title}`, as the program set it.
-    pub title: RawBytes,
-    /// The provider assigned with `panectl set-provider` (`#{@panectl_provider_override}`).
-    pub assigned_provider: Option<String>,
-    /// The agent's name (`#{@panectl_name}`, set by `panectl launch --name`).
-    pub name: Option<String>,
+    /// Its program and panectl's options on it, as the pane poll also reports them.
+    pub state: PaneState,
 }
 
 impl PaneRow {
@@ -153,20 +142,22 @@ impl PaneRow {
             width,
             height,
             active: false,
-            dead: false,
-            in_mode: false,
-            pid: 0,
-            command: RawBytes::default(),
-            title: RawBytes::default(),
-            assigned_provider: None,
-            name: None,
+            state: PaneState::default(),
         }
     }
 }
 
-const PANES: Format = Format::new(
-    "#{pane_id}\t#{window_id}\t#{pane_index}\t#{pane_width}\t#{pane_height}\t#{pane_active}\t#{pane_dead}\t#{pane_in_mode}\t#{pane_pid}\t#{pane_current_command}\t#{@panectl_provider_override}\t#{@panectl_name}\t#{pane_title}",
-);
+/// The fields of a [`PaneState`], tab-separated, as a format.
+macro_rules! pane_state_fields {
+    () => {
+        "#{pane_dead}\t#{pane_in_mode}\t#{pane_pid}\t#{pane_current_command}\t#{@panectl_provider_override}\t#{@panectl_name}\t#{pane_title}"
+    };
+}
+
+const PANES: Format = Format::new(concat!(
+    "#{pane_id}\t#{window_id}\t#{pane_index}\t#{pane_width}\t#{pane_height}\t#{pane_active}\t",
+    pane_state_fields!()
+));
 
 /// `list-panes` for every pane of a session (`-s`) or of a window.
 pub fn list_panes(target: Target) -> Command {
@@ -189,24 +180,9 @@ pub fn parse_panes(reply: &Reply) -> Result<Vec<PaneRow>, QueryError> {
 }
 
 fn parse_pane_row(line: &[u8]) -> Result<PaneRow, QueryError> {
-    let fields: Vec<&[u8]> = line.splitn(13, |&b| b == b'\t').collect();
+    let fields: Vec<&[u8]> = line.splitn(7, |&b| b == b'\t').collect();
     let bad = || error("list-panes", format!("bad line {:?}", RawBytes::from(line)));
-    let [
-        id,
-        window,
-        index,
-        width,
-        height,
-        active,
-        dead,
-        in_mode,
-        pid,
-        command,
-        assigned,
-        name,
-        title,
-    ] = fields.as_slice()
-    else {
+    let [id, window, index, width, height, active, state] = fields.as_slice() else {
         return Err(bad());
     };
     Ok(PaneRow {
@@ -216,24 +192,11 @@ fn parse_pane_row(line: &[u8]) -> Result<PaneRow, QueryError> {
         width: number(width).ok_or_else(bad)?,
         height: number(height).ok_or_else(bad)?,
         active: *active == b"1",
-        dead: *dead == b"1",
-        in_mode: *in_mode == b"1",
-        pid: number(pid).unwrap_or(0),
-        command: RawBytes::from(*command),
-        title: RawBytes::from(*title),
-        assigned_provider: assigned_provider(assigned),
-        name: agent_name(name),
+        state: parse_pane_state(state).ok_or_else(bad)?,
     })
 }
 
-/// The fields of a [`PaneUpdate`], tab-separated, as a format.
-macro_rules! pane_update_fields {
-    () => {
-        "#{pane_dead}\t#{pane_in_mode}\t#{pane_pid}\t#{pane_current_command}\t#{@panectl_provider_override}\t#{@panectl_name}\t#{pane_title}"
-    };
-}
-
-/// `list-panes -a` with the [`PaneUpdate`] fields of every pane of the server: what the
+/// `list-panes -a` with the [`PaneState`] fields of every pane of the server: what the
 /// daemon asks once a second to keep titles, commands, pids and panectl's pane options
 /// current (`daemon::pane_poll`). (A `refresh-client -B` subscription would report only
 /// changes, but tmux's subscription timer crashes the server when it fires for a control
@@ -241,16 +204,13 @@ macro_rules! pane_update_fields {
 pub fn poll_panes() -> Command {
     Command::new("list-panes").flag("-a").format_option(
         "-F",
-        Format::new(concat!(
-            "#{session_id}\t#{pane_id}\t",
-            pane_update_fields!()
-        )),
+        Format::new(concat!("#{session_id}\t#{pane_id}\t", pane_state_fields!())),
     )
 }
 
 /// Parses a [`poll_panes`] reply: each pane with its session and fields (a pane in windows
 /// linked to several sessions comes once for each); lines that do not parse are left out.
-pub fn parse_pane_poll(reply: &Reply) -> Vec<(SessionId, PaneId, PaneUpdate)> {
+pub fn parse_pane_poll(reply: &Reply) -> Vec<(SessionId, PaneId, PaneState)> {
     reply
         .body
         .iter()
@@ -258,21 +218,22 @@ pub fn parse_pane_poll(reply: &Reply) -> Vec<(SessionId, PaneId, PaneUpdate)> {
             let mut fields = line.splitn(3, |&b| b == b'\t');
             let session = SessionId::from_bytes(fields.next()?)?;
             let pane = PaneId::from_bytes(fields.next()?)?;
-            Some((session, pane, parse_pane_update(fields.next()?)?))
+            Some((session, pane, parse_pane_state(fields.next()?)?))
         })
         .collect()
 }
 
-/// `display-message -p -t PANE` with the [`poll_panes`] fields: the same [`PaneUpdate`] now,
+/// `display-message -p -t PANE` with the [`poll_panes`] fields: the same [`PaneState`] now,
 /// for a pane whose program may just have changed (the poll comes only once a second). Its
-/// reply body is read with [`parse_pane_update`].
-pub fn pane_update(pane: PaneId) -> Command {
-    commands::display_print(Format::new(pane_update_fields!()), Some(Target::Pane(pane)))
+/// reply body is read with [`parse_pane_state`].
+pub fn pane_state(pane: PaneId) -> Command {
+    commands::display_print(Format::new(pane_state_fields!()), Some(Target::Pane(pane)))
 }
 
-/// What the pane poll reports of a pane.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PaneUpdate {
+/// What tmux says of a pane's program and of panectl's options on it: the tail of a
+/// `list-panes` row, and what the pane poll reports once a second.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PaneState {
     /// `#{pane_dead}`.
     pub dead: bool,
     /// `#{pane_in_mode}`.
@@ -290,12 +251,12 @@ pub struct PaneUpdate {
 }
 
 /// Parses one pane's [`poll_panes`] fields (without the pane id), or a [`pane_update`] reply.
-pub fn parse_pane_update(value: &[u8]) -> Option<PaneUpdate> {
+pub fn parse_pane_state(value: &[u8]) -> Option<PaneState> {
     let fields: Vec<&[u8]> = value.splitn(7, |&b| b == b'\t').collect();
     let [dead, in_mode, pid, command, assigned, name, title] = fields.as_slice() else {
         return None;
     };
-    Some(PaneUpdate {
+    Some(PaneState {
         dead: *dead == b"1",
         in_mode: *in_mode == b"1",
         pid: number(pid).unwrap_or(0),
@@ -653,13 +614,16 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(panes[0].id, PaneId(3));
-        assert_eq!(panes[0].title, "title with\ttab-like spaces");
-        assert!(panes[1].dead && panes[1].in_mode && !panes[1].active);
-        assert_eq!(panes[0].assigned_provider, None);
-        assert_eq!(panes[1].assigned_provider.as_deref(), Some("codex"));
-        assert_eq!(panes[1].name.as_deref(), Some("worker-1"));
+        assert_eq!(panes[0].state.title, "title with\ttab-like spaces");
+        assert!(panes[1].state.dead && panes[1].state.in_mode && !panes[1].active);
+        assert_eq!(panes[0].state.assigned_provider, None);
+        assert_eq!(panes[1].state.assigned_provider.as_deref(), Some("codex"));
+        assert_eq!(panes[1].state.name.as_deref(), Some("worker-1"));
         assert_eq!(
-            (panes[0].name.as_deref(), panes[2].name.as_deref()),
+            (
+                panes[0].state.name.as_deref(),
+                panes[2].state.name.as_deref()
+            ),
             (None, None)
         );
         assert!(parse_panes(&reply(&[b"garbage"])).is_err());
@@ -721,11 +685,11 @@ mod tests {
 
     #[test]
     fn pane_updates_parse() {
-        let update = parse_pane_update(b"0\t0\t99\tnode\t\tboss\tClaude Code").unwrap();
+        let update = parse_pane_state(b"0\t0\t99\tnode\t\tboss\tClaude Code").unwrap();
         assert_eq!(update.command, "node");
         assert_eq!(update.title, "Claude Code");
         assert_eq!(update.name.as_deref(), Some("boss"));
-        assert!(parse_pane_update(b"short").is_none());
+        assert!(parse_pane_state(b"short").is_none());
     }
 
     #[test]

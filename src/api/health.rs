@@ -6,7 +6,7 @@ use axum::extract::State;
 use serde::{Deserialize, Serialize};
 
 use super::state::ApiState;
-use crate::mirror::PaneCounters;
+use crate::session::ConnectionStats;
 use crate::tmux::ConnectionHandle;
 
 /// The health report: the daemon, the tmux server and the counters, in one answer. Every field
@@ -182,29 +182,14 @@ pub(crate) async fn health(State(state): State<ApiState>) -> axum::Json<Health> 
         }
     }
     let rules_errors = state.rules_errors.borrow().clone();
-    let mut totals = PaneCounters::default();
-    let (mut parse_errors, mut timeouts, mut commands, mut panes) = (0, 0, 0, 0);
-    let (mut pipe_panes, mut pipe_bytes) = (0, 0);
-    let (mut cross_check_matched, mut cross_check_findings) = (0, 0);
+    let mut all = ConnectionStats::default();
     let mut tmux_version = String::new();
     let mut attached = 0;
     for stat in stats.into_iter().flatten() {
         if stat.attached {
             attached += 1;
         }
-        totals.bytes += stat.totals.bytes;
-        totals.resyncs += stat.totals.resyncs;
-        totals.pauses += stat.totals.pauses;
-        totals.divergences += stat.totals.divergences;
-        totals.early_answers += stat.totals.early_answers;
-        parse_errors += stat.parse_errors;
-        timeouts += stat.timeouts;
-        commands += stat.commands;
-        panes += stat.panes;
-        pipe_panes += stat.pipe_panes;
-        pipe_bytes += stat.pipe_bytes;
-        cross_check_matched += stat.cross_check_matched;
-        cross_check_findings += stat.cross_check_findings;
+        all.add_counts(&stat);
         if tmux_version.is_empty() {
             tmux_version = stat.tmux_version;
         }
@@ -275,21 +260,21 @@ pub(crate) async fn health(State(state): State<ApiState>) -> axum::Json<Health> 
         server_alive: status.server_alive,
         uptime_seconds: state.started.elapsed().as_secs(),
         sessions: status.sessions,
-        panes,
+        panes: all.panes,
         reconnects: status.reconnects,
         leftover_clients_ended: status.leftover_clients_ended,
-        parse_errors,
-        timeouts,
-        commands,
-        output_bytes: totals.bytes,
-        resyncs: totals.resyncs,
-        pauses: totals.pauses,
-        divergences: totals.divergences,
-        early_answers: totals.early_answers,
-        pipe_panes,
-        pipe_bytes,
-        cross_check_matched,
-        cross_check_findings,
+        parse_errors: all.parse_errors,
+        timeouts: all.timeouts,
+        commands: all.commands,
+        output_bytes: all.totals.bytes,
+        resyncs: all.totals.resyncs,
+        pauses: all.totals.pauses,
+        divergences: all.totals.divergences,
+        early_answers: all.totals.early_answers,
+        pipe_panes: all.pipe_panes,
+        pipe_bytes: all.pipe_bytes,
+        cross_check_matched: all.cross_check_matched,
+        cross_check_findings: all.cross_check_findings,
         last_event: state.ctx.bus.last_id(),
         processes_started: crate::host::processes_started(),
         notifications_dropped: crate::events::notifications_dropped(),

@@ -152,7 +152,7 @@ pub(crate) async fn send_message(
     permission.check(&pane)?;
     let agent = crate::inbox::delivery::agent_identity(&handle, pane.pane)
         .await
-        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?;
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?;
     let message = state
         .ctx
         .inbox

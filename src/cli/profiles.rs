@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use panectl::orchestration::profile::{self, Profile, ProfileError, Source};
+use panectl::orchestration::profile::{self, Profile, ProfileError, Source, WorktreeName};
 use panectl::orchestration::profile_import;
 
 use super::client::printable;
@@ -146,8 +146,8 @@ fn show(name: &str, json: bool) -> anyhow::Result<ExitCode> {
         line("from env", key)?;
     }
     match found.worktree_name() {
-        Some(Some(name)) => line("worktree", &name)?,
-        Some(None) => line("worktree", "(named after the agent)")?,
+        Some(WorktreeName::Named(name)) => line("worktree", &name)?,
+        Some(WorktreeName::AfterAgent) => line("worktree", "(named after the agent)")?,
         None => {}
     }
     if let Some(prompt) = &found.first_message {

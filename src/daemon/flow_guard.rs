@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use crate::address::ServerAddress;
+use crate::clients::{ClientRecord, ClientRegistry};
 use crate::tmux::ServerStatus;
 use crate::tmux::attach;
 
@@ -40,6 +41,7 @@ pub async fn run(
     address: ServerAddress,
     attach_dir: PathBuf,
     mut status: watch::Receiver<ServerStatus>,
+    clients: ClientRecord,
     cancel: CancellationToken,
 ) {
     let mut retry = FIRST_RETRY;
@@ -63,7 +65,7 @@ pub async fn run(
             Ok(client) => {
                 failures_logged = false;
                 debug!(server = %address, "the flow-control guard client is attached");
-                if guard(&address, client, &cancel).await {
+                if guard(&address, client, &clients, &cancel).await {
                     return;
                 }
             }
@@ -92,6 +94,7 @@ pub async fn run(
 async fn guard(
     address: &ServerAddress,
     client: attach::OutputFreeClient,
+    clients: &ClientRegistry,
     cancel: &CancellationToken,
 ) -> bool {
     let attach::OutputFreeClient {
@@ -101,7 +104,7 @@ async fn guard(
     } = client;
     let pid = child.id();
     if let Some(pid) = pid {
-        crate::clients::remember(address, pid);
+        clients.remember(pid);
     }
     let cancelled = tokio::select! {
         () = cancel.cancelled() => true,
@@ -123,7 +126,7 @@ async fn guard(
         let _ = child.kill().await;
     }
     if let Some(pid) = pid {
-        crate::clients::forget(address, pid);
+        clients.forget(pid);
     }
     if tokio::time::timeout(Duration::from_secs(1), &mut relay)
         .await

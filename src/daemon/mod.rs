@@ -278,7 +278,7 @@ pub async fn run(
         &options.address,
         &options.connection.attach_dir,
     );
-    crate::clients::init(options.paths.clients());
+    let clients = crate::clients::ClientRegistry::in_file(options.paths.clients());
     // Relay sockets a daemon killed mid-attach left behind (this one holds the lock).
     crate::tmux::attach::remove_stale_sockets(&options.connection.attach_dir);
     // The inbox first: a database that is not the user's own, empty or damaged stops the start
@@ -318,6 +318,7 @@ pub async fn run(
             exit_with_server: options.exit_with_server,
             leftover_clients_ended: leftovers,
             providers: rules.providers.clone(),
+            clients: clients.clone(),
         },
         bus.clone(),
         tracker.clone(),
@@ -348,6 +349,7 @@ pub async fn run(
             options.address.clone(),
             options.connection.attach_dir.clone(),
             status.clone(),
+            clients,
             cancel.clone(),
         ));
     }

@@ -16,7 +16,7 @@ use tracing::debug;
 
 use crate::control::command::Line;
 use crate::ids::{PaneId, SessionId};
-use crate::query::{self, PaneUpdate};
+use crate::query::{self, PaneState};
 use crate::tmux::Connections;
 
 /// How often the panes are looked at.
@@ -35,7 +35,7 @@ pub async fn run(connections: watch::Receiver<Connections>, cancel: Cancellation
         let Some(rows) = poll(&handles).await else {
             continue;
         };
-        let mut by_session: BTreeMap<SessionId, Vec<(PaneId, PaneUpdate)>> = BTreeMap::new();
+        let mut by_session: BTreeMap<SessionId, Vec<(PaneId, PaneState)>> = BTreeMap::new();
         for (session, pane, update) in rows {
             by_session.entry(session).or_default().push((pane, update));
         }
@@ -50,7 +50,7 @@ pub async fn run(connections: watch::Receiver<Connections>, cancel: Cancellation
 }
 
 /// Asks through the first connection that answers.
-async fn poll(handles: &Connections) -> Option<Vec<(SessionId, PaneId, PaneUpdate)>> {
+async fn poll(handles: &Connections) -> Option<Vec<(SessionId, PaneId, PaneState)>> {
     for handle in handles.values() {
         if let Ok(replies) = handle.command(Line::new(query::poll_panes())).await
             && let Some(Some(reply)) = replies.first()

@@ -46,6 +46,8 @@ pub struct SupervisorOptions {
     pub leftover_clients_ended: usize,
     /// The provider rules in force.
     pub providers: watch::Receiver<Arc<ProviderSet>>,
+    /// Where the control clients started are recorded.
+    pub clients: crate::clients::ClientRecord,
 }
 
 /// See the module documentation.
@@ -129,6 +131,7 @@ impl Supervisor {
             exit_with_server,
             leftover_clients_ended,
             providers,
+            clients,
         } = options;
         let (connections, connections_receiver) = watch::channel(Arc::new(BTreeMap::new()));
         let (status, status_receiver) = watch::channel(ServerStatus {
@@ -144,6 +147,7 @@ impl Supervisor {
             bus: bus.clone(),
             upcalls,
             providers,
+            clients,
         };
         let supervisor = Supervisor {
             address,

@@ -106,10 +106,10 @@ pub struct RestoreParams {
     pub dry_run: bool,
 }
 
-/// What `handoff` is given.
+/// What `handoff` is given; `assign` takes the same and where the answer goes.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct HandoffParams {
-    /// The agent to hand the task to: a pane (`%N`). Give this or `provider`, not both.
+    /// The agent to give the task to: a pane (`%N`). Give this or `provider`, not both.
     #[serde(default)]
     pub pane: Option<String>,
     /// Start a new agent of this provider (e.g. `claude_code`) for the task instead. Give this
@@ -118,7 +118,7 @@ pub struct HandoffParams {
     pub provider: Option<String>,
     /// The task, sent to the agent as one message.
     pub message: String,
-    /// Give up waiting for the answer after this many seconds.
+    /// Give up on the task after this many seconds.
     #[serde(default)]
     pub timeout_seconds: Option<f64>,
     /// Close the agent's pane once it has answered.
@@ -129,24 +129,12 @@ pub struct HandoffParams {
 /// What `assign` is given.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct AssignParams {
-    /// The agent to give the task to: a pane (`%N`). Give this or `provider`, not both.
-    #[serde(default)]
-    pub pane: Option<String>,
-    /// Start a new agent of this provider (e.g. `claude_code`) for the task instead. Give this
-    /// or `pane`, not both.
-    #[serde(default)]
-    pub provider: Option<String>,
-    /// The task, sent to the agent as one message.
-    pub message: String,
+    /// The task and the agent it goes to, as `handoff` takes them.
+    #[serde(flatten)]
+    pub task: HandoffParams,
     /// The pane the answer is sent to, as a message (default: your own pane).
     #[serde(default)]
     pub reply_to: Option<String>,
-    /// Give up on the task after this many seconds.
-    #[serde(default)]
-    pub timeout_seconds: Option<f64>,
-    /// Close the agent's pane once it has answered.
-    #[serde(default)]
-    pub teardown: bool,
 }
 
 /// The fields of a pane that `list_agents` shows, in order.
@@ -268,7 +256,7 @@ pub fn assign_body(
     from: &str,
     caller: Option<&str>,
 ) -> Result<HandoffBody, String> {
-    let (pane, launch) = target(params.pane.as_deref(), params.provider.as_deref())?;
+    let task = handoff_body(&params.task, from)?;
     let reply_to = params
         .reply_to
         .as_deref()
@@ -280,14 +268,8 @@ pub fn assign_body(
                 .to_string()
         })?;
     Ok(HandoffBody {
-        pane,
-        launch,
-        message: params.message.clone(),
-        from: Some(from.to_string()),
         reply_to: Some(reply_to.to_string()),
-        timeout_seconds: params.timeout_seconds,
-        teardown: params.teardown,
-        ..HandoffBody::default()
+        ..task
     })
 }
 
@@ -371,21 +353,35 @@ mod tests {
     #[test]
     fn assignments_answer_to_the_callers_pane_unless_told() {
         let mut params = AssignParams {
-            pane: Some("%3".into()),
-            provider: None,
-            message: "do it".into(),
+            task: handoff(Some("%3"), None),
             reply_to: None,
-            timeout_seconds: None,
-            teardown: false,
         };
         let body = assign_body(&params, "%1", Some("%1")).unwrap();
         assert_eq!(
             sent(&body),
-            json!({"pane": "%3", "message": "do it", "from": "%1", "reply_to": "%1",
+            json!({"pane": "%3", "message": "review it", "from": "%1", "reply_to": "%1",
                    "teardown": false})
         );
         let outside = assign_body(&params, "mcp", None).unwrap_err();
         assert!(outside.contains("reply_to"), "{outside}");
+        let from_json: AssignParams = serde_json::from_value(json!({
+            "pane": "%3", "message": "review it", "reply_to": "%7", "teardown": true
+        }))
+        .unwrap();
+        assert_eq!(from_json.task.pane.as_deref(), Some("%3"));
+        assert!(from_json.task.teardown);
+        assert_eq!(from_json.reply_to.as_deref(), Some("%7"));
+        let schema = serde_json::to_value(schemars::schema_for!(AssignParams)).unwrap();
+        for field in [
+            "pane",
+            "provider",
+            "message",
+            "timeout_seconds",
+            "teardown",
+            "reply_to",
+        ] {
+            assert!(schema["properties"][field].is_object(), "{field}: {schema}");
+        }
         params.reply_to = Some("%7".into());
         assert_eq!(
             assign_body(&params, "mcp", None)

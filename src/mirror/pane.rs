@@ -9,7 +9,7 @@ use super::asked::{Asked, Looks, snapshot_rows};
 use super::journal::{DivergenceRecord, Journal, JournalStart, ScreenRecord};
 use super::ring::{GapReason, OutputRing, RingRead};
 use crate::ids::{PaneId, WindowId};
-use crate::query::{PaneRow, PaneUpdate, ShownScreen};
+use crate::query::{PaneRow, PaneState, ShownScreen};
 use crate::raw::RawBytes;
 use crate::screen::{PaneScreen, Snapshot};
 
@@ -49,6 +49,27 @@ pub struct PaneCounters {
     /// reply): the mirror agreed with that point, so no divergence.
     #[serde(default)]
     pub early_answers: u64,
+}
+
+/// Sums counters: a connection's over its panes, the daemon's over its connections. A field
+/// added later must be placed here before this compiles.
+impl std::ops::AddAssign for PaneCounters {
+    fn add_assign(&mut self, other: PaneCounters) {
+        let PaneCounters {
+            bytes,
+            chunks,
+            resyncs,
+            pauses,
+            divergences,
+            early_answers,
+        } = other;
+        self.bytes += bytes;
+        self.chunks += chunks;
+        self.resyncs += resyncs;
+        self.pauses += pauses;
+        self.divergences += divergences;
+        self.early_answers += early_answers;
+    }
 }
 
 /// A pane being mirrored. See the module documentation.
@@ -320,23 +341,18 @@ impl PaneMirror {
         true
     }
 
-    /// Applies a subscription update; returns which visible fields changed.
-    pub fn update(&mut self, update: PaneUpdate) -> MetaChange {
+    /// Takes what tmux now says of the pane's program and options; returns which visible
+    /// fields changed.
+    pub fn update(&mut self, update: PaneState) -> MetaChange {
         let change = MetaChange {
-            title: self.row.title != update.title,
-            command: self.row.command != update.command,
-            dead: self.row.dead != update.dead,
-            provider: self.row.assigned_provider != update.assigned_provider,
-            name: self.row.name != update.name,
-            respawned: self.row.pid != update.pid && self.row.pid != 0,
+            title: self.row.state.title != update.title,
+            command: self.row.state.command != update.command,
+            dead: self.row.state.dead != update.dead,
+            provider: self.row.state.assigned_provider != update.assigned_provider,
+            name: self.row.state.name != update.name,
+            respawned: self.row.state.pid != update.pid && self.row.state.pid != 0,
         };
-        self.row.dead = update.dead;
-        self.row.in_mode = update.in_mode;
-        self.row.pid = update.pid;
-        self.row.command = update.command;
-        self.row.title = update.title;
-        self.row.assigned_provider = update.assigned_provider;
-        self.row.name = update.name;
+        self.row.state = update;
         change
     }
 
@@ -480,7 +496,7 @@ impl PaneMirror {
 
     /// The title, as text.
     pub fn title(&self) -> RawBytes {
-        self.row.title.clone()
+        self.row.state.title.clone()
     }
 }
 
@@ -553,13 +569,15 @@ mod tests {
             width: 20,
             height: 3,
             active: true,
-            dead: false,
-            in_mode: false,
-            pid: 1,
-            command: "sh".into(),
-            title: "t".into(),
-            assigned_provider: None,
-            name: None,
+            state: PaneState {
+                dead: false,
+                in_mode: false,
+                pid: 1,
+                command: "sh".into(),
+                title: "t".into(),
+                assigned_provider: None,
+                name: None,
+            },
         }
     }
 

@@ -65,7 +65,7 @@ pub async fn release_to_launched(
     }
     let agent = crate::inbox::delivery::agent_identity(handle, pane)
         .await
-        .map_err(Error::Unavailable)?;
+        .map_err(|e| Error::Unavailable(e.to_string()))?;
     let others = state
         .all_panes()
         .await

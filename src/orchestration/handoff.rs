@@ -136,7 +136,7 @@ async fn task_message(
     permission.check(&summary)?;
     let agent = crate::inbox::delivery::agent_identity(&handle, pane)
         .await
-        .map_err(Error::Unavailable)?;
+        .map_err(|e| Error::Unavailable(e.to_string()))?;
     Ok(NewMessage {
         pane: pane.to_string(),
         agent,
@@ -271,7 +271,7 @@ pub async fn assign(state: &Context, body: &HandoffBody, mcp: bool) -> Result<As
     permission.check(&reply_pane)?;
     let reply_agent = crate::inbox::delivery::agent_identity(&reply_handle, reply_pane.pane)
         .await
-        .map_err(Error::Unavailable)?;
+        .map_err(|e| Error::Unavailable(e.to_string()))?;
     let pane = worker(state, body, mcp).await?;
     if pane == reply_pane.pane {
         return Err(Error::bad_request("a pane cannot assign work to itself"));

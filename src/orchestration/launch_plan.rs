@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::profile::Profile;
+use super::profile::{Profile, WorktreeName};
 use crate::status::rules::Launch;
 
 /// The body of `POST /v1/agents`.
@@ -137,8 +137,8 @@ pub fn merge(
     caller_env.extend(body.caller_env.0);
     let name = body.name.or_else(|| profile.agent_name.clone());
     let worktree = body.worktree.or_else(|| match profile.worktree_name() {
-        Some(Some(named)) => Some(named),
-        Some(None) => name.clone(),
+        Some(WorktreeName::Named(named)) => Some(named),
+        Some(WorktreeName::AfterAgent) => name.clone(),
         None => None,
     });
     LaunchBody {

@@ -103,7 +103,7 @@ pub async fn queue_messages(
     }
     let agent = crate::inbox::delivery::agent_identity(handle, pane)
         .await
-        .map_err(Error::Unavailable)?;
+        .map_err(|e| Error::Unavailable(e.to_string()))?;
     let mut ids = Vec::new();
     for body in messages {
         let message = state

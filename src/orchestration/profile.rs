@@ -73,6 +73,15 @@ pub enum WorktreePolicy {
     Named(String),
 }
 
+/// The name of the worktree a profile asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorktreeName {
+    /// Named after the agent it is made for.
+    AfterAgent,
+    /// This name.
+    Named(String),
+}
+
 /// A profile, as read and checked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Profile {
@@ -341,13 +350,12 @@ impl Profile {
         Profile::parse(&name, &text, Source::User, &file, path.parent())
     }
 
-    /// The worktree this profile asks for: `None` for none, `Some(None)` for one named after
-    /// the agent, `Some(Some(NAME))` for a named one.
-    pub fn worktree_name(&self) -> Option<Option<String>> {
+    /// The worktree this profile asks for, if any.
+    pub fn worktree_name(&self) -> Option<WorktreeName> {
         match &self.worktree {
             None | Some(WorktreePolicy::On(false)) => None,
-            Some(WorktreePolicy::On(true)) => Some(None),
-            Some(WorktreePolicy::Named(name)) => Some(Some(name.clone())),
+            Some(WorktreePolicy::On(true)) => Some(WorktreeName::AfterAgent),
+            Some(WorktreePolicy::Named(name)) => Some(WorktreeName::Named(name.clone())),
         }
     }
 
@@ -504,12 +512,15 @@ mod tests {
         .unwrap();
         assert_eq!(profile.provider, "claude_code");
         assert_eq!(profile.system_prompt.as_deref(), Some("be brief"));
-        assert_eq!(profile.worktree_name(), Some(Some("w".to_string())));
+        assert_eq!(
+            profile.worktree_name(),
+            Some(WorktreeName::Named("w".to_string()))
+        );
         assert_eq!(profile.env["A"], "1");
         assert_eq!(profile.redacted().env["A"], "<set>");
         assert_eq!(profile.from_env, ["TOKEN"]);
         let on = parse("provider = \"codex\"\nworktree = true\n").unwrap();
-        assert_eq!(on.worktree_name(), Some(None));
+        assert_eq!(on.worktree_name(), Some(WorktreeName::AfterAgent));
         let off = parse("provider = \"codex\"\nworktree = false\n").unwrap();
         assert_eq!(off.worktree_name(), None);
     }

@@ -46,8 +46,8 @@ impl Turns {
     pub(super) fn output(&mut self, pane: PaneId, mirror: &PaneMirror) {
         let view = ScreenView {
             rows: mirror.screen().rows(),
-            title: mirror.row.title.to_string(),
-            command: mirror.row.command.to_string(),
+            title: mirror.row.state.title.to_string(),
+            command: mirror.row.state.command.to_string(),
         };
         let detection = engine::evaluate(&self.provider, &view);
         // No grace: a stream has no clock, and an unreadable screen between two readable ones

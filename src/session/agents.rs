@@ -113,8 +113,8 @@ impl SessionCore {
         let mirror = self.panes.get(pane)?;
         Some(ScreenView {
             rows: mirror.screen().rows(),
-            title: mirror.row.title.to_string(),
-            command: mirror.row.command.to_string(),
+            title: mirror.row.state.title.to_string(),
+            command: mirror.row.state.command.to_string(),
         })
     }
 
@@ -125,31 +125,31 @@ impl SessionCore {
             return;
         };
         let providers = Arc::clone(&self.providers);
-        let row = &mirror.row;
-        let (found, source) = match row
+        let state = &mirror.row.state;
+        let (found, source) = match state
             .assigned_provider
             .as_deref()
             .and_then(|id| providers.get(id))
         {
             Some(provider) => (Some(provider.clone()), Some(ProviderSource::Assigned)),
             None => {
-                let processes = if row.pid > 0 {
-                    self.host.process_tree(row.pid, PROCESS_LIMIT)
+                let processes = if state.pid > 0 {
+                    self.pane_io.process_tree(state.pid, PROCESS_LIMIT)
                 } else {
                     Vec::new()
                 };
-                let command = row.command.to_string();
+                let command = state.command.to_string();
                 let found = providers.detect_by_process(&command, &processes);
                 // tmux named the program before the processes were read: an exec between the
                 // two leaves them disagreeing, and the pane is asked again.
-                let consistent = row.dead
+                let consistent = state.dead
                     || processes.is_empty()
                     || command.is_empty()
                     || processes.iter().any(|p| p.is_named(&command));
                 debug!(
                     session = %self.session,
                     %pane,
-                    pid = row.pid,
+                    pid = state.pid,
                     %command,
                     root = processes.first().map_or("", |p| p.name.as_str()),
                     found = found.map_or("", |p| &*p.id),
@@ -158,13 +158,13 @@ impl SessionCore {
                 );
                 self.programs.detected(pane, &command, consistent);
                 match found {
-                    Some(provider) if !row.dead => {
+                    Some(provider) if !state.dead => {
                         (Some(provider.clone()), Some(ProviderSource::Process))
                     }
                     _ => {
                         let rows = mirror.screen().rows();
                         match providers.detect_by_banner(&rows) {
-                            Some(provider) if !row.dead => {
+                            Some(provider) if !state.dead => {
                                 (Some(provider.clone()), Some(ProviderSource::Banner))
                             }
                             _ => (None, None),
@@ -173,7 +173,7 @@ impl SessionCore {
                 }
             }
         };
-        let dead = row.dead;
+        let dead = state.dead;
         let agent = self.agents.get_or_new(pane, self.config.status, now);
         // An agent that was running (not merely assigned, now unassigned) and is gone exited.
         let was_running = agent.provider().is_some_and(|p| &*p.id != SHELL)
@@ -258,7 +258,7 @@ impl SessionCore {
 
     /// The pane's title changed: a signal for providers whose titles say their state.
     pub(super) fn status_title(&mut self, pane: PaneId, now: Instant) {
-        let Some(title) = self.panes.get(pane).map(|m| m.row.title.to_string()) else {
+        let Some(title) = self.panes.get(pane).map(|m| m.row.state.title.to_string()) else {
             return;
         };
         if let Some(agent) = self.agents.get_mut(pane) {
@@ -286,7 +286,7 @@ impl SessionCore {
     ) -> Option<HookAnswer> {
         self.now = now;
         let mirror = self.panes.get(pane)?;
-        let pane_pid = mirror.row.pid;
+        let pane_pid = mirror.row.state.pid;
         let answer = |agent: &PaneAgent, applied: bool, reason: Option<String>| HookAnswer {
             pane: pane.to_string(),
             applied,
@@ -342,7 +342,7 @@ impl SessionCore {
         }
         let provider = self.agents.get(pane).and_then(|a| a.provider().cloned());
         let found = provider.and_then(|provider| {
-            let tree = self.host.process_tree(pane_pid, PROCESS_LIMIT);
+            let tree = self.pane_io.process_tree(pane_pid, PROCESS_LIMIT);
             provider.detect.agent_process(&tree).map(|p| p.pid)
         });
         Some(found.unwrap_or(pane_pid))
@@ -492,7 +492,7 @@ impl SessionCore {
         let Some(mirror) = self.panes.get_mut(pane) else {
             return Err(ProviderError::NoPane);
         };
-        mirror.row.assigned_provider = provider.clone();
+        mirror.row.state.assigned_provider = provider.clone();
         let value = provider.as_deref().and_then(|id| SafeValue::new(id).ok());
         self.send(
             Line::new(query::set_pane_option(

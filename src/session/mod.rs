@@ -4,7 +4,7 @@
 //! control client printed, requests, ticks, pipe data, the provider rules) with an explicit
 //! `now`, and answers with [`Action`]s (a command line to write, an event to publish, an upcall,
 //! a reply) that the IO shell (`tmux::connection`) carries out. Reads the core needs at once to
-//! decide in stream order (a pane's process tree, a pipe's FIFO) go through the [`Host`] it is
+//! decide in stream order (a pane's process tree, a pipe's FIFO) go through the [`PaneIo`] it is
 //! given; `replay` and the unit tests give it one without processes or pipes.
 //!
 //! Owning the decoder, the commands waiting for replies and the [`PaneMirror`]s in one place is
@@ -93,7 +93,10 @@ pub enum TransportError {
     NoPipes,
 }
 
-pub trait Host: Send {
+/// What the core asks of the world about a pane at the moment it decides: its processes and
+/// its `pipe-pane` FIFO. The daemon's is the connection's `ShellPaneIo`; replay and tests give
+/// [`NoPaneIo`] or a scripted one.
+pub trait PaneIo: Send {
     /// The processes under `pid` (at most `limit`), for recognising a pane's agent.
     fn process_tree(&mut self, pid: u32, limit: usize) -> Vec<ProcessEntry>;
     /// Makes the pane's FIFO and starts reading it (its chunks come back through
@@ -107,11 +110,11 @@ pub trait Host: Send {
     fn stop_pipe(&mut self, pane: PaneId, generation: u64);
 }
 
-/// A [`Host`] with no processes and no pipes: for replay and tests.
+/// A [`PaneIo`] with no processes and no pipes: for replay and tests.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct NoHost;
+pub struct NoPaneIo;
 
-impl Host for NoHost {
+impl PaneIo for NoPaneIo {
     fn process_tree(&mut self, _pid: u32, _limit: usize) -> Vec<ProcessEntry> {
         Vec::new()
     }
@@ -158,7 +161,7 @@ pub enum Action {
 pub struct SessionCore {
     session: SessionId,
     config: ConnectionConfig,
-    host: Box<dyn Host>,
+    pane_io: Box<dyn PaneIo>,
     /// The time of the input being handled.
     now: Instant,
     /// What the shell is to do, in order.
@@ -204,7 +207,7 @@ impl SessionCore {
         config: ConnectionConfig,
         first_sight: ResyncReason,
         providers: Arc<ProviderSet>,
-        host: Box<dyn Host>,
+        pane_io: Box<dyn PaneIo>,
         now: Instant,
     ) -> SessionCore {
         let pipe_watchdog = config.pipe_watchdog;
@@ -214,7 +217,7 @@ impl SessionCore {
             session,
             next_watchdog: now + config.watchdog_interval,
             config,
-            host,
+            pane_io,
             now,
             actions: Vec::new(),
             decoder: Decoder::new(),
@@ -247,7 +250,7 @@ impl SessionCore {
             ConnectionConfig::default(),
             ResyncReason::Attach,
             Arc::new(ProviderSet::default()),
-            Box::new(NoHost),
+            Box::new(NoPaneIo),
             now,
         );
         core.observer = Some(default_size);

@@ -72,7 +72,7 @@ impl SessionCore {
     pub(super) fn remove_pane(&mut self, pane: PaneId) {
         // Stopping the pipe stops its reader and removes its FIFO; tmux closed its writer.
         if let Some(pipe) = self.pipes.remove(pane) {
-            self.host.stop_pipe(pane, pipe.generation);
+            self.pane_io.stop_pipe(pane, pipe.generation);
         }
         self.programs.remove(pane);
         if let Some(flood) = &mut self.flood {
@@ -285,7 +285,7 @@ impl SessionCore {
     /// carries: that is no divergence. The pane's process is asked for at once, and its death
     /// reseeds it.
     pub(super) fn died_unnoticed(&mut self, pane: PaneId, shown: &query::ShownScreen) -> bool {
-        let unnoticed = shown.dead && self.panes.get(pane).is_some_and(|m| !m.row.dead);
+        let unnoticed = shown.dead && self.panes.get(pane).is_some_and(|m| !m.row.state.dead);
         if unnoticed {
             self.ask_program_now(pane);
         }
@@ -294,23 +294,23 @@ impl SessionCore {
 
     /// What tmux reports of a pane now (the daemon's pane poll, or a question about its
     /// program).
-    pub(super) fn pane_update(&mut self, pane: PaneId, update: query::PaneUpdate) {
+    pub(super) fn pane_update(&mut self, pane: PaneId, update: query::PaneState) {
         let Some(mirror) = self.panes.get_mut(pane) else {
             return;
         };
         let change = mirror.update(update);
-        let mirror_dead = mirror.row.dead;
+        let mirror_dead = mirror.row.state.dead;
         if change.title {
             self.actions.push(Action::Publish(EventKind::PaneRenamed {
                 pane,
-                title: mirror.row.title.clone(),
+                title: mirror.row.state.title.clone(),
             }));
         }
         if change.command || change.dead {
             self.actions.push(Action::Publish(EventKind::PaneCommand {
                 pane,
-                command: mirror.row.command.clone(),
-                dead: mirror.row.dead,
+                command: mirror.row.state.command.clone(),
+                dead: mirror.row.state.dead,
             }));
         }
         let now = self.now;

@@ -334,7 +334,7 @@ impl SessionCore {
         cross_check: bool,
     ) -> Result<(), TransportError> {
         let generation = self.pipes.next_generation();
-        let start = self.host.start_pipe(pane, generation)?;
+        let start = self.pane_io.start_pipe(pane, generation)?;
         let compare_from = self.panes.get(pane).map_or(0, |m| m.output_end());
         self.pipes.started(
             pane,
@@ -371,7 +371,7 @@ impl SessionCore {
         let Some(pipe) = self.pipes.remove(pane) else {
             return;
         };
-        self.host.stop_pipe(pane, pipe.generation);
+        self.pane_io.stop_pipe(pane, pipe.generation);
         if self.panes.contains(pane) {
             if pipe.is_cross_check() {
                 // `%output` was on all along and fed the mirror.
@@ -445,7 +445,7 @@ impl SessionCore {
     /// on a FIFO nobody reads).
     pub(super) fn stop_pipes(&mut self) {
         for (pane, generation) in self.pipes.drain() {
-            self.host.stop_pipe(pane, generation);
+            self.pane_io.stop_pipe(pane, generation);
             self.send(Line::new(commands::pipe_pane_stop(pane)), Purpose::Setup);
         }
     }
@@ -573,7 +573,7 @@ impl SessionCore {
         }
         // A FIFO removed under the daemon (its directory cleaned away, say) cannot be re-armed:
         // tmux's writer would open a new plain file, or fail, and the pane would go blind.
-        let start = match self.host.restart_pipe(pane) {
+        let start = match self.pane_io.restart_pipe(pane) {
             Ok(start) => start,
             Err(why) => {
                 self.stop_pipe(pane, why.to_string());

@@ -181,7 +181,7 @@ impl SessionCore {
     fn ask_program(&mut self, pane: PaneId, now: Instant) {
         if self.programs.asked(pane, now) {
             self.send(
-                Line::new(query::pane_update(pane)),
+                Line::new(query::pane_state(pane)),
                 Purpose::ProgramCheck(pane),
             );
         }
@@ -195,7 +195,7 @@ impl SessionCore {
         }
         if let Some(Some(reply)) = replies.first()
             && reply.success
-            && let Some(update) = query::parse_pane_update(&reply.joined_body())
+            && let Some(update) = query::parse_pane_state(&reply.joined_body())
         {
             self.pane_update(pane, update);
         }

@@ -29,7 +29,7 @@ impl SessionCore {
     }
 
     /// What the daemon's pane poll found of the session's panes.
-    pub fn pane_updates(&mut self, updates: Vec<(PaneId, query::PaneUpdate)>, now: Instant) {
+    pub fn pane_updates(&mut self, updates: Vec<(PaneId, query::PaneState)>, now: Instant) {
         self.now = now;
         for (pane, update) in updates {
             self.pane_update(pane, update);
@@ -70,13 +70,7 @@ impl SessionCore {
         stats.pipe_panes = self.pipes.len();
         self.pipes.count_into(&mut stats);
         for mirror in self.panes.mirrors() {
-            let c = mirror.counters;
-            stats.totals.bytes += c.bytes;
-            stats.totals.chunks += c.chunks;
-            stats.totals.resyncs += c.resyncs;
-            stats.totals.pauses += c.pauses;
-            stats.totals.divergences += c.divergences;
-            stats.totals.early_answers += c.early_answers;
+            stats.totals += mirror.counters;
         }
         stats
     }
@@ -90,20 +84,20 @@ impl SessionCore {
                 let window = self.panes.window(mirror.window());
                 PaneSummary {
                     pane: mirror.id(),
-                    name: mirror.row.name.clone(),
+                    name: mirror.row.state.name.clone(),
                     session_id: self.session,
                     session: self.session_name.clone(),
                     window_id: mirror.window(),
                     window_index: window.map_or(0, |w| w.index),
                     window: window.map(|w| w.name.clone()).unwrap_or_default(),
                     index: mirror.row.index,
-                    title: mirror.row.title.clone(),
-                    command: mirror.row.command.clone(),
-                    pid: mirror.row.pid,
+                    title: mirror.row.state.title.clone(),
+                    command: mirror.row.state.command.clone(),
+                    pid: mirror.row.state.pid,
                     width: mirror.row.width,
                     height: mirror.row.height,
-                    dead: mirror.row.dead,
-                    in_mode: mirror.row.in_mode,
+                    dead: mirror.row.state.dead,
+                    in_mode: mirror.row.state.in_mode,
                     active: mirror.row.active,
                     alternate_screen: mirror.screen().alternate_screen(),
                     sync: mirror.state(),

@@ -238,6 +238,39 @@ pub struct ConnectionStats {
     pub cross_check_findings: u64,
 }
 
+impl ConnectionStats {
+    /// Adds another connection's counts to these, for the daemon's totals in `health`. Its
+    /// session, attachment and tmux version are not counts and are left alone; a field added
+    /// later must be placed here before this compiles.
+    pub fn add_counts(&mut self, other: &ConnectionStats) {
+        let ConnectionStats {
+            session: _,
+            attached: _,
+            tmux_version: _,
+            parse_errors,
+            stray_lines,
+            timeouts,
+            commands,
+            panes,
+            totals,
+            pipe_panes,
+            pipe_bytes,
+            cross_check_matched,
+            cross_check_findings,
+        } = other;
+        self.parse_errors += parse_errors;
+        self.stray_lines += stray_lines;
+        self.timeouts += timeouts;
+        self.commands += commands;
+        self.panes += panes;
+        self.totals += *totals;
+        self.pipe_panes += pipe_panes;
+        self.pipe_bytes += pipe_bytes;
+        self.cross_check_matched += cross_check_matched;
+        self.cross_check_findings += cross_check_findings;
+    }
+}
+
 /// What a connection tells its supervisor.
 #[derive(Debug)]
 pub enum Upcall {
@@ -254,4 +287,44 @@ pub enum Upcall {
 pub struct TmuxExit {
     /// The reason tmux gave (`detached`, `server exited`, ...), if any.
     pub reason: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connection_counts_add_up_and_the_rest_stays() {
+        let one = |n: u64| ConnectionStats {
+            session: Some(SessionId(n as u32)),
+            attached: n == 1,
+            tmux_version: format!("3.{n}"),
+            parse_errors: n,
+            stray_lines: 2 * n,
+            timeouts: 3 * n,
+            commands: 4 * n,
+            panes: 5 * n as usize,
+            totals: PaneCounters {
+                bytes: 6 * n,
+                chunks: 7 * n,
+                resyncs: 8 * n,
+                pauses: 9 * n,
+                divergences: 10 * n,
+                early_answers: 11 * n,
+            },
+            pipe_panes: 12 * n as usize,
+            pipe_bytes: 13 * n,
+            cross_check_matched: 14 * n,
+            cross_check_findings: 15 * n,
+        };
+        let mut sum = one(1);
+        sum.add_counts(&one(10));
+        let expected = ConnectionStats {
+            session: Some(SessionId(1)),
+            attached: true,
+            tmux_version: "3.1".into(),
+            ..one(11)
+        };
+        assert_eq!(format!("{sum:?}"), format!("{expected:?}"));
+    }
 }

@@ -43,6 +43,7 @@ fn commands_get_their_replies_and_time_out_clearly() {
                 panectl::status::providers::ProviderSet::builtin().unwrap(),
             ))
             .1,
+            clients: panectl::clients::ClientRegistry::in_memory(),
         };
         let cancel = CancellationToken::new();
         let tracker = TaskTracker::new();

@@ -43,7 +43,7 @@ use crate::tmux::Connections;
 mod task;
 
 pub use task::probe;
-pub use task::{DeliveryOptions, agent_identity};
+pub use task::{DeliveryError, DeliveryOptions, agent_identity};
 use task::{Next, Receiver, Task};
 
 /// The first pause after a receiver's task failed on an error (the inbox database, tmux);

@@ -6,11 +6,12 @@ use std::time::{Duration, Instant};
 use tracing::{info, warn};
 
 use super::super::{InboxHandle, Message, now_ms};
-use crate::control::command::{Format, Line, SafeValue, Target, commands};
+use crate::control::command::{CommandError, Format, Line, SafeValue, Target, commands};
 use crate::events::EventBus;
 use crate::ids::PaneId;
 use crate::mirror::SyncState;
 use crate::query;
+use crate::session::RunError;
 use crate::status::rules::{Delivery, Verdict};
 use crate::status::{Phase, Status};
 use crate::tmux::watch::{PaneWatch, Seen};
@@ -59,25 +60,53 @@ impl Default for DeliveryOptions {
     }
 }
 
+/// Why a step of a delivery could not be done; its text becomes the reason a message failed
+/// or the log line of one that waits.
+#[derive(Debug, thiserror::Error)]
+pub enum DeliveryError {
+    /// tmux did not run the commands.
+    #[error(transparent)]
+    Tmux(#[from] RunError),
+    /// The message (or the mark of its paste) cannot be put in a tmux command.
+    #[error("cannot encode the {what}: {source}")]
+    Encode {
+        /// What was being encoded.
+        what: &'static str,
+        /// Why it cannot be.
+        source: CommandError,
+    },
+    /// A message with no text.
+    #[error("the message is empty")]
+    Empty,
+    /// tmux answered something other than a number for a pane's pid.
+    #[error("tmux gave {0:?} for the pane's pid")]
+    BadPid(String),
+}
+
 /// The identity of the program in a pane, recorded with each message so a pane reused by
 /// another program does not receive it: `pid:N`, the pane's process, asked of tmux (the
 /// mirror's copy follows changes only about once a second).
-pub async fn agent_identity(handle: &ConnectionHandle, pane: PaneId) -> Result<String, String> {
+pub async fn agent_identity(
+    handle: &ConnectionHandle,
+    pane: PaneId,
+) -> Result<String, DeliveryError> {
     pane_process(handle, pane)
         .await
         .map(|(pid, _)| format!("pid:{pid}"))
 }
 
 /// The pane's process id and foreground command, as tmux has them now.
-async fn pane_process(handle: &ConnectionHandle, pane: PaneId) -> Result<(u32, Vec<u8>), String> {
+async fn pane_process(
+    handle: &ConnectionHandle,
+    pane: PaneId,
+) -> Result<(u32, Vec<u8>), DeliveryError> {
     const PANE_PROCESS: Format = Format::new("#{pane_pid}\t#{pane_current_command}");
     let replies = handle
         .run(Line::new(commands::display_print(
             PANE_PROCESS,
             Some(Target::Pane(pane)),
         )))
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     let text = replies
         .first()
         .map(|reply| reply.joined_body())
@@ -89,7 +118,7 @@ async fn pane_process(handle: &ConnectionHandle, pane: PaneId) -> Result<(u32, V
     let pid = String::from_utf8_lossy(pid);
     match pid.trim().parse::<u32>() {
         Ok(pid) => Ok((pid, command)),
-        Err(_) => Err(format!("tmux gave {:?} for the pane's pid", pid.trim())),
+        Err(_) => Err(DeliveryError::BadPid(pid.trim().to_string())),
     }
 }
 
@@ -204,7 +233,7 @@ impl Task {
             let (pid, command) = match pane_process(&self.receiver.handle, self.pane()).await {
                 Ok(process) => process,
                 Err(error) => {
-                    warn!(error, pane, "cannot read the pane's process");
+                    warn!(%error, pane, "cannot read the pane's process");
                     return Next::Error;
                 }
             };
@@ -308,7 +337,7 @@ impl Task {
         let mut watch = PaneWatch::new(&self.bus, self.pane());
         let before = self.input().await.unwrap_or_default();
         if let Err(reason) = self.paste(message).await {
-            return Outcome::Failed(reason);
+            return Outcome::Failed(reason.to_string());
         }
         let delay = self
             .settings
@@ -332,7 +361,7 @@ impl Task {
         let pane = self.pane();
         for attempt in 0..2 {
             if let Err(reason) = self.key(pane).await {
-                return Outcome::Failed(reason);
+                return Outcome::Failed(reason.to_string());
             }
             match self.confirm(before, pasted, watch).await {
                 Some(Confirmation::Status) => return Outcome::Delivered,
@@ -438,7 +467,7 @@ impl Task {
 
     /// A tmux command answered: every output tmux wrote before it is in the daemon's copy of
     /// the screen.
-    async fn round_trip(&self) -> Result<(), String> {
+    async fn round_trip(&self) -> Result<(), DeliveryError> {
         const CURSOR: Format = Format::new("#{cursor_y}");
         self.run(Line::new(commands::display_print(
             CURSOR,
@@ -569,7 +598,7 @@ impl Task {
 
     /// Puts the text into a paste buffer of its own and pastes it; the same command line marks
     /// the pane with the message's paste (see [`PASTED_OPTION`]).
-    async fn paste(&self, message: &Message) -> Result<(), String> {
+    async fn paste(&self, message: &Message) -> Result<(), DeliveryError> {
         let buffer = format!("panectl-msg-{}", message.id);
         let mut line = None::<Line>;
         for (index, chunk) in message.body.chunks(CHUNK).enumerate() {
@@ -578,26 +607,35 @@ impl Task {
             } else {
                 commands::append_buffer(buffer.as_bytes(), chunk)
             }
-            .map_err(|e| format!("cannot encode the message: {e}"))?;
+            .map_err(|source| DeliveryError::Encode {
+                what: "message",
+                source,
+            })?;
             // One command per line keeps each line bounded.
             if let Some(previous) = line.replace(Line::new(command)) {
                 self.run(previous).await?;
             }
         }
-        let paste = commands::paste_buffer(buffer.as_bytes(), self.pane())
-            .map_err(|e| format!("cannot encode the paste: {e}"))?;
-        let mark = SafeValue::new(paste_mark(message))
-            .map_err(|e| format!("cannot encode the paste's mark: {e}"))?;
+        let paste = commands::paste_buffer(buffer.as_bytes(), self.pane()).map_err(|source| {
+            DeliveryError::Encode {
+                what: "paste",
+                source,
+            }
+        })?;
+        let mark = SafeValue::new(paste_mark(message)).map_err(|source| DeliveryError::Encode {
+            what: "paste's mark",
+            source,
+        })?;
         let mark = query::set_pane_option(self.pane(), PASTED_OPTION, Some(&mark));
         let last = match line {
             Some(line) => line.then(paste).then(mark),
-            None => return Err("the message is empty".into()),
+            None => return Err(DeliveryError::Empty),
         };
         self.run(last).await
     }
 
     /// The pane's paste mark: `Some(value)` as the last paste left it, `None` when unset.
-    async fn pasted_mark(&self) -> Result<Option<String>, String> {
+    async fn pasted_mark(&self) -> Result<Option<String>, DeliveryError> {
         let replies = self
             .receiver
             .handle
@@ -605,8 +643,7 @@ impl Task {
                 self.pane(),
                 PASTED_OPTION,
             )))
-            .await
-            .map_err(|e| e.to_string())?;
+            .await?;
         let value = replies
             .first()
             .map(|reply| reply.joined_body())
@@ -615,7 +652,7 @@ impl Task {
         Ok((!value.is_empty()).then_some(value))
     }
 
-    async fn key(&self, pane: PaneId) -> Result<(), String> {
+    async fn key(&self, pane: PaneId) -> Result<(), DeliveryError> {
         self.run(Line::new(commands::send_key(
             pane,
             &self.settings.submit_key,
@@ -626,13 +663,9 @@ impl Task {
         Ok(())
     }
 
-    async fn run(&self, line: Line) -> Result<(), String> {
-        self.receiver
-            .handle
-            .run(line)
-            .await
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+    async fn run(&self, line: Line) -> Result<(), DeliveryError> {
+        self.receiver.handle.run(line).await?;
+        Ok(())
     }
 
     /// Decides what became of a message a crash left `delivering`: the pane's paste mark
@@ -642,7 +675,7 @@ impl Task {
         let pasted = match self.pasted_mark().await {
             Ok(mark) => mark.as_deref() == Some(paste_mark(message).as_str()),
             Err(reason) => {
-                warn!(reason, id = message.id, "cannot read the pane's paste mark");
+                warn!(%reason, id = message.id, "cannot read the pane's paste mark");
                 return Outcome::Later;
             }
         };

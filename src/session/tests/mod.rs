@@ -13,15 +13,15 @@ use crate::pipe::Transport;
 
 mod detection;
 
-/// A host whose pipes always start, which remembers what it was asked, and whose every pane
+/// Pane IO whose pipes always start, which remembers what it was asked, and whose every pane
 /// runs the processes of `tree`.
 #[derive(Clone, Default)]
-struct FakeHost {
+struct ScriptedPaneIo {
     calls: Arc<Mutex<Vec<String>>>,
     tree: Arc<Mutex<Vec<ProcessEntry>>>,
 }
 
-impl FakeHost {
+impl ScriptedPaneIo {
     fn calls(&self) -> Vec<String> {
         self.calls.lock().map(|c| c.clone()).unwrap_or_default()
     }
@@ -33,7 +33,7 @@ impl FakeHost {
     }
 }
 
-impl Host for FakeHost {
+impl PaneIo for ScriptedPaneIo {
     fn process_tree(&mut self, _pid: u32, _limit: usize) -> Vec<ProcessEntry> {
         self.tree.lock().map(|t| t.clone()).unwrap_or_default()
     }
@@ -91,7 +91,7 @@ fn screen(lines: &[&str], height: usize) -> Body {
 /// Drives a core and keeps what it did.
 struct Harness {
     core: SessionCore,
-    host: FakeHost,
+    host: ScriptedPaneIo,
     now: Instant,
     /// Lines sent and not answered yet, oldest first: purpose and number of commands.
     outstanding: VecDeque<(Purpose, usize)>,
@@ -107,7 +107,7 @@ struct Harness {
 
 impl Harness {
     fn new(config: ConnectionConfig) -> Harness {
-        let host = FakeHost::default();
+        let host = ScriptedPaneIo::default();
         let now = Instant::now();
         let providers = ProviderSet::builtin().unwrap_or_default();
         let mut core = SessionCore::new(

@@ -163,7 +163,7 @@ impl Driver {
                 generation,
                 error,
             } => self.core.pipe_failed(pane, generation, error, now),
-            Request::PaneUpdates { updates } => self.core.pane_updates(updates, now),
+            Request::PaneStates { updates } => self.core.pane_updates(updates, now),
             Request::Hook {
                 pane,
                 report,

@@ -10,7 +10,7 @@
 
 mod divergences;
 mod driver;
-mod host;
+mod pane_io;
 
 pub use crate::session::{
     AutoFailover, ConnectionConfig, ConnectionError, ConnectionStats, Explanation, InputView,
@@ -104,8 +104,8 @@ enum Request {
         data: Vec<u8>,
     },
     /// What the daemon's pane poll found of the session's panes.
-    PaneUpdates {
-        updates: Vec<(PaneId, query::PaneUpdate)>,
+    PaneStates {
+        updates: Vec<(PaneId, query::PaneState)>,
     },
     /// A pane's pipe reader failed.
     PipeFailed {
@@ -269,10 +269,10 @@ impl ConnectionHandle {
     /// programs, pids, dead panes, panectl's pane options).
     pub async fn pane_updates(
         &self,
-        updates: Vec<(PaneId, query::PaneUpdate)>,
+        updates: Vec<(PaneId, query::PaneState)>,
     ) -> Result<(), ConnectionError> {
         self.requests
-            .send(Request::PaneUpdates { updates })
+            .send(Request::PaneStates { updates })
             .await
             .map_err(|_| ConnectionError::Closed(self.session))
     }
@@ -354,6 +354,8 @@ pub struct ConnectionContext {
     pub upcalls: mpsc::UnboundedSender<Upcall>,
     /// The provider rules in force (replaced when they are reloaded).
     pub providers: watch::Receiver<Arc<ProviderSet>>,
+    /// Where the control clients started are recorded, for a later daemon to end leftovers.
+    pub clients: crate::clients::ClientRecord,
 }
 
 /// Starts a connection task for a session; `first_sight` says why its panes get seeded.
@@ -417,6 +419,7 @@ async fn run(
         bus,
         upcalls,
         providers,
+        clients,
     } = context;
     let client = match attach::control_client(&address, session, &config.attach_dir).await {
         Ok(client) => client,
@@ -429,12 +432,12 @@ async fn run(
         mut relay,
     } = client;
     if let Some(pid) = child.id() {
-        crate::clients::remember(&address, pid);
+        clients.remember(pid);
     }
     let (lines, line_receiver) = mpsc::unbounded_channel();
     let writer = tokio::spawn(write_lines(stdin, line_receiver));
     let pipes_cancel = cancel.child_token();
-    let host = host::ShellHost::new(
+    let host = pane_io::ShellPaneIo::new(
         address.shared_host(),
         config.pipe_dir.clone(),
         self_requests,
@@ -464,10 +467,7 @@ async fn run(
     // nothing, until it is killed.
     let _ = writer.await;
     drain(&mut stdout).await;
-    end_child(&mut child).await;
-    if let Some(pid) = child.id() {
-        crate::clients::forget(&address, pid);
-    }
+    end_child(&mut child, &clients).await;
     // The client has gone, so the relay has seen its connection close.
     if tokio::time::timeout(Duration::from_secs(1), &mut relay)
         .await
@@ -489,7 +489,7 @@ async fn drain(stdout: &mut tokio::process::ChildStdout) {
 }
 
 /// Waits for the client to exit after its stdin closed; kills it if it lingers. Always reaps.
-async fn end_child(child: &mut Child) {
+async fn end_child(child: &mut Child, clients: &crate::clients::ClientRegistry) {
     let pid = child.id();
     if tokio::time::timeout(Duration::from_secs(2), child.wait())
         .await
@@ -499,7 +499,7 @@ async fn end_child(child: &mut Child) {
         let _ = child.kill().await;
     }
     if let Some(pid) = pid {
-        crate::clients::forget_pid(pid);
+        clients.forget(pid);
     }
 }
 

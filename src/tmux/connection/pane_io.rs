@@ -1,4 +1,4 @@
-//! The core's [`Host`] in the daemon: pane process trees and the pipe transport's FIFOs, asked
+//! The core's [`PaneIo`] in the daemon: pane process trees and the pipe transport's FIFOs, asked
 //! of the server's host capability ([`crate::host::Host`]: `/proc` and FIFOs on this machine),
 //! with the FIFOs' reader tasks.
 
@@ -15,7 +15,7 @@ use crate::control::command::Command;
 use crate::host::SharedHost;
 use crate::ids::PaneId;
 use crate::pipe::Fifo;
-use crate::session::{Host, TransportError};
+use crate::session::{PaneIo, TransportError};
 use crate::status::process::ProcessEntry;
 
 /// A pane's FIFO and its reader.
@@ -34,7 +34,7 @@ impl Drop for ShellPipe {
 }
 
 /// See the module documentation.
-pub(super) struct ShellHost {
+pub(super) struct ShellPaneIo {
     /// The machine the server runs on.
     machine: SharedHost,
     /// Where the FIFOs are made (a private directory).
@@ -48,15 +48,15 @@ pub(super) struct ShellHost {
     pipes: HashMap<PaneId, ShellPipe>,
 }
 
-impl ShellHost {
+impl ShellPaneIo {
     pub(super) fn new(
         machine: SharedHost,
         pipe_dir: PathBuf,
         requests: mpsc::WeakSender<Request>,
         cancel: CancellationToken,
         tasks: TaskTracker,
-    ) -> ShellHost {
-        ShellHost {
+    ) -> ShellPaneIo {
+        ShellPaneIo {
             machine,
             pipe_dir,
             requests,
@@ -67,7 +67,7 @@ impl ShellHost {
     }
 }
 
-impl Host for ShellHost {
+impl PaneIo for ShellPaneIo {
     fn process_tree(&mut self, pid: u32, limit: usize) -> Vec<ProcessEntry> {
         self.machine.process_tree(pid, limit)
     }
@@ -177,7 +177,7 @@ mod tests {
         });
         let (requests, _received) = mpsc::channel(1);
         let dir = tempfile::tempdir().unwrap();
-        let mut shell = ShellHost::new(
+        let mut shell = ShellPaneIo::new(
             fake.clone(),
             dir.path().join("pipes"),
             requests.downgrade(),
