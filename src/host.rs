@@ -131,7 +131,7 @@ pub trait Host: Send + Sync + fmt::Debug {
     }
     /// For `doctor`: what the host has, asked now (over ssh: whether it answers, its tmux and
     /// python3); `None` for this machine, which `doctor` checks itself.
-    fn check(&self) -> Option<Result<info::RemoteInfo, String>> {
+    fn check(&self) -> Option<Result<info::RemoteInfo, info::RemoteError>> {
         None
     }
     /// Whether tmux on the host can write into FIFOs this process reads (the pipe

@@ -103,7 +103,7 @@ fn local_tmux_check(checks: &mut Vec<Check>) -> Option<TmuxVersion> {
 fn host_checks(
     checks: &mut Vec<Check>,
     address: &ServerAddress,
-    remote: Result<panectl::host::info::RemoteInfo, String>,
+    remote: Result<panectl::host::info::RemoteInfo, panectl::host::info::RemoteError>,
 ) -> Option<TmuxVersion> {
     let host = address.host().name();
     let info = match remote {

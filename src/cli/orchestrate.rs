@@ -160,8 +160,7 @@ impl Run for LaunchArgs {
 /// caller's machine, with its `from_env` variables from the caller's environment).
 pub(super) fn with_profile(name: &str, body: LaunchBody) -> anyhow::Result<LaunchBody> {
     let profile = panectl::orchestration::profile::find(None, name)?;
-    let from_env =
-        panectl::orchestration::profile::caller_env(&profile).map_err(|e| anyhow::anyhow!(e))?;
+    let from_env = panectl::orchestration::profile::caller_env(&profile)?;
     Ok(panectl::orchestration::launch_plan::merge(
         &profile, body, from_env,
     ))

@@ -3,6 +3,40 @@
 
 use crate::tmux_version::{self as versions, TmuxVersion};
 
+/// Why a remote host could not be asked something over ssh.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RemoteError {
+    /// The daemon's ssh link to the host is down (what ssh last said, if anything).
+    #[error("{0}")]
+    NotConnected(String),
+    /// ssh could not be started or waited for.
+    #[error("cannot run ssh: {0}")]
+    Spawn(String),
+    /// ssh did not finish in time.
+    #[error("ssh did not finish within {0:?}")]
+    TimedOut(std::time::Duration),
+    /// ssh itself failed (exit 255), with the last line it wrote.
+    #[error("{0}")]
+    Ssh(String),
+}
+
+/// Why control clients cannot attach on a remote host.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoAttach {
+    /// No tmux there.
+    #[error("tmux is not installed on the host")]
+    NoTmux,
+    /// A tmux with the attach crash and no python3 for the gate.
+    #[error(
+        "the host's tmux ({tmux}) can crash when a control client attaches, and the host has \
+         no python3 for panectl's attach gate: install python3 there, or tmux 3.8 or later"
+    )]
+    NoGate {
+        /// Its version, as it says it.
+        tmux: String,
+    },
+}
+
 /// What the remote host has, learned once per connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemoteInfo {
@@ -31,19 +65,20 @@ impl RemoteInfo {
 
     /// How control clients attach on this host: through panectl's gate (python3), directly
     /// (a tmux without the attach crash), or not at all (why).
-    pub fn attach_way(&self) -> Result<&'static str, String> {
+    pub fn attach_way(&self) -> Result<&'static str, NoAttach> {
         if self.tmux.is_none() {
-            Err("tmux is not installed on the host".into())
+            Err(NoAttach::NoTmux)
         } else if self.python3 {
             Ok("control clients attach through panectl's gate (python3)")
         } else if !self.needs_gate() {
             Ok("control clients attach directly (this tmux has no attach crash)")
         } else {
-            Err(format!(
-                "the host's tmux ({}) can crash when a control client attaches, and the host has \
-                 no python3 for panectl's attach gate: install python3 there, or tmux 3.8 or later",
-                self.tmux.as_deref().unwrap_or("version unknown")
-            ))
+            Err(NoAttach::NoGate {
+                tmux: self
+                    .tmux
+                    .clone()
+                    .unwrap_or_else(|| "version unknown".into()),
+            })
         }
     }
 

@@ -215,8 +215,7 @@ pub async fn launch_agent(
     } else {
         super::launch_hooks::for_launch(state, &provider)
     };
-    let (agent_args, messages) =
-        super::launch_plan::agent_args(&provider.id, &spec, body).map_err(Error::BadRequest)?;
+    let (agent_args, messages) = super::launch_plan::agent_args(&provider.id, &spec, body)?;
     let conversation = chosen_conversation(&spec, body, &agent_args);
     args.extend(agent_args);
     if let Some(session) = conversation.as_deref().and_then(|id| spec.session(id)) {

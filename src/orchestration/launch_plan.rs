@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::Error;
 use super::profile::{Profile, WorktreeName};
 use crate::status::rules::Launch;
 
@@ -171,14 +172,14 @@ pub fn agent_args(
     provider: &str,
     spec: &Launch,
     body: &LaunchBody,
-) -> Result<(Vec<String>, Vec<String>), String> {
+) -> Result<(Vec<String>, Vec<String>), Error> {
     let mut args = Vec::new();
     let mut messages = Vec::new();
     if let Some(model) = &body.model {
         let flag = spec.model_flag.as_ref().ok_or_else(|| {
-            format!(
+            Error::BadRequest(format!(
                 "provider {provider} has no model_flag in its [launch]: it cannot be given a model"
-            )
+            ))
         })?;
         args.extend([flag.clone(), model.clone()]);
     }
@@ -310,7 +311,10 @@ mod tests {
         assert_eq!(messages, ["be brief", "hello"]);
         // Without a model flag: refused, naming the provider.
         let refused = agent_args("kiro_cli", &spec(None, None), &body).unwrap_err();
-        assert!(refused.contains("kiro_cli"), "{refused}");
+        assert!(
+            matches!(&refused, Error::BadRequest(why) if why.contains("kiro_cli")),
+            "{refused}"
+        );
         let plain = LaunchBody {
             args: vec!["a".into()],
             ..LaunchBody::default()

@@ -463,16 +463,24 @@ pub fn find(dir: Option<&Path>, name: &str) -> Result<Profile, ProfileError> {
     }
 }
 
+/// A variable a profile takes from the caller's environment that is not set there.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("profile {profile} takes {variable} from your environment, and it is not set")]
+pub struct UnsetVariable {
+    /// The profile.
+    pub profile: String,
+    /// The variable.
+    pub variable: String,
+}
+
 /// The values of a profile's `from_env` variables from this process's environment (the
 /// caller's, for the CLI and MCP): an error names the first one not set.
-pub fn caller_env(profile: &Profile) -> Result<BTreeMap<String, String>, String> {
+pub fn caller_env(profile: &Profile) -> Result<BTreeMap<String, String>, UnsetVariable> {
     let mut values = BTreeMap::new();
     for name in &profile.from_env {
-        let value = std::env::var(name).map_err(|_| {
-            format!(
-                "profile {} takes {name} from your environment, and it is not set",
-                profile.name
-            )
+        let value = std::env::var(name).map_err(|_| UnsetVariable {
+            profile: profile.name.clone(),
+            variable: name.clone(),
         })?;
         values.insert(name.clone(), value);
     }
@@ -623,7 +631,11 @@ mod tests {
         let profile =
             parse("provider = \"x\"\nfrom_env = [\"PANECTL_TEST_SURELY_UNSET\"]\n").unwrap();
         let error = caller_env(&profile).unwrap_err();
-        assert!(error.contains("PANECTL_TEST_SURELY_UNSET"), "{error}");
+        assert_eq!(error.variable, "PANECTL_TEST_SURELY_UNSET");
+        assert!(
+            error.to_string().contains("PANECTL_TEST_SURELY_UNSET"),
+            "{error}"
+        );
         let none = parse("provider = \"x\"\n").unwrap();
         assert!(caller_env(&none).unwrap().is_empty());
     }

@@ -224,19 +224,32 @@ async fn try_once(url: &WebhookUrl, body: Bytes, timeout: Duration) -> Try {
         Ok(Ok(status)) if status >= 500 => Try::Again(format!("answered {status}")),
         Ok(Ok(status)) if status >= 400 => Try::Refused(status),
         Ok(Ok(status)) => Try::Delivered(status),
-        Ok(Err(reason)) => Try::Again(reason),
+        Ok(Err(reason)) => Try::Again(reason.to_string()),
         Err(_) => Try::Again(format!("no answer within {timeout:?}")),
     }
 }
 
+/// Why one `POST` to the webhook failed (it is tried again).
+#[derive(Debug, thiserror::Error)]
+enum PostError {
+    /// No connection to the webhook's host.
+    #[error("cannot connect: {0}")]
+    Connect(std::io::Error),
+    /// The HTTP exchange failed.
+    #[error(transparent)]
+    Http(#[from] hyper::Error),
+    /// The request could not be built.
+    #[error(transparent)]
+    Request(#[from] hyper::http::Error),
+}
+
 /// Connects, posts and reads the answer's status (and drains its body, a little of it).
-async fn request(url: &WebhookUrl, body: Bytes) -> Result<u16, String> {
+async fn request(url: &WebhookUrl, body: Bytes) -> Result<u16, PostError> {
     let stream = tokio::net::TcpStream::connect((url.host.as_str(), url.port))
         .await
-        .map_err(|e| format!("cannot connect: {e}"))?;
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(|e| e.to_string())?;
+        .map_err(PostError::Connect)?;
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
     // The connection is driven beside the request and dropped with it (on a timeout too).
     let request = hyper::Request::post(url.path.as_str())
         .header(hyper::header::HOST, url.authority.as_str())
@@ -245,24 +258,20 @@ async fn request(url: &WebhookUrl, body: Bytes) -> Result<u16, String> {
             hyper::header::USER_AGENT,
             concat!("panectl/", env!("CARGO_PKG_VERSION")),
         )
-        .body(Full::new(body))
-        .map_err(|e| e.to_string())?;
+        .body(Full::new(body))?;
     let exchange = async {
-        let response = sender
-            .send_request(request)
-            .await
-            .map_err(|e| e.to_string())?;
+        let response = sender.send_request(request).await?;
         let status = response.status().as_u16();
         // Read the answer's body (ignored) so that the exchange ends cleanly.
         let _ = response.into_body().collect().await;
-        Ok::<u16, String>(status)
+        Ok::<u16, PostError>(status)
     };
     tokio::pin!(connection);
     tokio::pin!(exchange);
     tokio::select! {
         result = &mut exchange => result,
         done = &mut connection => match done {
-            Err(error) => Err(error.to_string()),
+            Err(error) => Err(error.into()),
             // The connection ended; the exchange finishes (or fails) on its own.
             Ok(()) => exchange.await,
         },

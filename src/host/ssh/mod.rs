@@ -38,7 +38,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::info::{PROBE, RemoteInfo};
+use super::info::{PROBE, RemoteError, RemoteInfo};
 use super::{Host, HostError};
 use crate::ids::PaneId;
 use crate::pipe::Fifo;
@@ -242,9 +242,11 @@ impl SshHost {
     }
 
     /// Runs `words` on the host and returns its output, or why it could not.
-    fn run(&self, words: &[&[u8]]) -> Result<std::process::Output, String> {
+    fn run(&self, words: &[&[u8]]) -> Result<std::process::Output, RemoteError> {
         if self.link_missing() {
-            return Err(self.problem().unwrap_or_else(|| "not connected".into()));
+            return Err(RemoteError::NotConnected(
+                self.problem().unwrap_or_else(|| "not connected".into()),
+            ));
         }
         let mut command = self.remote_command(words);
         command.stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -254,13 +256,13 @@ impl SshHost {
             let why = last_line(&output.stderr)
                 .unwrap_or_else(|| "ssh failed without saying why".to_string());
             self.set_problem(Some(why.clone()));
-            return Err(why);
+            return Err(RemoteError::Ssh(why));
         }
         Ok(output)
     }
 
     /// What the host has (tmux, python3), probed once per connection.
-    pub fn remote_info(&self) -> Result<RemoteInfo, String> {
+    pub fn remote_info(&self) -> Result<RemoteInfo, RemoteError> {
         if let Some(info) = self.remote.lock().ok().and_then(|r| r.clone()) {
             return Ok(info);
         }
@@ -404,11 +406,11 @@ fn blocking<T>(call: impl FnOnce() -> T) -> T {
 fn run_with_timeout(
     mut command: Command,
     timeout: Duration,
-) -> Result<std::process::Output, String> {
+) -> Result<std::process::Output, RemoteError> {
     crate::host::count_process_started();
     let mut child = command
         .spawn()
-        .map_err(|e| format!("cannot run ssh: {e}"))?;
+        .map_err(|e| RemoteError::Spawn(e.to_string()))?;
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let read = |pipe: Option<std::process::ChildStdout>| {
@@ -436,9 +438,9 @@ fn run_with_timeout(
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("ssh did not finish within {timeout:?}"));
+                return Err(RemoteError::TimedOut(timeout));
             }
-            Err(error) => return Err(format!("cannot wait for ssh: {error}")),
+            Err(error) => return Err(RemoteError::Spawn(format!("cannot wait for it: {error}"))),
         }
     };
     Ok(std::process::Output {
@@ -489,10 +491,10 @@ impl Host for SshHost {
         }
         let info = match self.remote_info() {
             Ok(info) => info,
-            Err(why) => return refuse(why),
+            Err(why) => return refuse(why.to_string()),
         };
         if let Err(why) = info.attach_way() {
-            return refuse(why);
+            return refuse(why.to_string());
         }
         let [flag, path] = SshHost::socket_words(socket);
         let mut words: Vec<&[u8]> = if info.python3 {
@@ -565,10 +567,11 @@ impl Host for SshHost {
                     .lock()
                     .ok()
                     .and_then(|r| r.as_ref().and_then(|info| info.attach_way().err()))
+                    .map(|why| why.to_string())
             })
     }
 
-    fn check(&self) -> Option<Result<RemoteInfo, String>> {
+    fn check(&self) -> Option<Result<RemoteInfo, RemoteError>> {
         Some(self.remote_info())
     }
 

@@ -127,27 +127,38 @@ impl PartialEq for StartupPrompt {
 
 impl Eq for StartupPrompt {}
 
+/// Why a start-up dialog's option cannot be chosen on the screen shown.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoChoice {
+    /// No row matches the option to choose (its pattern).
+    #[error("no option matching {0:?} on the screen")]
+    Option(String),
+    /// No row shows the selection pointer.
+    #[error("no selected option (pointer) on the screen")]
+    Pointer,
+}
+
 /// The default row of a dialog's selected option: a pointer or a filled radio button.
 pub const DEFAULT_POINTER: &str = r"^\s*[❯›>●]\s";
 
 impl StartupPrompt {
     /// The keys that accept the dialog on this screen (its rows, top to bottom): arrows that
     /// move the pointer to the `choose` option, then `keys`.
-    pub fn keys_for(&self, rows: &[&str]) -> Result<Vec<String>, String> {
+    pub fn keys_for(&self, rows: &[&str]) -> Result<Vec<String>, NoChoice> {
         let Some(choose) = &self.choose else {
             return Ok(self.keys.clone());
         };
         let target = rows
             .iter()
             .rposition(|row| choose.is_match(row))
-            .ok_or_else(|| format!("no option matching {:?} on the screen", choose.as_str()))?;
+            .ok_or_else(|| NoChoice::Option(choose.as_str().to_string()))?;
         let pointer = rows
             .iter()
             .enumerate()
             .filter(|(_, row)| self.pointer.is_match(row))
             .min_by_key(|(index, _)| index.abs_diff(target))
             .map(|(index, _)| index)
-            .ok_or_else(|| "no selected option (pointer) on the screen".to_string())?;
+            .ok_or(NoChoice::Pointer)?;
         let arrow = if target > pointer { "Down" } else { "Up" };
         let mut keys = vec![arrow.to_string(); target.abs_diff(pointer)];
         keys.extend(self.keys.iter().cloned());
