@@ -2,7 +2,7 @@
 //! model server (`tests/integration/fake_model.rs`).
 //!
 //! ```text
-//! cargo run --example record_agent_screens -- [OUTPUT_DIR] [claude|codex|gemini|aider|opencode|qwen ...]
+//! cargo run --example record_agent_screens -- [OUTPUT_DIR] [claude|codex|gemini|aider|opencode|qwen|pi ...]
 //! ```
 //!
 //! The CLIs come from `scripts/install-agent-clis.sh` (in `$PANECTL_AGENT_CACHE`, by default
@@ -62,6 +62,7 @@ enum Cli {
     Aider,
     OpenCode,
     Qwen,
+    Pi,
 }
 
 /// What a launch leaves out of the ready-to-work set-up, to bring up a start-up dialog.
@@ -179,7 +180,12 @@ fn cli_version(binary: &Path) -> Result<String> {
         .stdin(Stdio::null())
         .output()
         .with_context(|| format!("run {} --version", binary.display()))?;
-    let text = String::from_utf8_lossy(&output.stdout);
+    // Pi prints its version on stderr.
+    let text = format!(
+        "{} {}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
     text.split_whitespace()
         .map(|word| word.trim_start_matches('v'))
         .find(|word| {
@@ -234,7 +240,7 @@ fn main() -> Result<()> {
             Some(cli) => chosen.push(cli),
             None if index == 0 && !arg.starts_with('-') => out = PathBuf::from(arg),
             None => bail!(
-                "usage: record_agent_screens [OUTPUT_DIR] [claude|codex|gemini|aider|opencode|qwen ...] (unknown: {arg})"
+                "usage: record_agent_screens [OUTPUT_DIR] [claude|codex|gemini|aider|opencode|qwen|pi ...] (unknown: {arg})"
             ),
         }
     }

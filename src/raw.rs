@@ -39,6 +39,12 @@ impl Deref for RawBytes {
     }
 }
 
+impl AsRef<[u8]> for RawBytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
 impl From<Vec<u8>> for RawBytes {
     fn from(bytes: Vec<u8>) -> Self {
         RawBytes(bytes)

@@ -4,13 +4,14 @@
 use super::*;
 
 impl Cli {
-    pub(crate) const ALL: [Cli; 6] = [
+    pub(crate) const ALL: [Cli; 7] = [
         Cli::Claude,
         Cli::Codex,
         Cli::Gemini,
         Cli::Aider,
         Cli::OpenCode,
         Cli::Qwen,
+        Cli::Pi,
     ];
 
     /// The name on the command line and of its directory in the agent cache.
@@ -22,6 +23,7 @@ impl Cli {
             Cli::Aider => "aider",
             Cli::OpenCode => "opencode",
             Cli::Qwen => "qwen",
+            Cli::Pi => "pi",
         }
     }
 
@@ -34,6 +36,7 @@ impl Cli {
             Cli::Aider => "aider",
             Cli::OpenCode => "opencode",
             Cli::Qwen => "qwen_code",
+            Cli::Pi => "pi",
         }
     }
 
@@ -54,7 +57,7 @@ impl Cli {
     /// Pane sizes to record; layouts change with the width.
     pub(crate) fn sizes(self) -> &'static [(u16, u16)] {
         match self {
-            Cli::Claude | Cli::Codex | Cli::Gemini | Cli::Qwen => &[(120, 40), (80, 24)],
+            Cli::Claude | Cli::Codex | Cli::Gemini | Cli::Qwen | Cli::Pi => &[(120, 40), (80, 24)],
             Cli::Aider | Cli::OpenCode => &[(120, 40)],
         }
     }
@@ -82,6 +85,8 @@ impl Cli {
             Cli::Codex => Some(Duration::from_secs(90)),
             Cli::Aider => Some(Duration::from_secs(120)),
             Cli::OpenCode => Some(Duration::from_secs(150)),
+            // Three retries, 1, 2 and 4 s apart.
+            Cli::Pi => Some(Duration::from_secs(60)),
             // Gemini CLI (and Qwen Code, its fork) retries for many minutes.
             Cli::Gemini | Cli::Qwen => None,
         }
@@ -97,7 +102,7 @@ impl Cli {
             Cli::Codex => &[(Start::Untrusted, "startup-folder-trust", "trust")],
             Cli::Gemini => &[(Start::Untrusted, "startup-folder-trust", "Do you trust")],
             Cli::Aider => &[(Start::NoGit, "startup-create-git-repo", "No git repo found")],
-            Cli::OpenCode => &[],
+            Cli::OpenCode | Cli::Pi => &[],
             Cli::Qwen => &[(Start::Untrusted, "startup-folder-trust", "Do you trust")],
         }
     }
@@ -115,7 +120,20 @@ impl Cli {
                     || s.last_line().starts_with("Running ")
             }
             Cli::OpenCode => s.has("esc interrupt"),
+            // A spinner line above the input box: "⠇ Working..." or "⠇ Retrying (1/3) in 1s...".
+            Cli::Pi => s.lines().any(|l| {
+                let l = l.trim_start();
+                l.chars()
+                    .next()
+                    .is_some_and(|c| ('\u{2800}'..='\u{28ff}').contains(&c))
+                    && (l.contains("Working...") || l.contains("Retrying ("))
+            }),
         }
+    }
+
+    /// Whether it asks before running a tool (Pi never does: it has no permission dialogs).
+    pub(crate) fn asks_permission(self) -> bool {
+        self != Cli::Pi
     }
 
     pub(crate) fn dialog(self, s: &Screen) -> bool {
@@ -126,6 +144,7 @@ impl Cli {
             Cli::Qwen => s.has_any(&["Allow execution of", "Do you want to proceed"]),
             Cli::Aider => s.last_line().contains("Run shell command?"),
             Cli::OpenCode => s.has("Permission required"),
+            Cli::Pi => false,
         }
     }
 
@@ -155,6 +174,11 @@ impl Cli {
             }
             Cli::Aider => s.last_line() == ">",
             Cli::OpenCode => s.has("ctrl+p commands"),
+            // The input box between two rules, with the directory under it.
+            Cli::Pi => {
+                let lines: Vec<&str> = s.lines().collect();
+                lines.iter().filter(|l| l.starts_with("────")).count() >= 2
+            }
         }
     }
 
@@ -164,7 +188,7 @@ impl Cli {
             Cli::Claude => "/v1/messages",
             Cli::Codex => "/v1/responses",
             Cli::Gemini => ":streamGenerateContent",
-            Cli::Aider | Cli::OpenCode | Cli::Qwen => "/chat/completions",
+            Cli::Aider | Cli::OpenCode | Cli::Qwen | Cli::Pi => "/chat/completions",
         }
     }
 
@@ -175,6 +199,7 @@ impl Cli {
             Cli::Codex => s.has("Reconnecting"),
             Cli::Aider => s.has("Retrying in"),
             Cli::Gemini | Cli::Qwen => true,
+            Cli::Pi => s.has("Retrying ("),
         }
     }
 
@@ -186,6 +211,7 @@ impl Cli {
             Cli::Gemini | Cli::Qwen => s.has("API Error"),
             Cli::Aider => s.has_any(&["litellm.", "Error:"]),
             Cli::OpenCode => s.has("fake failure"),
+            Cli::Pi => s.lines().any(|l| l.trim_start().starts_with("Error: ")),
         }
     }
 }
@@ -285,6 +311,7 @@ impl Cli {
                     s.has_any(&["Permission required", "enter confirm", "enter submit"])
                 }
                 Cli::Aider => s.last_line().contains("(Y)es/(N)o"),
+                Cli::Pi => false,
             }
     }
 
@@ -325,7 +352,7 @@ impl Cli {
     /// The command that compacts the conversation, if the CLI has one.
     pub(crate) fn compact_command(self) -> Option<&'static str> {
         match self {
-            Cli::Claude | Cli::Codex | Cli::OpenCode => Some("/compact"),
+            Cli::Claude | Cli::Codex | Cli::OpenCode | Cli::Pi => Some("/compact"),
             Cli::Gemini | Cli::Qwen => Some("/compress"),
             Cli::Aider => None,
         }

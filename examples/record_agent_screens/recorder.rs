@@ -173,22 +173,22 @@ impl<'a> Recorder<'a> {
 
         let tool_command = self.cli.sleep_then(3, TOOL_FILE);
         self.submit(&run, &format!("tool:{tool_command}"))?;
-        self.wait_stable(
-            &run,
-            "the tool permission dialog",
-            Duration::from_secs(30),
-            |s| cli.dialog(s),
-        )?;
-        self.save(
-            &run,
-            "waiting_user_answer",
-            "tool-permission",
-            &format!("The model asked to run `{tool_command}`; the CLI asks for permission."),
-            |s| cli.dialog(s),
-        )?;
-        for key in cli.approve() {
-            self.tmux.run(&["send-keys", "-t", &run.pane, key])?;
+        if cli.asks_permission() {
+            self.wait_stable(
+                &run,
+                "the tool permission dialog",
+                Duration::from_secs(30),
+                |s| cli.dialog(s),
+            )?;
+            self.save(
+                &run,
+                "waiting_user_answer",
+                "tool-permission",
+                &format!("The model asked to run `{tool_command}`; the CLI asks for permission."),
+                |s| cli.dialog(s),
+            )?;
         }
+        self.approve_tool(&run)?;
         let file = run.work.join(TOOL_FILE);
         self.wait_for(
             &run,
@@ -200,7 +200,11 @@ impl<'a> Recorder<'a> {
             &run,
             "processing",
             "tool-running",
-            "Permission given (first answer); the approved command is running (it sleeps 3 s).",
+            if cli.asks_permission() {
+                "Permission given (first answer); the approved command is running (it sleeps 3 s)."
+            } else {
+                "The model asked to run a command (this CLI does not ask for permission); it is running (it sleeps 3 s)."
+            },
             |s| !cli.dialog(s) && cli.working(s) && !file.exists(),
         )?;
         // Aider does not send a silent command's result back to the model, so no answer follows.
@@ -245,6 +249,22 @@ impl<'a> Recorder<'a> {
             |s| cli.ready(s) && cli.errored(s),
         )?;
         self.end(run);
+        Ok(())
+    }
+
+    /// Lets the command the model asked to run go: waits for the permission dialog and gives
+    /// the first answer, where the CLI asks at all.
+    pub(crate) fn approve_tool(&self, run: &Run) -> Result<()> {
+        let cli = self.cli;
+        if !cli.asks_permission() {
+            return Ok(());
+        }
+        self.wait_stable(run, "the permission dialog", Duration::from_secs(30), |s| {
+            cli.dialog(s)
+        })?;
+        for key in cli.approve() {
+            self.tmux.run(&["send-keys", "-t", &run.pane, key])?;
+        }
         Ok(())
     }
 
@@ -618,6 +638,32 @@ impl<'a> Recorder<'a> {
                         var("OPENAI_MODEL", "gpt-fake"),
                     ]);
                 }
+            }
+            Cli::Pi => {
+                // Pi takes OpenAI-compatible servers from ~/.pi/agent/models.json; without one
+                // (a fresh start) it has no model to use. `PI_OFFLINE` keeps its start-up off
+                // the network (update check, telemetry, fd and ripgrep downloads).
+                if start != Start::Fresh {
+                    write(
+                        home.join(".pi/agent/models.json"),
+                        serde_json::to_string_pretty(&serde_json::json!({"providers": {"fake": {
+                            "baseUrl": format!("{url}/v1"),
+                            "api": "openai-completions",
+                            "apiKey": API_KEY,
+                            "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
+                            "models": [{"id": "gpt-fake"}],
+                        }}}))?,
+                    )?;
+                    write(
+                        home.join(".pi/agent/settings.json"),
+                        serde_json::json!({
+                            "defaultProvider": "fake", "defaultModel": "gpt-fake",
+                            "enableInstallTelemetry": false,
+                        })
+                        .to_string(),
+                    )?;
+                }
+                env.push(var("PI_OFFLINE", "1"));
             }
             Cli::OpenCode => {
                 let config = serde_json::json!({

@@ -80,7 +80,8 @@ impl Recorder<'_> {
 
     /// The model asks the user a question with choices; then the first choice is taken.
     pub(crate) fn ask_user(&mut self, size: (u16, u16), suffix: &str) -> Result<()> {
-        if self.cli == Cli::Aider {
+        // Neither has a tool that asks the user.
+        if matches!(self.cli, Cli::Aider | Cli::Pi) {
             return Ok(());
         }
         let cli = self.cli;
@@ -137,8 +138,9 @@ impl Recorder<'_> {
     /// Writing a file and fetching a web page, each behind a permission dialog.
     pub(crate) fn write_and_fetch(&mut self, size: (u16, u16), suffix: &str) -> Result<()> {
         let cli = self.cli;
-        // Codex offers no `apply_patch` for a model it has no metadata for (the fake `gpt-5`).
-        if cli == Cli::Codex {
+        // Codex offers no `apply_patch` for a model it has no metadata for (the fake `gpt-5`);
+        // Pi writes without asking.
+        if matches!(cli, Cli::Codex | Cli::Pi) {
             return Ok(());
         }
         let run = self.launch_ready(size, suffix)?;
@@ -182,7 +184,7 @@ impl Recorder<'_> {
         let fetches = match cli {
             Cli::Claude => self.version != "2.1.332",
             Cli::Gemini | Cli::OpenCode | Cli::Qwen => true,
-            Cli::Codex | Cli::Aider => false,
+            Cli::Codex | Cli::Aider | Cli::Pi => false,
         };
         if fetches {
             self.submit(&run, "fetch:https://example.com/fake-page")?;
@@ -230,6 +232,10 @@ impl Recorder<'_> {
             Duration::from_secs(30),
             move |s| cli.idle_ready(s),
         )?;
+        if !cli.asks_permission() {
+            self.end(run);
+            return Ok(());
+        }
         self.submit(&run, "tool:touch refused.txt")?;
         self.wait_stable(
             &run,
@@ -261,15 +267,7 @@ impl Recorder<'_> {
         let file = run.work.join("interrupted-output.txt");
         let interrupted = cli.sleep_then(20, "interrupted-output.txt");
         self.submit(&run, &format!("tool:{interrupted}"))?;
-        self.wait_stable(
-            &run,
-            "the permission dialog",
-            Duration::from_secs(30),
-            |s| cli.dialog(s),
-        )?;
-        for key in cli.approve() {
-            self.tmux.run(&["send-keys", "-t", &run.pane, key])?;
-        }
+        self.approve_tool(&run)?;
         self.wait_for(
             &run,
             "the approved command running",
@@ -310,15 +308,7 @@ impl Recorder<'_> {
         let file = run.work.join("long-output.txt");
         let long = cli.sleep_then(20, "long-output.txt");
         self.submit(&run, &format!("tool:{long}"))?;
-        self.wait_stable(
-            &run,
-            "the permission dialog",
-            Duration::from_secs(30),
-            |s| cli.dialog(s),
-        )?;
-        for key in cli.approve() {
-            self.tmux.run(&["send-keys", "-t", &run.pane, key])?;
-        }
+        self.approve_tool(&run)?;
         let started = Instant::now();
         for (frame, at) in [(1, 4), (2, 12)] {
             while started.elapsed() < Duration::from_secs(at) {
@@ -465,7 +455,7 @@ pub(crate) fn onboarding_steps(cli: Cli, version: &str) -> Vec<OnboardingStep> {
                 &[],
             ),
         ],
-        Cli::Qwen => Vec::new(),
+        Cli::Qwen | Cli::Pi => Vec::new(),
         Cli::OpenCode => vec![step(
             &["ctrl+p commands"],
             "idle",

@@ -515,10 +515,19 @@ impl SessionCore {
                 .push(Action::Reply(id, Answer::LastResponse(None)));
             return;
         }
-        // The whole history and the screen, wrapped lines joined.
-        let capture = Command::new("capture-pane")
-            .flag("-p")
-            .flag("-J")
+        // The whole history and the screen, wrapped lines joined; with the colours for a
+        // provider whose answer is told from the prompts by its background.
+        let shaded = self
+            .agents
+            .get(pane)
+            .and_then(|a| a.provider())
+            .is_some_and(|p| {
+                p.last_response.as_ref().is_some_and(|l| {
+                    matches!(l.start, crate::status::rules::AnswerStart::AfterShaded)
+                })
+            });
+        let capture = Command::new("capture-pane").flag("-p").flag("-J");
+        let capture = if shaded { capture.flag("-e") } else { capture }
             .number("-S", -1_000_000)
             .target("-t", pane);
         self.send(Line::new(capture), Purpose::LastResponse(pane, id));
@@ -534,8 +543,9 @@ impl SessionCore {
         let provider = self.agents.get(pane).and_then(|a| a.provider()).cloned();
         let answer = match (replies.first(), provider) {
             (Some(Some(capture)), Some(provider)) if capture.success => {
-                let lines: Vec<String> = capture.body.iter().map(|l| l.to_string_lossy()).collect();
-                crate::status::last_response(&provider, &lines)
+                // Read as a capture with colours: without any, the rows are the plain text.
+                let rows = crate::status::shading::rows(&capture.body);
+                crate::status::last_response_shaded(&provider, &rows)
             }
             _ => None,
         };

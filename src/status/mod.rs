@@ -17,6 +17,7 @@ pub mod pane;
 pub mod process;
 pub mod providers;
 pub mod rules;
+pub mod shading;
 pub mod signal;
 pub mod tracker;
 pub mod view;
@@ -159,10 +160,37 @@ pub fn classify(
 /// Cuts the last answer out of a pane's text (scrollback and screen, one row per line) with the
 /// provider's `[last_response]` rule: from the last row matching `start` to the row before the
 /// first one after it matching `end`, prefixes (and a scrollbar in the last column) stripped,
-/// blank rows at the ends dropped.
+/// blank rows at the ends dropped. A provider whose answer follows the last shaded row needs
+/// the colours: [`last_response_shaded`].
 pub fn last_response(provider: &rules::Provider, lines: &[String]) -> Option<String> {
     let rule = provider.last_response.as_ref()?;
-    let start = lines.iter().rposition(|line| rule.start.is_match(line))?;
+    let rules::AnswerStart::Row(start) = &rule.start else {
+        return None;
+    };
+    let start = lines.iter().rposition(|line| start.is_match(line))?;
+    cut_answer(rule, lines, start)
+}
+
+/// [`last_response`] from a capture with its colours (`capture-pane -e`, read by
+/// [`shading::rows`]): a provider whose answer follows the last shaded row is read here.
+pub fn last_response_shaded(provider: &rules::Provider, rows: &[shading::Row]) -> Option<String> {
+    let rule = provider.last_response.as_ref()?;
+    let lines: Vec<String> = rows.iter().map(|row| row.text.clone()).collect();
+    let start = match &rule.start {
+        rules::AnswerStart::Row(_) => return last_response(provider, &lines),
+        rules::AnswerStart::AfterShaded => {
+            let shaded = rows.iter().rposition(|row| row.shaded)?;
+            shaded
+                + 1
+                + rows[shaded + 1..]
+                    .iter()
+                    .position(|row| !row.text.trim().is_empty())?
+        }
+    };
+    cut_answer(rule, &lines, start)
+}
+
+fn cut_answer(rule: &rules::LastResponse, lines: &[String], start: usize) -> Option<String> {
     let end = rule
         .end
         .as_ref()
@@ -254,6 +282,43 @@ mod tests {
         );
     }
 
+    /// Pi tells prompts and tool rows from answers only by their background: the answer is
+    /// the plain text after the last shaded row, read from recorded captures with colours.
+    #[test]
+    fn pis_last_answer_follows_the_last_shaded_row() {
+        let set = providers::ProviderSet::builtin().unwrap();
+        let pi = set.get("pi").unwrap();
+        let capture = |name: &str| {
+            let path = format!(
+                "{}/fixtures/incoming/pi/0.73.1/{name}.ansi",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            let text = std::fs::read(&path).unwrap();
+            let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
+            shading::rows(&lines)
+        };
+        let second = capture("completed--second-prompt");
+        assert_eq!(
+            last_response_shaded(pi, &second).as_deref(),
+            Some("Second answer is here.")
+        );
+        assert_eq!(
+            last_response_shaded(pi, &capture("completed--slow-reply-80x24")).as_deref(),
+            Some("The slow answer is ready.")
+        );
+        // A long answer's prompt scrolled off this screen (the daemon reads the history too).
+        assert_eq!(
+            last_response_shaded(pi, &capture("completed--long-answer")),
+            None
+        );
+        // Without the colours the prompts cannot be told apart: no answer rather than a wrong one.
+        let plain: Vec<String> = second.iter().map(|row| row.text.clone()).collect();
+        assert_eq!(last_response(pi, &plain), None);
+        // A screen with no shaded row has no prompt to follow.
+        let none = shading::rows(&["just text", "────────"]);
+        assert_eq!(last_response_shaded(pi, &none), None);
+    }
+
     /// A layout no rule of the provider knows still says what it shows: a spinner is
     /// `processing`, a prompt row is ready, an unanswered `[Y/n]` waits; only a screen that
     /// shows none of these is `unknown`.
@@ -268,6 +333,7 @@ mod tests {
             "kiro_cli",
             "opencode",
             "qwen_code",
+            "pi",
         ] {
             let provider = set.get(id).unwrap();
             let status =

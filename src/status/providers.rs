@@ -19,6 +19,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("kiro_cli", include_str!("providers/kiro_cli.toml")),
     ("opencode", include_str!("providers/opencode.toml")),
     ("qwen_code", include_str!("providers/qwen_code.toml")),
+    ("pi", include_str!("providers/pi.toml")),
     ("shell", include_str!("providers/shell.toml")),
     ("generic", include_str!("providers/generic.toml")),
     ("common", include_str!("providers/common.toml")),

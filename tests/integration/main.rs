@@ -45,6 +45,7 @@ mod notify;
 mod openapi_check;
 mod orchestrate;
 mod package;
+mod pi;
 mod pipe;
 mod pipe_transport;
 mod plugin;

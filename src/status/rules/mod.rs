@@ -22,6 +22,8 @@
 //! start = '^● '                      # the row where the answer starts (its last occurrence)
 //! end = '^(✻ |─{8,})'                # the first row after it that is no longer the answer
 //! strip = ['^● ', '^  ']             # prefixes removed from the answer's rows
+//! # after_shaded = true              # instead of start: the answer follows the last row on a
+//!                                    # shaded background (a CLI that shades prompts and tools)
 //!
 //! [launch]                           # how `panectl launch` starts the CLI
 //! command = ["claude"]               # program and arguments (run without a shell)
@@ -225,7 +227,9 @@ struct DeliverySpec {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LastResponseSpec {
-    start: Spanned<String>,
+    start: Option<Spanned<String>>,
+    #[serde(default)]
+    after_shaded: bool,
     end: Option<Spanned<String>>,
     #[serde(default)]
     strip: Vec<Spanned<String>>,
@@ -408,12 +412,22 @@ impl Detect {
 /// How to cut the last answer out of the scrollback.
 #[derive(Debug, Clone)]
 pub struct LastResponse {
-    /// The row the answer starts on (its last occurrence is used).
-    pub start: Regex,
+    /// Where the answer starts.
+    pub start: AnswerStart,
     /// The first row after the start that is no longer the answer.
     pub end: Option<Regex>,
     /// Prefixes removed from each row.
     pub strip: Vec<Regex>,
+}
+
+/// Where a provider's last answer starts in the scrollback.
+#[derive(Debug, Clone)]
+pub enum AnswerStart {
+    /// On the last row this matches.
+    Row(Regex),
+    /// On the first plain row after the last one drawn on a shaded background (read from a
+    /// capture with its colours: [`crate::status::shading`]).
+    AfterShaded,
 }
 
 /// How the inbox delivers messages to a provider's panes.
@@ -555,7 +569,16 @@ impl Provider {
         };
         let last_response = match &spec.last_response {
             Some(last) => Some(LastResponse {
-                start: compile(&last.start)?,
+                start: match (&last.start, last.after_shaded) {
+                    (Some(start), false) => AnswerStart::Row(compile(start)?),
+                    (None, true) => AnswerStart::AfterShaded,
+                    _ => {
+                        return Err(error(
+                            0,
+                            "[last_response] takes start or after_shaded".into(),
+                        ));
+                    }
+                },
                 end: last.end.as_ref().map(compile).transpose()?,
                 strip: last.strip.iter().map(compile).collect::<Result<_, _>>()?,
             }),

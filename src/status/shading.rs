@@ -1,0 +1,139 @@
+//! Which rows of a capture are drawn on a shaded background: some CLIs (Pi) tell the user's
+//! prompts and tool rows from the model's answers only by colour, so the last answer is the
+//! plain text after the last shaded row.
+//!
+//! Reads the lines of `capture-pane -p -e`: text with SGR sequences. tmux writes a colour only
+//! where it changes, so the background carries from one line to the next.
+
+/// A captured row: its text without escape sequences, and whether it is shaded (a character
+/// drawn on a background colour, or, for a row with no character, a background set at its
+/// end: a padding row of a shaded block).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    /// The row's text.
+    pub text: String,
+    /// Whether it is drawn on a background colour.
+    pub shaded: bool,
+}
+
+/// The rows of a `capture-pane -e` capture.
+pub fn rows<L: AsRef<[u8]>>(lines: &[L]) -> Vec<Row> {
+    let mut background = false;
+    lines
+        .iter()
+        .map(|line| {
+            let mut text = Vec::new();
+            let mut shaded = false;
+            let bytes = line.as_ref();
+            let mut at = 0;
+            while at < bytes.len() {
+                match (bytes[at], bytes.get(at + 1)) {
+                    (0x1b, Some(b'[')) => {
+                        let params = at + 2;
+                        let Some(end) = bytes[params..]
+                            .iter()
+                            .position(|b| (0x40..=0x7e).contains(b))
+                        else {
+                            break;
+                        };
+                        if bytes[params + end] == b'm' {
+                            background = sgr_background(&bytes[params..params + end], background);
+                        }
+                        at = params + end + 1;
+                    }
+                    (0x1b, Some(b']')) => at = osc_end(bytes, at + 2),
+                    (0x1b, _) => at += 2,
+                    (byte, _) => {
+                        shaded |= background && !byte.is_ascii_whitespace();
+                        text.push(byte);
+                        at += 1;
+                    }
+                }
+            }
+            let text = String::from_utf8_lossy(&text).trim_end().to_string();
+            let shaded = shaded || (text.trim().is_empty() && background);
+            Row { text, shaded }
+        })
+        .collect()
+}
+
+/// Where an OSC sequence starting at `from` (after `ESC ]`) ends: after its BEL or `ESC \`.
+fn osc_end(bytes: &[u8], from: usize) -> usize {
+    let mut at = from;
+    while at < bytes.len() {
+        match bytes[at] {
+            0x07 => return at + 1,
+            0x1b => return at + 2,
+            _ => at += 1,
+        }
+    }
+    at
+}
+
+/// Whether a background colour is set after an SGR sequence's parameters.
+fn sgr_background(params: &[u8], mut background: bool) -> bool {
+    let params = String::from_utf8_lossy(params);
+    let mut numbers = params
+        .split([';', ':'])
+        .map(|p| p.parse::<u16>().unwrap_or(0));
+    while let Some(number) = numbers.next() {
+        match number {
+            0 | 49 => background = false,
+            40..=47 | 100..=107 => background = true,
+            // Extended colours: `;5;N` or `;2;R;G;B` follow (a foreground's must be skipped
+            // too, or its numbers would read as codes).
+            38 | 48 | 58 => {
+                let skip = match numbers.next() {
+                    Some(5) => 1,
+                    Some(2) => 3,
+                    _ => 0,
+                };
+                for _ in 0..skip {
+                    numbers.next();
+                }
+                if number == 48 {
+                    background = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    background
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_background_carries_across_lines_until_reset() {
+        let rows = rows(&[
+            "\x1b[48;2;52;53;65m",
+            " my prompt",
+            "",
+            "\x1b[49m The answer.",
+            " \x1b[38;2;48;48;48mgrey text\x1b[39m",
+            "\x1b[44m",
+            "\x1b[0m after a reset",
+        ]);
+        let shaded: Vec<bool> = rows.iter().map(|r| r.shaded).collect();
+        assert_eq!(shaded, [true, true, true, false, false, true, false]);
+        assert_eq!(rows[1].text, " my prompt");
+        assert_eq!(rows[3].text, " The answer.");
+        assert_eq!(rows[4].text, " grey text");
+    }
+
+    #[test]
+    fn broken_and_foreign_sequences_are_left_out_without_panicking() {
+        let rows = rows(&[
+            &b"\x1b]8;;http://x\x07link\x1b]8;;\x1b\\ \x1b[1m"[..],
+            b"\x1b[48;5",
+            b"\x1b",
+            b"\xff\x1b[48;5;1mX",
+        ]);
+        assert_eq!(rows[0].text, "link");
+        assert!(!rows[0].shaded);
+        assert_eq!(rows[3].text, "\u{fffd}X");
+        assert!(rows[3].shaded);
+    }
+}
