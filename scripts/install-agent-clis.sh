@@ -8,12 +8,13 @@
 #   opencode  npm opencode-ai                node_modules/.bin/opencode
 #   qwen      npm @qwen-code/qwen-code       node_modules/.bin/qwen
 #   pi        npm @mariozechner/pi-coding-agent  node_modules/.bin/pi
+#   kilo      npm @kilocode/cli              node_modules/.bin/kilo
 #   aider     PyPI aider-chat (a venv)       venv/bin/aider
 #
 # Idempotent: a CLI whose `--version` already reports the pinned version is left alone.
 # Usage: scripts/install-agent-clis.sh [NAME...]   (default: all of them)
 # Another version: PANECTL_AGENT_CACHE=~/.cache/panectl/agents-old PANECTL_CODEX_VERSION=0.145.0 \
-#   scripts/install-agent-clis.sh codex   (PANECTL_{CLAUDE,CODEX,GEMINI,OPENCODE,QWEN,PI,AIDER}_VERSION)
+#   scripts/install-agent-clis.sh codex   (PANECTL_{CLAUDE,CODEX,GEMINI,OPENCODE,QWEN,PI,KILO,AIDER}_VERSION)
 # Needs node/npm and, for Aider, a Python 3.10-3.12 (PYTHON, or python3.12/3.11/3.10 on PATH,
 # or pyenv's). Only the npm registry and PyPI are used; nothing else is downloaded.
 set -euo pipefail
@@ -28,6 +29,8 @@ GEMINI_VERSION=${PANECTL_GEMINI_VERSION:-0.61.0}
 OPENCODE_VERSION=${PANECTL_OPENCODE_VERSION:-1.18.33}
 QWEN_VERSION=${PANECTL_QWEN_VERSION:-0.24.4}
 PI_VERSION=${PANECTL_PI_VERSION:-0.73.1}
+# 7.7.7: the registry has no @kilocode/cli-linux-x64 for the newer 7.8.1.
+KILO_VERSION=${PANECTL_KILO_VERSION:-7.7.7}
 AIDER_VERSION=${PANECTL_AIDER_VERSION:-0.86.2}
 
 log() { printf '%s\n' "$*" >&2; }
@@ -111,16 +114,17 @@ install_one() {
     opencode) npm_cli opencode opencode-ai "$OPENCODE_VERSION" ;;
     qwen) npm_cli qwen @qwen-code/qwen-code "$QWEN_VERSION" ;;
     pi) npm_cli pi @mariozechner/pi-coding-agent "$PI_VERSION" ;;
+    kilo) npm_cli kilo @kilocode/cli "$KILO_VERSION" ;;
     aider) aider_cli ;;
     *)
-        log "unknown CLI '$1' (claude, codex, gemini, opencode, qwen, pi, aider)"
+        log "unknown CLI '$1' (claude, codex, gemini, opencode, qwen, pi, kilo, aider)"
         return 2
         ;;
     esac
 }
 
 names=("$@")
-[[ ${#names[@]} -gt 0 ]] || names=(claude codex gemini opencode qwen pi aider)
+[[ ${#names[@]} -gt 0 ]] || names=(claude codex gemini opencode qwen pi kilo aider)
 failed=()
 for name in "${names[@]}"; do
     install_one "$name" || failed+=("$name")

@@ -4,7 +4,7 @@
 use super::*;
 
 impl Cli {
-    pub(crate) const ALL: [Cli; 7] = [
+    pub(crate) const ALL: [Cli; 8] = [
         Cli::Claude,
         Cli::Codex,
         Cli::Gemini,
@@ -12,6 +12,7 @@ impl Cli {
         Cli::OpenCode,
         Cli::Qwen,
         Cli::Pi,
+        Cli::Kilo,
     ];
 
     /// The name on the command line and of its directory in the agent cache.
@@ -24,6 +25,7 @@ impl Cli {
             Cli::OpenCode => "opencode",
             Cli::Qwen => "qwen",
             Cli::Pi => "pi",
+            Cli::Kilo => "kilo",
         }
     }
 
@@ -37,6 +39,7 @@ impl Cli {
             Cli::OpenCode => "opencode",
             Cli::Qwen => "qwen_code",
             Cli::Pi => "pi",
+            Cli::Kilo => "kilo",
         }
     }
 
@@ -58,7 +61,7 @@ impl Cli {
     pub(crate) fn sizes(self) -> &'static [(u16, u16)] {
         match self {
             Cli::Claude | Cli::Codex | Cli::Gemini | Cli::Qwen | Cli::Pi => &[(120, 40), (80, 24)],
-            Cli::Aider | Cli::OpenCode => &[(120, 40)],
+            Cli::Aider | Cli::OpenCode | Cli::Kilo => &[(120, 40)],
         }
     }
 
@@ -84,7 +87,7 @@ impl Cli {
             Cli::Claude => Some(Duration::from_secs(300)),
             Cli::Codex => Some(Duration::from_secs(90)),
             Cli::Aider => Some(Duration::from_secs(120)),
-            Cli::OpenCode => Some(Duration::from_secs(150)),
+            Cli::OpenCode | Cli::Kilo => Some(Duration::from_secs(150)),
             // Three retries, 1, 2 and 4 s apart.
             Cli::Pi => Some(Duration::from_secs(60)),
             // Gemini CLI (and Qwen Code, its fork) retries for many minutes.
@@ -102,7 +105,7 @@ impl Cli {
             Cli::Codex => &[(Start::Untrusted, "startup-folder-trust", "trust")],
             Cli::Gemini => &[(Start::Untrusted, "startup-folder-trust", "Do you trust")],
             Cli::Aider => &[(Start::NoGit, "startup-create-git-repo", "No git repo found")],
-            Cli::OpenCode | Cli::Pi => &[],
+            Cli::OpenCode | Cli::Kilo | Cli::Pi => &[],
             Cli::Qwen => &[(Start::Untrusted, "startup-folder-trust", "Do you trust")],
         }
     }
@@ -119,7 +122,7 @@ impl Cli {
                 (s.has("Waiting for ") && s.last_line() != ">")
                     || s.last_line().starts_with("Running ")
             }
-            Cli::OpenCode => s.has("esc interrupt"),
+            Cli::OpenCode | Cli::Kilo => s.has("esc interrupt"),
             // A spinner line above the input box: "⠇ Working..." or "⠇ Retrying (1/3) in 1s...".
             Cli::Pi => s.lines().any(|l| {
                 let l = l.trim_start();
@@ -143,7 +146,7 @@ impl Cli {
             Cli::Gemini => s.has("Allow execution of"),
             Cli::Qwen => s.has_any(&["Allow execution of", "Do you want to proceed"]),
             Cli::Aider => s.last_line().contains("Run shell command?"),
-            Cli::OpenCode => s.has("Permission required"),
+            Cli::OpenCode | Cli::Kilo => s.has("Permission required"),
             Cli::Pi => false,
         }
     }
@@ -173,7 +176,7 @@ impl Cli {
                     .any(|w| w[0].starts_with('─') && w[1].starts_with('>'))
             }
             Cli::Aider => s.last_line() == ">",
-            Cli::OpenCode => s.has("ctrl+p commands"),
+            Cli::OpenCode | Cli::Kilo => s.has("ctrl+p commands"),
             // The input box between two rules, with the directory under it.
             Cli::Pi => {
                 let lines: Vec<&str> = s.lines().collect();
@@ -188,14 +191,14 @@ impl Cli {
             Cli::Claude => "/v1/messages",
             Cli::Codex => "/v1/responses",
             Cli::Gemini => ":streamGenerateContent",
-            Cli::Aider | Cli::OpenCode | Cli::Qwen | Cli::Pi => "/chat/completions",
+            Cli::Aider | Cli::OpenCode | Cli::Kilo | Cli::Qwen | Cli::Pi => "/chat/completions",
         }
     }
 
     /// Shows that it retries a failed request (Gemini CLI shows only its spinner).
     pub(crate) fn retry_shown(self, s: &Screen) -> bool {
         match self {
-            Cli::Claude | Cli::OpenCode => s.has_any(&["retrying in", "Retrying in"]),
+            Cli::Claude | Cli::OpenCode | Cli::Kilo => s.has_any(&["retrying in", "Retrying in"]),
             Cli::Codex => s.has("Reconnecting"),
             Cli::Aider => s.has("Retrying in"),
             Cli::Gemini | Cli::Qwen => true,
@@ -210,7 +213,7 @@ impl Cli {
             Cli::Codex => s.lines().any(|l| l.starts_with('■')),
             Cli::Gemini | Cli::Qwen => s.has("API Error"),
             Cli::Aider => s.has_any(&["litellm.", "Error:"]),
-            Cli::OpenCode => s.has("fake failure"),
+            Cli::OpenCode | Cli::Kilo => s.has("fake failure"),
             Cli::Pi => s.lines().any(|l| l.trim_start().starts_with("Error: ")),
         }
     }
@@ -266,8 +269,9 @@ pub(crate) fn notes(cli: Cli, s: &Screen) -> Vec<String> {
         "The text in the input box after '❯' is Claude Code's placeholder after an error, not typed input.",
     );
     note(
-        cli == Cli::OpenCode && s.lines().any(|l| l.contains("┃  fake failure  ┃")),
-        "The box at the top right ('fake failure') is OpenCode's error toast; it goes away after a few seconds.",
+        matches!(cli, Cli::OpenCode | Cli::Kilo)
+            && s.lines().any(|l| l.contains("┃  fake failure  ┃")),
+        "The box at the top right ('fake failure') is OpenCode's (and Kilo CLI's) error toast; it goes away after a few seconds.",
     );
     note(
         cli == Cli::Gemini && s.has("▄▄▄▄"),
@@ -307,7 +311,7 @@ impl Cli {
                     "Do you want to proceed",
                     "Allow once",
                 ]),
-                Cli::OpenCode => {
+                Cli::OpenCode | Cli::Kilo => {
                     s.has_any(&["Permission required", "enter confirm", "enter submit"])
                 }
                 Cli::Aider => s.last_line().contains("(Y)es/(N)o"),
@@ -324,7 +328,7 @@ impl Cli {
     pub(crate) fn reject(self) -> &'static [&'static str] {
         match self {
             Cli::Aider => &["n", "Enter"],
-            Cli::OpenCode => &["Right", "Right", "Enter"],
+            Cli::OpenCode | Cli::Kilo => &["Right", "Right", "Enter"],
             _ => &["Escape"],
         }
     }
@@ -333,7 +337,7 @@ impl Cli {
     pub(crate) fn interrupt(self) -> &'static [&'static str] {
         match self {
             Cli::Aider => &["C-c"],
-            Cli::OpenCode => &["Escape", "Escape"],
+            Cli::OpenCode | Cli::Kilo => &["Escape", "Escape"],
             _ => &["Escape"],
         }
     }
@@ -352,7 +356,7 @@ impl Cli {
     /// The command that compacts the conversation, if the CLI has one.
     pub(crate) fn compact_command(self) -> Option<&'static str> {
         match self {
-            Cli::Claude | Cli::Codex | Cli::OpenCode | Cli::Pi => Some("/compact"),
+            Cli::Claude | Cli::Codex | Cli::OpenCode | Cli::Kilo | Cli::Pi => Some("/compact"),
             Cli::Gemini | Cli::Qwen => Some("/compress"),
             Cli::Aider => None,
         }

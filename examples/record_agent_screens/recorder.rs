@@ -46,7 +46,7 @@ impl<'a> Recorder<'a> {
                 format!("-{}x{}", size.0, size.1)
             };
             let small = size != (120, 40);
-            if small && matches!(self.cli, Cli::Aider | Cli::OpenCode) {
+            if small && matches!(self.cli, Cli::Aider | Cli::OpenCode | Cli::Kilo) {
                 continue;
             }
             let only = std::env::var("PANECTL_EXTRA_ONLY").unwrap_or_default();
@@ -665,7 +665,7 @@ impl<'a> Recorder<'a> {
                 }
                 env.push(var("PI_OFFLINE", "1"));
             }
-            Cli::OpenCode => {
+            Cli::OpenCode | Cli::Kilo => {
                 let config = serde_json::json!({
                     "$schema": "https://opencode.ai/config.json",
                     "autoupdate": false,
@@ -679,13 +679,18 @@ impl<'a> Recorder<'a> {
                         "models": {"gpt-fake": {"name": "GPT Fake"}},
                     }},
                 });
+                // Kilo CLI, a fork of OpenCode, reads the same configuration from its own file.
+                let file = match self.cli {
+                    Cli::Kilo => ".config/kilo/kilo.json",
+                    _ => ".config/opencode/opencode.json",
+                };
                 if start != Start::Fresh {
-                    write(
-                        home.join(".config/opencode/opencode.json"),
-                        serde_json::to_string_pretty(&config)?,
-                    )?;
+                    write(home.join(file), serde_json::to_string_pretty(&config)?)?;
                 }
                 env.extend([
+                    var("KILO_DISABLE_AUTOUPDATE", "1"),
+                    var("KILO_DISABLE_MODELS_FETCH", "1"),
+                    var("KILO_DISABLE_LSP_DOWNLOAD", "1"),
                     var("OPENCODE_DISABLE_AUTOUPDATE", "1"),
                     var("OPENCODE_DISABLE_MODELS_FETCH", "1"),
                     var("OPENCODE_DISABLE_LSP_DOWNLOAD", "1"),

@@ -183,7 +183,7 @@ impl Recorder<'_> {
         // called directly.
         let fetches = match cli {
             Cli::Claude => self.version != "2.1.332",
-            Cli::Gemini | Cli::OpenCode | Cli::Qwen => true,
+            Cli::Gemini | Cli::OpenCode | Cli::Qwen | Cli::Kilo => true,
             Cli::Codex | Cli::Aider | Cli::Pi => false,
         };
         if fetches {
@@ -455,7 +455,7 @@ pub(crate) fn onboarding_steps(cli: Cli, version: &str) -> Vec<OnboardingStep> {
                 &[],
             ),
         ],
-        Cli::Qwen | Cli::Pi => Vec::new(),
+        Cli::Qwen | Cli::Pi | Cli::Kilo => Vec::new(),
         Cli::OpenCode => vec![step(
             &["ctrl+p commands"],
             "idle",

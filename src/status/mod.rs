@@ -334,6 +334,7 @@ mod tests {
             "opencode",
             "qwen_code",
             "pi",
+            "kilo",
         ] {
             let provider = set.get(id).unwrap();
             let status =

@@ -20,6 +20,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("opencode", include_str!("providers/opencode.toml")),
     ("qwen_code", include_str!("providers/qwen_code.toml")),
     ("pi", include_str!("providers/pi.toml")),
+    ("kilo", include_str!("providers/kilo.toml")),
     ("shell", include_str!("providers/shell.toml")),
     ("generic", include_str!("providers/generic.toml")),
     ("common", include_str!("providers/common.toml")),
@@ -72,11 +73,41 @@ impl ProviderSet {
             .collect()
     }
 
+    /// Each fork's base must be a provider that is no fork itself.
+    fn check_forks(files: &[Provider]) -> Vec<RuleError> {
+        files
+            .iter()
+            .filter_map(|fork| {
+                let base = fork.extends.as_deref()?;
+                let found = files
+                    .iter()
+                    .any(|p| &*p.id == base && !p.is_layer && p.extends.is_none());
+                (!found).then(|| RuleError {
+                    file: fork.source.clone(),
+                    line: 1,
+                    message: format!("extends {base:?}: no such provider (or it is a fork itself)"),
+                })
+            })
+            .collect()
+    }
+
     /// Splits rule files into layers and providers and gives every provider the layers' rules.
     fn assemble(files: Vec<Provider>, user_dir: Option<PathBuf>) -> ProviderSet {
         let (layers, providers): (Vec<Provider>, Vec<Provider>) =
             files.into_iter().partition(|file| file.is_layer);
-        let providers = providers
+        // Forks read their screens with their base's rules (before the layer is added to both).
+        let forks: Vec<Provider> = providers
+            .iter()
+            .map(|provider| {
+                let base = provider.extends.as_deref().and_then(|base| {
+                    providers
+                        .iter()
+                        .find(|p| &*p.id == base && p.extends.is_none())
+                });
+                base.map_or_else(|| provider.clone(), |base| provider.fork_of(base))
+            })
+            .collect();
+        let providers = forks
             .into_iter()
             .map(|provider| {
                 let inherited = layers
@@ -127,6 +158,7 @@ impl ProviderSet {
                 Vec::new()
             }
         };
+        errors.extend(Self::check_forks(&files));
         if errors.is_empty() {
             let mut set = Self::assemble(files, Some(dir.to_path_buf()));
             set.auto_answers = auto_answers.into();
@@ -226,7 +258,9 @@ mod tests {
         for provider in set.iter() {
             assert!(!provider.rules.is_empty(), "{} has no rules", provider.id);
             for rule in &provider.rules {
-                let owner = rule.layer.as_deref().unwrap_or(&provider.id);
+                // A fork's rules are its base's, under the base's ids.
+                let own = provider.extends.as_deref().unwrap_or(&provider.id);
+                let owner = rule.layer.as_deref().unwrap_or(own);
                 assert!(
                     rule.id.starts_with(&format!("{owner}.")),
                     "rule {} of {}",
@@ -294,6 +328,40 @@ mod tests {
             super::super::engine::evaluate(codex, &view).verdict,
             Some(crate::status::rules::Verdict::WaitingUserAnswer)
         );
+    }
+
+    #[test]
+    fn a_fork_reads_its_screens_with_its_bases_rules() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("forked.toml"),
+            "id = \"forked\"\nname = \"Forked\"\nextends = \"opencode\"\n[detect]\ncommands = [\"forked\"]\n[launch]\ncommand = [\"forked\"]\n",
+        )
+        .unwrap();
+        let set = ProviderSet::load(Some(dir.path())).unwrap();
+        let (fork, base) = (set.get("forked").unwrap(), set.get("opencode").unwrap());
+        let ids = |p: &Provider| p.rules.iter().map(|r| r.id.to_string()).collect::<Vec<_>>();
+        assert_eq!(ids(fork), ids(base));
+        assert!(ids(fork).iter().any(|id| id == "opencode.permission"));
+        assert_eq!(fork.rule_line.as_str(), base.rule_line.as_str());
+        assert_eq!((fork.name.as_str(), &*fork.id), ("Forked", "forked"));
+        assert_eq!(fork.launch.as_ref().unwrap().command, ["forked"]);
+        assert_eq!(
+            set.detect_by_process("forked", &[]).map(|p| &*p.id),
+            Some("forked")
+        );
+
+        // A fork has no rules of its own, and its base must be a provider.
+        let own = "id = \"f\"\nextends = \"opencode\"\n[[rules]]\nid = \"x\"\nstatus = \"ready\"\ncontains = [\">\"]\n";
+        let refused = Provider::parse(own, "f.toml").unwrap_err();
+        assert!(refused.message.contains("extends"), "{refused}");
+        std::fs::write(
+            dir.path().join("forked.toml"),
+            "id = \"forked\"\nextends = \"nothing\"\n",
+        )
+        .unwrap();
+        let errors = ProviderSet::load(Some(dir.path())).unwrap_err();
+        assert!(errors[0].message.contains("no such provider"), "{errors:?}");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! private sockets.
 
 mod agent_clis;
+mod agent_session;
 mod agent_status;
 mod answer_claude;
 mod answer_codex_gemini;
@@ -35,6 +36,7 @@ mod hook_install;
 mod hostile_paths;
 mod inbox;
 mod inbox_claude;
+mod kilo;
 mod launch_profiles;
 mod lifecycle;
 #[cfg(feature = "mcp")]

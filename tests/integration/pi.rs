@@ -7,10 +7,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::agent_clis::binary;
+use crate::agent_session::AgentSession;
 use crate::fake_model::FakeModel;
-use crate::hook_install::{respawn, send_line};
-use crate::signals::pane;
-use crate::support::{TmuxServer, daemon_test_lock};
+use crate::hook_install::send_line;
+use crate::support::daemon_test_lock;
 
 /// A home whose settings make Pi talk to an OpenAI-compatible server, and a work directory.
 struct PiHome {
@@ -53,46 +53,18 @@ impl PiHome {
     }
 }
 
-fn wait_status(server: &TmuxServer, wanted: &[&str]) {
-    server.wait_for(&format!("Pi {wanted:?}"), Duration::from_secs(90), || {
-        let pane = pane(server);
-        pane["provider"] == "pi" && wanted.contains(&pane["status"].as_str().unwrap_or_default())
-    });
-}
-
 #[test]
 fn pis_statuses_last_answer_and_close_follow_a_real_session() {
     let _guard = daemon_test_lock();
     let model = FakeModel::start();
     let pi = PiHome::new(&model.url());
-    let server = TmuxServer::start(120, 40);
-    server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
-    let _daemon = server.start_daemon(&[]);
-    server.wait_for_panes(2);
     let work = pi.work().to_string_lossy().into_owned();
-    let _tree = respawn(&server, &work, &pi.command());
+    let agent = AgentSession::start("pi", &work, &pi.command());
+    let server = &agent.server;
 
-    // Recognised by its processes, and idle at its prompt.
-    wait_status(&server, &["idle"]);
-    assert_eq!(pane(&server)["provider_source"], "process");
-
-    // A queued message is delivered when it is ready; the turn runs and ends.
-    let id = server
-        .panectl_ok(&[
-            "send",
-            "%0",
-            "slow:2000 reply:Pi answered the queued message.",
-        ])
-        .trim()
-        .to_string();
-    wait_status(&server, &["processing"]);
-    wait_status(&server, &["completed"]);
-    let message = server.panectl_ok(&["inbox", "--json"]);
-    assert!(
-        message.contains(&id) && message.contains("delivered"),
-        "{message}"
-    );
-    // The prompt and the answer look alike as text; the answer is the unshaded one.
+    // A queued message is delivered when it is ready; the turn runs and ends. The prompt and
+    // the answer look alike as text; the answer is the unshaded one.
+    agent.queued_turn("slow:2000 reply:Pi answered the queued message.");
     assert_eq!(
         server.panectl_ok(&["last", "%0"]).trim(),
         "Pi answered the queued message."
@@ -102,27 +74,22 @@ fn pis_statuses_last_answer_and_close_follow_a_real_session() {
     // it runs, then the answer after it.
     let ran = pi.work().join("ran");
     send_line(
-        &server,
+        server,
         &format!("tool:sleep 2 && touch '{}'", ran.display()),
     );
-    wait_status(&server, &["processing"]);
+    agent.wait_status(&["processing"]);
     server.wait_for("the command to run", Duration::from_secs(60), || {
         ran.exists()
     });
-    wait_status(&server, &["completed"]);
+    agent.wait_status(&["completed"]);
     assert_eq!(server.panectl_ok(&["last", "%0"]).trim(), "tool finished");
     let decisions = server.panectl_ok(&["decisions", "--json"]);
     assert!(!decisions.contains("\"%0\""), "{decisions}");
 
     // An error the model answers is the status until the next turn.
-    send_line(&server, "fail:400");
-    wait_status(&server, &["error"]);
+    send_line(server, "fail:400");
+    agent.wait_status(&["error"]);
 
     // `close` asks it to leave its own way.
-    let closed: serde_json::Value =
-        serde_json::from_str(&server.panectl_ok(&["close", "%0", "--json", "--timeout", "20s"]))
-            .expect("close --json");
-    assert_eq!(closed["provider"], "pi", "{closed}");
-    assert_eq!(closed["text"], "/quit", "{closed}");
-    assert_eq!(closed["how"], "exited", "{closed}");
+    agent.close_with("/quit");
 }

@@ -7,11 +7,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::agent_clis::binary;
+use crate::agent_session::AgentSession;
 use crate::answer_claude::{answer, touch, wait_for_decision};
 use crate::fake_model::FakeModel;
-use crate::hook_install::respawn;
 use crate::signals::pane;
-use crate::support::{TmuxServer, daemon_test_lock};
+use crate::support::daemon_test_lock;
 
 /// A home whose settings make Qwen Code talk to an OpenAI-compatible server and ask before
 /// tools run, and a work directory.
@@ -56,50 +56,16 @@ impl QwenHome {
     }
 }
 
-fn wait_status(server: &TmuxServer, wanted: &[&str]) {
-    server.wait_for(
-        &format!("Qwen Code {wanted:?}"),
-        Duration::from_secs(90),
-        || {
-            let pane = pane(server);
-            pane["provider"] == "qwen_code"
-                && wanted.contains(&pane["status"].as_str().unwrap_or_default())
-        },
-    );
-}
-
 #[test]
 fn qwen_codes_statuses_answer_dialog_and_close_follow_a_real_session() {
     let _guard = daemon_test_lock();
     let model = FakeModel::start();
     let qwen = QwenHome::new();
-    let server = TmuxServer::start(120, 40);
-    server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
-    let _daemon = server.start_daemon(&[]);
-    server.wait_for_panes(2);
     let work = qwen.work().to_string_lossy().into_owned();
-    let _tree = respawn(&server, &work, &qwen.command(&model.url()));
+    let agent = AgentSession::start("qwen_code", &work, &qwen.command(&model.url()));
+    let server = &agent.server;
 
-    // Recognised by its processes, and idle at its prompt.
-    wait_status(&server, &["idle"]);
-    assert_eq!(pane(&server)["provider_source"], "process");
-
-    // A queued message is delivered when it is ready; the turn runs and ends.
-    let id = server
-        .panectl_ok(&[
-            "send",
-            "%0",
-            "slow:2000 reply:Qwen answered the queued message.",
-        ])
-        .trim()
-        .to_string();
-    wait_status(&server, &["processing"]);
-    wait_status(&server, &["completed"]);
-    let message = server.panectl_ok(&["inbox", "--json"]);
-    assert!(
-        message.contains(&id) && message.contains("delivered"),
-        "{message}"
-    );
+    agent.queued_turn("slow:2000 reply:Qwen answered the queued message.");
     assert_eq!(
         server.panectl_ok(&["last", "%0"]).trim(),
         "Qwen answered the queued message."
@@ -107,8 +73,8 @@ fn qwen_codes_statuses_answer_dialog_and_close_follow_a_real_session() {
 
     // Its tool dialog is a decision; `--yes` picks "Yes, allow once" and the command runs.
     let allowed = qwen.work().join("allowed");
-    crate::hook_install::send_line(&server, &touch(&allowed));
-    let waiting = wait_for_decision(&server, "allowed");
+    crate::hook_install::send_line(server, &touch(&allowed));
+    let waiting = wait_for_decision(server, "allowed");
     assert_eq!(waiting["provider"], "qwen_code", "{waiting:#}");
     assert!(
         waiting["decision"]["question"]
@@ -116,9 +82,9 @@ fn qwen_codes_statuses_answer_dialog_and_close_follow_a_real_session() {
             .is_some_and(|q| q.contains("Allow execution of") && !q.contains('█')),
         "{waiting:#}"
     );
-    assert_eq!(pane(&server)["status"], "waiting_user_answer");
+    assert_eq!(pane(server)["status"], "waiting_user_answer");
     let fingerprint = waiting["decision"]["fingerprint"].as_str().unwrap();
-    let (outcome, code) = answer(&server, &["--yes", "--decision", fingerprint]);
+    let (outcome, code) = answer(server, &["--yes", "--decision", fingerprint]);
     assert_eq!(outcome["outcome"], "answered", "{outcome:#}");
     assert_eq!(outcome["label"], "Yes, allow once", "{outcome:#}");
     assert_eq!(code, Some(0));
@@ -127,14 +93,8 @@ fn qwen_codes_statuses_answer_dialog_and_close_follow_a_real_session() {
         Duration::from_secs(60),
         || allowed.exists(),
     );
-    wait_status(&server, &["completed"]);
+    agent.wait_status(&["completed"]);
 
     // `close` asks it to leave its own way.
-    let closed: serde_json::Value =
-        serde_json::from_str(&server.panectl_ok(&["close", "%0", "--json", "--timeout", "20s"]))
-            .expect("close --json");
-    assert_eq!(closed["provider"], "qwen_code", "{closed}");
-    assert_eq!(closed["text"], "/quit", "{closed}");
-    assert_eq!(closed["keys"], serde_json::json!(["Enter"]), "{closed}");
-    assert_eq!(closed["how"], "exited", "{closed}");
+    agent.close_with("/quit");
 }

@@ -3,6 +3,7 @@
 //! ```toml
 //! id = "claude_code"                 # the provider id
 //! name = "Claude Code"
+//! # extends = "opencode"            # a fork: its screens read with that provider's rules
 //!
 //! [detect]                           # how a pane is recognised as running this CLI
 //! commands = ["claude"]              # process names: the pane's command or a descendant's
@@ -97,6 +98,7 @@ pub use signals::{Meaning, Signals, TitleSignal};
 
 pub mod close;
 pub mod hook_config;
+mod inherit;
 pub mod launch;
 pub mod signals;
 
@@ -165,6 +167,8 @@ struct FileSpec {
     name: Option<String>,
     /// How this provider inherits the layer.
     layer: Option<LayerUseSpec>,
+    /// A fork's base: the provider whose rules read its screens.
+    extends: Option<Spanned<String>>,
     #[serde(default)]
     detect: DetectSpec,
     #[serde(default)]
@@ -492,6 +496,9 @@ pub struct Provider {
     pub rules: Vec<Rule>,
     /// Whether this file is a layer of rules for every provider rather than a provider.
     pub is_layer: bool,
+    /// The provider whose rules read this one's screens (a fork of that CLI): see
+    /// [`Provider::fork_of`].
+    pub extends: Option<String>,
     /// How it inherits the layer.
     pub layer_use: LayerUse,
 }
@@ -542,6 +549,22 @@ impl Provider {
             let offset = e.span().map_or(0, |s| s.start);
             error(offset, e.message().trim().to_string())
         })?;
+        let extends = match &spec.extends {
+            Some(base)
+                if !spec.rules.is_empty()
+                    || spec.last_response.is_some()
+                    || spec.screen.rule.is_some() =>
+            {
+                return Err(error(
+                    base.span().start,
+                    "a fork (extends) reads its screens with its base's rules: it has no \
+                     [screen], [last_response] or [[rules]] of its own"
+                        .into(),
+                ));
+            }
+            Some(base) => Some(base.get_ref().clone()),
+            None => None,
+        };
         let compile = |pattern: &Spanned<String>| {
             Regex::new(pattern.get_ref()).map_err(|e| {
                 let detail = e.to_string();
@@ -822,52 +845,9 @@ impl Provider {
             unrecorded: spec.unrecorded,
             rules,
             is_layer,
+            extends,
             layer_use,
         })
-    }
-
-    /// This provider with the rules of `layer` added, as its `[layer]` table says: skipped
-    /// rules and rules the provider defines itself (same id) left out, the provider's pointer
-    /// glyphs and exclusions applied. A provider's own rule wins a tie of priority.
-    pub fn inherit(&self, layer: &Provider) -> Provider {
-        let mut provider = self.clone();
-        if !self.layer_use.enabled || self.is_layer {
-            return provider;
-        }
-        for rule in &layer.rules {
-            let id = &*rule.id;
-            if self.layer_use.skip.iter().any(|skip| skip == id)
-                || self.rules.iter().any(|own| &*own.id == id)
-            {
-                continue;
-            }
-            let mut rule = rule.clone();
-            rule.layer = Some(layer.id.clone());
-            for condition in &mut rule.conditions {
-                if let (Some(menu), Some(pointers)) =
-                    (&mut condition.menu, &self.layer_use.pointers)
-                {
-                    menu.pointers = pointers.clone();
-                }
-            }
-            if !self.layer_use.not.is_empty() {
-                rule.conditions.push(Condition {
-                    region: Region::Whole,
-                    lines: None,
-                    contains: Vec::new(),
-                    any: Vec::new(),
-                    regex: Vec::new(),
-                    not: self.layer_use.not.clone(),
-                    not_regex: Vec::new(),
-                    menu: None,
-                });
-            }
-            provider.rules.push(rule);
-        }
-        provider
-            .rules
-            .sort_by_key(|r| std::cmp::Reverse(r.priority));
-        provider
     }
 
     /// Reads and compiles a rule file from disk.
