@@ -2,7 +2,7 @@
 //! model server (`tests/integration/fake_model.rs`).
 //!
 //! ```text
-//! cargo run --example record_agent_screens -- [OUTPUT_DIR] [claude|codex|gemini|aider|opencode|qwen|pi|kilo ...]
+//! cargo run --example record_agent_screens -- [OUTPUT_DIR] [claude|codex|gemini|aider|opencode|qwen|pi|kilo|grok ...]
 //! ```
 //!
 //! The CLIs come from `scripts/install-agent-clis.sh` (in `$PANECTL_AGENT_CACHE`, by default
@@ -64,6 +64,7 @@ enum Cli {
     Qwen,
     Pi,
     Kilo,
+    Grok,
 }
 
 /// What a launch leaves out of the ready-to-work set-up, to bring up a start-up dialog.
@@ -241,7 +242,7 @@ fn main() -> Result<()> {
             Some(cli) => chosen.push(cli),
             None if index == 0 && !arg.starts_with('-') => out = PathBuf::from(arg),
             None => bail!(
-                "usage: record_agent_screens [OUTPUT_DIR] [claude|codex|gemini|aider|opencode|qwen|pi|kilo ...] (unknown: {arg})"
+                "usage: record_agent_screens [OUTPUT_DIR] [claude|codex|gemini|aider|opencode|qwen|pi|kilo|grok ...] (unknown: {arg})"
             ),
         }
     }

@@ -9,12 +9,13 @@
 #   qwen      npm @qwen-code/qwen-code       node_modules/.bin/qwen
 #   pi        npm @mariozechner/pi-coding-agent  node_modules/.bin/pi
 #   kilo      npm @kilocode/cli              node_modules/.bin/kilo
+#   grok      npm @vibe-kit/grok-cli         node_modules/.bin/grok
 #   aider     PyPI aider-chat (a venv)       venv/bin/aider
 #
 # Idempotent: a CLI whose `--version` already reports the pinned version is left alone.
 # Usage: scripts/install-agent-clis.sh [NAME...]   (default: all of them)
 # Another version: PANECTL_AGENT_CACHE=~/.cache/panectl/agents-old PANECTL_CODEX_VERSION=0.145.0 \
-#   scripts/install-agent-clis.sh codex   (PANECTL_{CLAUDE,CODEX,GEMINI,OPENCODE,QWEN,PI,KILO,AIDER}_VERSION)
+#   scripts/install-agent-clis.sh codex   (PANECTL_{CLAUDE,CODEX,GEMINI,OPENCODE,QWEN,PI,KILO,GROK,AIDER}_VERSION)
 # Needs node/npm and, for Aider, a Python 3.10-3.12 (PYTHON, or python3.12/3.11/3.10 on PATH,
 # or pyenv's). Only the npm registry and PyPI are used; nothing else is downloaded.
 set -euo pipefail
@@ -31,6 +32,7 @@ QWEN_VERSION=${PANECTL_QWEN_VERSION:-0.24.4}
 PI_VERSION=${PANECTL_PI_VERSION:-0.73.1}
 # 7.7.7: the registry has no @kilocode/cli-linux-x64 for the newer 7.8.1.
 KILO_VERSION=${PANECTL_KILO_VERSION:-7.7.7}
+GROK_VERSION=${PANECTL_GROK_VERSION:-0.0.34}
 AIDER_VERSION=${PANECTL_AIDER_VERSION:-0.86.2}
 
 log() { printf '%s\n' "$*" >&2; }
@@ -45,11 +47,18 @@ installed() {
 }
 
 # npm_cli NAME PACKAGE VERSION: npm install PACKAGE@VERSION into $cache/NAME.
+# npm_installed DIR PACKAGE VERSION BINARY: whether BINARY runs and reports VERSION, or (a CLI
+# whose --version says another number: Grok CLI) the package installed in DIR is VERSION.
+npm_installed() {
+    installed "$4" "$3" && return
+    [[ -x $4 ]] && grep -q "\"version\": \"$3\"" "$1/node_modules/$2/package.json" 2>/dev/null
+}
+
 npm_cli() {
     local name=$1 package=$2 version=$3
     local dir=$cache/$name
     local binary=$dir/node_modules/.bin/$name
-    if installed "$binary" "$version"; then
+    if npm_installed "$dir" "$package" "$version" "$binary"; then
         log "$name $version: already installed in $dir"
         return
     fi
@@ -57,7 +66,7 @@ npm_cli() {
     mkdir -p "$dir"
     [[ -f $dir/package.json ]] || echo '{}' >"$dir/package.json"
     (cd "$dir" && npm install --no-audit --no-fund --save-exact "$package@$version" >&2)
-    if ! installed "$binary" "$version"; then
+    if ! npm_installed "$dir" "$package" "$version" "$binary"; then
         log "$name: $binary does not report version $version after installing"
         return 1
     fi
@@ -115,16 +124,17 @@ install_one() {
     qwen) npm_cli qwen @qwen-code/qwen-code "$QWEN_VERSION" ;;
     pi) npm_cli pi @mariozechner/pi-coding-agent "$PI_VERSION" ;;
     kilo) npm_cli kilo @kilocode/cli "$KILO_VERSION" ;;
+    grok) npm_cli grok @vibe-kit/grok-cli "$GROK_VERSION" ;;
     aider) aider_cli ;;
     *)
-        log "unknown CLI '$1' (claude, codex, gemini, opencode, qwen, pi, kilo, aider)"
+        log "unknown CLI '$1' (claude, codex, gemini, opencode, qwen, pi, kilo, grok, aider)"
         return 2
         ;;
     esac
 }
 
 names=("$@")
-[[ ${#names[@]} -gt 0 ]] || names=(claude codex gemini opencode qwen pi kilo aider)
+[[ ${#names[@]} -gt 0 ]] || names=(claude codex gemini opencode qwen pi kilo grok aider)
 failed=()
 for name in "${names[@]}"; do
     install_one "$name" || failed+=("$name")

@@ -4,7 +4,7 @@
 use super::*;
 
 impl Cli {
-    pub(crate) const ALL: [Cli; 8] = [
+    pub(crate) const ALL: [Cli; 9] = [
         Cli::Claude,
         Cli::Codex,
         Cli::Gemini,
@@ -13,6 +13,7 @@ impl Cli {
         Cli::Qwen,
         Cli::Pi,
         Cli::Kilo,
+        Cli::Grok,
     ];
 
     /// The name on the command line and of its directory in the agent cache.
@@ -26,6 +27,7 @@ impl Cli {
             Cli::Qwen => "qwen",
             Cli::Pi => "pi",
             Cli::Kilo => "kilo",
+            Cli::Grok => "grok",
         }
     }
 
@@ -40,6 +42,7 @@ impl Cli {
             Cli::Qwen => "qwen_code",
             Cli::Pi => "pi",
             Cli::Kilo => "kilo",
+            Cli::Grok => "grok_cli",
         }
     }
 
@@ -60,7 +63,9 @@ impl Cli {
     /// Pane sizes to record; layouts change with the width.
     pub(crate) fn sizes(self) -> &'static [(u16, u16)] {
         match self {
-            Cli::Claude | Cli::Codex | Cli::Gemini | Cli::Qwen | Cli::Pi => &[(120, 40), (80, 24)],
+            Cli::Claude | Cli::Codex | Cli::Gemini | Cli::Qwen | Cli::Pi | Cli::Grok => {
+                &[(120, 40), (80, 24)]
+            }
             Cli::Aider | Cli::OpenCode | Cli::Kilo => &[(120, 40)],
         }
     }
@@ -89,7 +94,7 @@ impl Cli {
             Cli::Aider => Some(Duration::from_secs(120)),
             Cli::OpenCode | Cli::Kilo => Some(Duration::from_secs(150)),
             // Three retries, 1, 2 and 4 s apart.
-            Cli::Pi => Some(Duration::from_secs(60)),
+            Cli::Pi | Cli::Grok => Some(Duration::from_secs(60)),
             // Gemini CLI (and Qwen Code, its fork) retries for many minutes.
             Cli::Gemini | Cli::Qwen => None,
         }
@@ -105,7 +110,7 @@ impl Cli {
             Cli::Codex => &[(Start::Untrusted, "startup-folder-trust", "trust")],
             Cli::Gemini => &[(Start::Untrusted, "startup-folder-trust", "Do you trust")],
             Cli::Aider => &[(Start::NoGit, "startup-create-git-repo", "No git repo found")],
-            Cli::OpenCode | Cli::Kilo | Cli::Pi => &[],
+            Cli::OpenCode | Cli::Kilo | Cli::Pi | Cli::Grok => &[],
             Cli::Qwen => &[(Start::Untrusted, "startup-folder-trust", "Do you trust")],
         }
     }
@@ -115,7 +120,7 @@ impl Cli {
 impl Cli {
     pub(crate) fn working(self, s: &Screen) -> bool {
         match self {
-            Cli::Claude | Cli::Codex => s.has("esc to interrupt"),
+            Cli::Claude | Cli::Codex | Cli::Grok => s.has("esc to interrupt"),
             Cli::Gemini | Cli::Qwen => s.has("esc to cancel"),
             // After Ctrl-C the spinner's last frame stays above the `>` prompt.
             Cli::Aider => {
@@ -148,6 +153,7 @@ impl Cli {
             Cli::Aider => s.last_line().contains("Run shell command?"),
             Cli::OpenCode | Cli::Kilo => s.has("Permission required"),
             Cli::Pi => false,
+            Cli::Grok => s.has("Do you want to proceed with this operation?"),
         }
     }
 
@@ -182,6 +188,8 @@ impl Cli {
                 let lines: Vec<&str> = s.lines().collect();
                 lines.iter().filter(|l| l.starts_with("────")).count() >= 2
             }
+            // The input box: "│ ❯ Ask me anything..." (or the typed text).
+            Cli::Grok => s.lines().any(|l| l.trim_start().starts_with("│ ❯")),
         }
     }
 
@@ -191,7 +199,9 @@ impl Cli {
             Cli::Claude => "/v1/messages",
             Cli::Codex => "/v1/responses",
             Cli::Gemini => ":streamGenerateContent",
-            Cli::Aider | Cli::OpenCode | Cli::Kilo | Cli::Qwen | Cli::Pi => "/chat/completions",
+            Cli::Aider | Cli::OpenCode | Cli::Kilo | Cli::Qwen | Cli::Pi | Cli::Grok => {
+                "/chat/completions"
+            }
         }
     }
 
@@ -203,6 +213,7 @@ impl Cli {
             Cli::Aider => s.has("Retrying in"),
             Cli::Gemini | Cli::Qwen => true,
             Cli::Pi => s.has("Retrying ("),
+            Cli::Grok => s.has_any(&["etry", "etrying"]),
         }
     }
 
@@ -215,6 +226,7 @@ impl Cli {
             Cli::Aider => s.has_any(&["litellm.", "Error:"]),
             Cli::OpenCode | Cli::Kilo => s.has("fake failure"),
             Cli::Pi => s.lines().any(|l| l.trim_start().starts_with("Error: ")),
+            Cli::Grok => s.has("encountered an error"),
         }
     }
 }
@@ -316,6 +328,7 @@ impl Cli {
                 }
                 Cli::Aider => s.last_line().contains("(Y)es/(N)o"),
                 Cli::Pi => false,
+                Cli::Grok => s.has("Do you want to proceed"),
             }
     }
 
@@ -358,7 +371,7 @@ impl Cli {
         match self {
             Cli::Claude | Cli::Codex | Cli::OpenCode | Cli::Kilo | Cli::Pi => Some("/compact"),
             Cli::Gemini | Cli::Qwen => Some("/compress"),
-            Cli::Aider => None,
+            Cli::Aider | Cli::Grok => None,
         }
     }
 }

@@ -639,6 +639,16 @@ impl<'a> Recorder<'a> {
                     ]);
                 }
             }
+            Cli::Grok => {
+                // Grok CLI takes any OpenAI-compatible server from its environment.
+                if start != Start::Fresh {
+                    env.extend([
+                        var("GROK_API_KEY", API_KEY),
+                        var("GROK_BASE_URL", &format!("{url}/v1")),
+                        var("GROK_MODEL", "gpt-fake"),
+                    ]);
+                }
+            }
             Cli::Pi => {
                 // Pi takes OpenAI-compatible servers from ~/.pi/agent/models.json; without one
                 // (a fresh start) it has no model to use. `PI_OFFLINE` keeps its start-up off

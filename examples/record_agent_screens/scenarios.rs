@@ -184,7 +184,7 @@ impl Recorder<'_> {
         let fetches = match cli {
             Cli::Claude => self.version != "2.1.332",
             Cli::Gemini | Cli::OpenCode | Cli::Qwen | Cli::Kilo => true,
-            Cli::Codex | Cli::Aider | Cli::Pi => false,
+            Cli::Codex | Cli::Aider | Cli::Pi | Cli::Grok => false,
         };
         if fetches {
             self.submit(&run, "fetch:https://example.com/fake-page")?;
@@ -455,7 +455,7 @@ pub(crate) fn onboarding_steps(cli: Cli, version: &str) -> Vec<OnboardingStep> {
                 &[],
             ),
         ],
-        Cli::Qwen | Cli::Pi | Cli::Kilo => Vec::new(),
+        Cli::Qwen | Cli::Pi | Cli::Kilo | Cli::Grok => Vec::new(),
         Cli::OpenCode => vec![step(
             &["ctrl+p commands"],
             "idle",

@@ -142,7 +142,7 @@ pub async fn restore(state: &Context, body: &RestoreBody) -> Result<Vec<Restored
             Ok(planned) => planned,
             Err(error) => {
                 report.outcome = RestoreOutcome::Failed;
-                report.error = Some(error);
+                report.error = Some(error.to_string());
                 done.push(report);
                 continue;
             }
@@ -170,7 +170,7 @@ pub async fn restore(state: &Context, body: &RestoreBody) -> Result<Vec<Restored
             resumed = false;
             launched = match relaunch_body(state, &record, body, &sessions, false) {
                 Ok((fresh, _)) => launch_agent(state, &fresh, false).await,
-                Err(error) => Err(Error::BadRequest(error)),
+                Err(error) => Err(error),
             };
         }
         match launched {
@@ -226,9 +226,9 @@ fn relaunch_body(
     body: &RestoreBody,
     sessions: &BTreeSet<String>,
     resume: bool,
-) -> Result<(LaunchBody, bool), String> {
+) -> Result<(LaunchBody, bool), Error> {
     let mut launch: LaunchBody = serde_json::from_str(&record.launch)
-        .map_err(|e| format!("its recorded launch cannot be read: {e}"))?;
+        .map_err(|e| Error::BadRequest(format!("its recorded launch cannot be read: {e}")))?;
     launch.provider = record.provider.clone();
     launch.name = record.name.clone();
     launch.restoring = true;
@@ -255,10 +255,10 @@ fn relaunch_body(
         }
     }
     if !missing.is_empty() {
-        return Err(format!(
+        return Err(Error::BadRequest(format!(
             "its launch takes {} from the caller's environment, which is not set",
             missing.join(", ")
-        ));
+        )));
     }
     let spec = state
         .providers

@@ -335,6 +335,7 @@ mod tests {
             "qwen_code",
             "pi",
             "kilo",
+            "grok_cli",
         ] {
             let provider = set.get(id).unwrap();
             let status =

@@ -21,6 +21,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("qwen_code", include_str!("providers/qwen_code.toml")),
     ("pi", include_str!("providers/pi.toml")),
     ("kilo", include_str!("providers/kilo.toml")),
+    ("grok_cli", include_str!("providers/grok_cli.toml")),
     ("shell", include_str!("providers/shell.toml")),
     ("generic", include_str!("providers/generic.toml")),
     ("common", include_str!("providers/common.toml")),

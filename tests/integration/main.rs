@@ -30,6 +30,7 @@ mod exit_codes;
 mod fake_model;
 mod fidelity;
 mod flood;
+mod grok_cli;
 mod handoff;
 mod handoff_claude;
 mod hook_install;

@@ -709,7 +709,7 @@ impl Task {
                     .into(),
             ),
             Err(reason) => {
-                warn!(reason, id = message.id, "cannot read the pane's history");
+                warn!(%reason, id = message.id, "cannot read the pane's history");
                 Outcome::Later
             }
         }
@@ -717,7 +717,7 @@ impl Task {
 
     /// The pane's text as lines, wrapped lines joined: its screen, and with `history` that many
     /// lines of history above it.
-    async fn history(&self, history: Option<i64>) -> Result<Vec<String>, String> {
+    async fn history(&self, history: Option<i64>) -> Result<Vec<String>, DeliveryError> {
         let command = crate::control::command::Command::new("capture-pane")
             .flag("-p")
             .flag("-J");
@@ -726,12 +726,7 @@ impl Task {
             None => command,
         };
         let command = command.target("-t", self.pane());
-        let replies = self
-            .receiver
-            .handle
-            .run(Line::new(command))
-            .await
-            .map_err(|e| e.to_string())?;
+        let replies = self.receiver.handle.run(Line::new(command)).await?;
         Ok(replies
             .first()
             .map(|reply| {

@@ -1,0 +1,58 @@
+//! A real Grok CLI (npm `@vibe-kit/grok-cli`, against the fake model server's OpenAI Chat
+//! Completions through `GROK_BASE_URL`) under the daemon: recognised from its processes, its
+//! statuses through a turn that a queued message starts, its answer read back with `last`, its
+//! confirmation menu waiting for the user, an error, and closed with its own `exit`.
+
+use std::time::Duration;
+
+use crate::agent_clis::binary;
+use crate::agent_session::AgentSession;
+use crate::answer_claude::touch;
+use crate::fake_model::FakeModel;
+use crate::hook_install::send_line;
+use crate::support::daemon_test_lock;
+
+#[test]
+fn grok_clis_statuses_dialog_and_close_follow_a_real_session() {
+    let _guard = daemon_test_lock();
+    let model = FakeModel::start();
+    let home = tempfile::tempdir().expect("home");
+    let work = tempfile::tempdir().expect("work");
+    let command = format!(
+        "exec env HOME='{}' GROK_API_KEY=sk-panectl-test GROK_BASE_URL='{}/v1' GROK_MODEL=gpt-fake '{}'",
+        home.path().display(),
+        model.url(),
+        binary("grok").display()
+    );
+    let agent = AgentSession::start("grok_cli", &work.path().to_string_lossy(), &command);
+    let server = &agent.server;
+
+    agent.queued_turn("slow:2000 reply:Grok answered the queued message.");
+    assert_eq!(
+        server.panectl_ok(&["last", "%0"]).trim(),
+        "Grok answered the queued message."
+    );
+
+    // Its confirmation menu waits for the user; Enter picks "Yes", the option it selects. (Its
+    // selection is shown by colour only, so `decisions` does not list it yet.)
+    let allowed = work.path().join("allowed");
+    send_line(server, &touch(&allowed));
+    agent.wait_status(&["waiting_user_answer"]);
+    let shown = server.tmux(&["capture-pane", "-p", "-t", "%0"]);
+    assert!(shown.contains("Do you want to proceed"), "{shown}");
+    assert!(!allowed.exists());
+    server.tmux(&["send-keys", "-t", "%0", "Enter"]);
+    server.wait_for(
+        "the allowed command to run",
+        Duration::from_secs(60),
+        || allowed.exists(),
+    );
+    agent.wait_status(&["completed"]);
+
+    // An error the model answers is the status until the next turn.
+    send_line(server, "fail:400");
+    agent.wait_status(&["error"]);
+
+    // `close` asks it to leave its own way.
+    agent.close_with("exit");
+}
