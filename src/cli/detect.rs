@@ -138,7 +138,16 @@ pub fn explain_file(file: &Path, provider: Option<&str>, json: bool) -> anyhow::
     let rows: Vec<&str> = view.rows.iter().map(String::as_str).collect();
     let decision = found
         .filter(|_| status == Status::WaitingUserAnswer)
-        .and_then(|provider| panectl::status::decision::for_provider(provider, &rows));
+        .and_then(|provider| {
+            // An ANSI capture says which rows are shaded (a menu's selected option, for some).
+            let bytes = std::fs::read(file).unwrap_or_default();
+            let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+            let shaded: Vec<bool> = panectl::status::shading::rows(&lines)
+                .iter()
+                .map(|row| row.shaded)
+                .collect();
+            panectl::status::decision::for_provider(provider, &rows, &shaded)
+        });
     let explanation = json!({
         "file": file.display().to_string(),
         "provider": found.map(|p| p.id.to_string()),

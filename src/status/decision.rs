@@ -144,8 +144,10 @@ impl Decision {
 }
 
 /// The decision on a screen of `provider`'s agent: its menus with the pointers the provider's
-/// dialogs use.
-pub fn for_provider(provider: &Provider, rows: &[&str]) -> Option<Decision> {
+/// dialogs use. `shaded` says which rows are drawn on a background colour (empty when not
+/// known): a numbered menu with no pointer glyph whose selected option is told by its
+/// background alone (Grok CLI) is read with that option pointed.
+pub fn for_provider(provider: &Provider, rows: &[&str], shaded: &[bool]) -> Option<Decision> {
     let menu = Menu {
         numbered: None,
         min_options: 2,
@@ -155,7 +157,45 @@ pub fn for_provider(provider: &Provider, rows: &[&str]) -> Option<Decision> {
             .clone()
             .unwrap_or_else(|| DEFAULT_MENU_POINTERS.to_string()),
     };
-    extract(rows, &menu)
+    extract(rows, &menu).or_else(|| {
+        let marked = highlighted_as_pointed(rows, shaded, menu.pointers.chars().next()?)?;
+        let marked: Vec<&str> = marked.iter().map(String::as_str).collect();
+        from_menu(&marked, &menu)
+    })
+}
+
+/// `rows` with a pointer glyph put before the one shaded option of a numbered menu drawn
+/// without pointers (options `N. label` on consecutive rows at one indentation of at least two
+/// spaces, exactly one of them shaded), so that the menu reader sees which one is selected.
+/// `None` when there is no such menu.
+fn highlighted_as_pointed(rows: &[&str], shaded: &[bool], pointer: char) -> Option<Vec<String>> {
+    static OPTION: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^( {2,})\d{1,2}\. \S").expect("option pattern"));
+    let indent = |row: &str| OPTION.captures(row).map(|c| c[1].len());
+    let mut end = rows.len();
+    while end > 0 {
+        let Some(width) = indent(rows[end - 1]) else {
+            end -= 1;
+            continue;
+        };
+        let mut start = end - 1;
+        while start > 0 && indent(rows[start - 1]) == Some(width) {
+            start -= 1;
+        }
+        let lit: Vec<usize> = (start..end)
+            .filter(|&i| shaded.get(i).copied().unwrap_or(false))
+            .collect();
+        if end - start >= 2
+            && let [selected] = lit.as_slice()
+        {
+            let mut marked: Vec<String> = rows.iter().map(|r| r.to_string()).collect();
+            let row = rows[*selected];
+            marked[*selected] = format!("{}{pointer} {}", &row[..width - 2], &row[width..]);
+            return Some(marked);
+        }
+        end = start;
+    }
+    None
 }
 
 /// The decision on `rows` (the screen's rows, top to bottom): the last menu `menu` finds, else

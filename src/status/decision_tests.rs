@@ -318,3 +318,69 @@ fn a_scrollbar_in_the_last_column_is_not_part_of_the_dialog() {
     assert_eq!(without_scrollbar("   1. Fill █"), "   1. Fill █");
     assert_eq!(without_scrollbar("  █"), "");
 }
+
+/// Grok CLI 1.0.1 draws its confirmation menu without a pointer: the selected option is the
+/// one on a background colour. With the shaded rows known it is a decision; without, or with
+/// no single shaded option, it is none (never a guess).
+#[test]
+fn a_menu_whose_selection_is_its_background_reads_with_the_shaded_rows() {
+    let set = crate::status::providers::ProviderSet::builtin().unwrap();
+    let grok = set.get("grok_cli").unwrap();
+    let rows = [
+        "  ⏺ Run bash command(touch x.txt)",
+        "",
+        "  Do you want to proceed with this operation?",
+        "   1. Yes",
+        "   2. Yes, and don't ask again this session",
+        "   3. No",
+        "   4. No, with feedback",
+        "  ↑↓ navigate • Enter select • Esc cancel",
+    ];
+    let shaded = |lit: &[usize]| {
+        (0..rows.len())
+            .map(|i| lit.contains(&i))
+            .collect::<Vec<_>>()
+    };
+    let second = for_provider(grok, &rows, &shaded(&[4])).expect("a decision");
+    assert_eq!(
+        labels(&second),
+        [
+            "Yes",
+            "Yes, and don't ask again this session",
+            "No",
+            "No, with feedback"
+        ]
+    );
+    assert!(second.options[1].pointed);
+    assert_eq!(second.options[0].keys, ["Up", "Enter"]);
+    assert_eq!(second.options[3].keys, ["Down", "Down", "Enter"]);
+    assert!(
+        second
+            .question
+            .ends_with("Do you want to proceed with this operation?")
+    );
+    // The same dialog with the selection moved is the same decision.
+    let first = for_provider(grok, &rows, &shaded(&[3])).unwrap();
+    assert_eq!(first.fingerprint, second.fingerprint);
+    assert_eq!(first.options[2].keys, ["Down", "Down", "Enter"]);
+    // Nothing shaded, every option shaded, or only rows outside the menu: no decision.
+    for lit in [&[][..], &[3, 4, 5, 6], &[2, 7]] {
+        assert_eq!(for_provider(grok, &rows, &shaded(lit)), None, "{lit:?}");
+    }
+    // The recorded screen, read from its colours.
+    let path = format!(
+        "{}/fixtures/holdout/grok_cli/1.0.1/waiting_user_answer--tool-permission.ansi",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let bytes = std::fs::read(path).unwrap();
+    let view = crate::status::view_of_capture(&bytes, "", "");
+    let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+    let lit: Vec<bool> = crate::status::shading::rows(&lines)
+        .iter()
+        .map(|r| r.shaded)
+        .collect();
+    let rows: Vec<&str> = view.rows.iter().map(String::as_str).collect();
+    let recorded = for_provider(grok, &rows, &lit).expect("the recorded menu");
+    assert_eq!(recorded.options.len(), 4);
+    assert!(recorded.options[0].pointed);
+}

@@ -1,19 +1,21 @@
 //! A real Grok CLI (npm `@vibe-kit/grok-cli`, against the fake model server's OpenAI Chat
 //! Completions through `GROK_BASE_URL`) under the daemon: recognised from its processes, its
 //! statuses through a turn that a queued message starts, its answer read back with `last`, its
-//! confirmation menu waiting for the user, an error, and closed with its own `exit`.
+//! confirmation menu answered through `panectl answer` (its selection read from the
+//! background), an error, and closed with its own `exit`.
 
 use std::time::Duration;
 
 use crate::agent_clis::binary;
 use crate::agent_session::AgentSession;
-use crate::answer_claude::touch;
+use crate::answer_claude::{answer, touch, wait_for_decision};
 use crate::fake_model::FakeModel;
 use crate::hook_install::send_line;
+use crate::signals::pane;
 use crate::support::daemon_test_lock;
 
 #[test]
-fn grok_clis_statuses_dialog_and_close_follow_a_real_session() {
+fn grok_clis_statuses_answer_dialog_and_close_follow_a_real_session() {
     let _guard = daemon_test_lock();
     let model = FakeModel::start();
     let home = tempfile::tempdir().expect("home");
@@ -33,15 +35,22 @@ fn grok_clis_statuses_dialog_and_close_follow_a_real_session() {
         "Grok answered the queued message."
     );
 
-    // Its confirmation menu waits for the user; Enter picks "Yes", the option it selects. (Its
-    // selection is shown by colour only, so `decisions` does not list it yet.)
+    // Its confirmation menu is a decision although no pointer marks the selected option (its
+    // background does); `--yes` picks "Yes" and the command runs.
     let allowed = work.path().join("allowed");
     send_line(server, &touch(&allowed));
-    agent.wait_status(&["waiting_user_answer"]);
-    let shown = server.tmux(&["capture-pane", "-p", "-t", "%0"]);
-    assert!(shown.contains("Do you want to proceed"), "{shown}");
-    assert!(!allowed.exists());
-    server.tmux(&["send-keys", "-t", "%0", "Enter"]);
+    let waiting = wait_for_decision(server, "allowed");
+    assert_eq!(waiting["provider"], "grok_cli", "{waiting:#}");
+    assert_eq!(pane(server)["status"], "waiting_user_answer");
+    assert_eq!(
+        waiting["decision"]["options"][0]["pointed"], true,
+        "{waiting:#}"
+    );
+    let fingerprint = waiting["decision"]["fingerprint"].as_str().unwrap();
+    let (outcome, code) = answer(server, &["--yes", "--decision", fingerprint]);
+    assert_eq!(outcome["outcome"], "answered", "{outcome:#}");
+    assert_eq!(outcome["label"], "Yes", "{outcome:#}");
+    assert_eq!(code, Some(0));
     server.wait_for(
         "the allowed command to run",
         Duration::from_secs(60),
