@@ -20,8 +20,10 @@ fn grok_clis_statuses_answer_dialog_and_close_follow_a_real_session() {
     let model = FakeModel::start();
     let home = tempfile::tempdir().expect("home");
     let work = tempfile::tempdir().expect("work");
+    // `CI` unset: under CI its terminal UI (Ink) draws no input box, only the banner.
     let command = format!(
-        "exec env HOME='{}' GROK_API_KEY=sk-panectl-test GROK_BASE_URL='{}/v1' GROK_MODEL=gpt-fake '{}'",
+        "exec env -u CI HOME='{}' GROK_API_KEY=sk-panectl-test GROK_BASE_URL='{}/v1' \
+         GROK_MODEL=gpt-fake '{}'",
         home.path().display(),
         model.url(),
         binary("grok").display()
