@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use panectl::status::engine;
 use panectl::status::providers::{self, ProviderSet};
-use panectl::status::{Status, classify, view_of_capture};
+use panectl::status::{Status, classify, view_and_shading_of_capture};
 use serde_json::json;
 
 use super::values::ProviderParser;
@@ -62,17 +62,17 @@ fn sidecar_title(file: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Reads a capture and picks the provider.
-fn read<'a>(
-    set: &'a ProviderSet,
-    file: &Path,
-    provider: Option<&str>,
-) -> anyhow::Result<(
+/// A capture as read: its view, which of its rows are shaded, and the provider picked.
+type Read<'a> = (
     panectl::status::view::ScreenView,
+    Vec<bool>,
     Option<&'a std::sync::Arc<panectl::status::rules::Provider>>,
-)> {
+);
+
+/// Reads a capture and picks the provider.
+fn read<'a>(set: &'a ProviderSet, file: &Path, provider: Option<&str>) -> anyhow::Result<Read<'a>> {
     let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let view = view_of_capture(&bytes, &sidecar_title(file), "");
+    let (view, shaded) = view_and_shading_of_capture(&bytes, &sidecar_title(file), "");
     let provider = match provider {
         Some(id) => Some(
             set.get(id)
@@ -80,7 +80,7 @@ fn read<'a>(
         ),
         None => set.detect_by_banner(&view.rows),
     };
-    Ok((view, provider))
+    Ok((view, shaded, provider))
 }
 
 fn detect(
@@ -91,7 +91,7 @@ fn detect(
     let set = load_providers()?;
     let mut out = std::io::stdout().lock();
     for file in files {
-        let (view, found) = read(&set, file, provider)?;
+        let (view, _, found) = read(&set, file, provider)?;
         let (status, rule, detail) = match found {
             Some(provider) => {
                 let (status, detection) = classify(provider, &view);
@@ -123,7 +123,7 @@ fn detect(
 
 pub fn explain_file(file: &Path, provider: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
     let set = load_providers()?;
-    let (view, found) = read(&set, file, provider)?;
+    let (view, shaded, found) = read(&set, file, provider)?;
     let (status, rule, rules) = match found {
         Some(provider) => {
             let (status, detection) = classify(provider, &view);
@@ -138,16 +138,7 @@ pub fn explain_file(file: &Path, provider: Option<&str>, json: bool) -> anyhow::
     let rows: Vec<&str> = view.rows.iter().map(String::as_str).collect();
     let decision = found
         .filter(|_| status == Status::WaitingUserAnswer)
-        .and_then(|provider| {
-            // An ANSI capture says which rows are shaded (a menu's selected option, for some).
-            let bytes = std::fs::read(file).unwrap_or_default();
-            let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
-            let shaded: Vec<bool> = panectl::status::shading::rows(&lines)
-                .iter()
-                .map(|row| row.shaded)
-                .collect();
-            panectl::status::decision::for_provider(provider, &rows, &shaded)
-        });
+        .and_then(|provider| panectl::status::decision::for_provider(provider, &rows, &shaded));
     let explanation = json!({
         "file": file.display().to_string(),
         "provider": found.map(|p| p.id.to_string()),

@@ -108,23 +108,6 @@ pub enum ProviderError {
     Unknown(String, String),
 }
 
-/// Which visible rows of a screen have a character on a background colour (or in reverse
-/// video): how some CLIs show the selected option of a menu.
-fn shaded_rows(screen: &crate::screen::PaneScreen) -> Vec<bool> {
-    use crate::screen::{Attrs, Colour};
-    screen
-        .styled_rows()
-        .iter()
-        .map(|row| {
-            row.iter().any(|cell| {
-                !cell.text.trim().is_empty()
-                    && (cell.style.bg != Colour::Default
-                        || cell.style.attrs.contains(Attrs::REVERSE))
-            })
-        })
-        .collect()
-}
-
 impl SessionCore {
     fn view(&self, pane: PaneId) -> Option<ScreenView> {
         let mirror = self.panes.get(pane)?;
@@ -487,7 +470,8 @@ impl SessionCore {
                 let rows: Vec<&str> = view.rows.iter().map(String::as_str).collect();
                 waiting
                     .then(|| {
-                        let shaded = self.panes.get(pane).map(|m| shaded_rows(m.screen()));
+                        let shaded = (self.panes.get(pane))
+                            .map(|m| crate::status::shading::screen_rows(m.screen()));
                         let shaded = shaded.unwrap_or_default();
                         crate::status::decision::for_provider(provider, &rows, &shaded)
                     })

@@ -373,12 +373,7 @@ fn a_menu_whose_selection_is_its_background_reads_with_the_shaded_rows() {
         env!("CARGO_MANIFEST_DIR")
     );
     let bytes = std::fs::read(path).unwrap();
-    let view = crate::status::view_of_capture(&bytes, "", "");
-    let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
-    let lit: Vec<bool> = crate::status::shading::rows(&lines)
-        .iter()
-        .map(|r| r.shaded)
-        .collect();
+    let (view, lit) = crate::status::view_and_shading_of_capture(&bytes, "", "");
     let rows: Vec<&str> = view.rows.iter().map(String::as_str).collect();
     let recorded = for_provider(grok, &rows, &lit).expect("the recorded menu");
     assert_eq!(recorded.options.len(), 4);

@@ -123,10 +123,42 @@ impl clap::ValueEnum for Status {
 
 /// A screen capture read from a file, as the rules see it.
 pub fn view_of_capture(capture: &[u8], title: &str, command: &str) -> view::ScreenView {
-    if !capture.contains(&0x1b) {
-        return view::ScreenView::from_text(&String::from_utf8_lossy(capture), title, command);
+    match draw_capture(capture) {
+        Some(screen) => view::ScreenView {
+            rows: screen.rows(),
+            title: title.to_string(),
+            command: command.to_string(),
+        },
+        None => view::ScreenView::from_text(&String::from_utf8_lossy(capture), title, command),
     }
-    // `capture-pane -e` output: let a terminal draw it, one captured line per row.
+}
+
+/// [`view_of_capture`], and which of its rows are shaded ([`shading::screen_rows`]; none for a
+/// capture without colours): what a decision is read from.
+pub fn view_and_shading_of_capture(
+    capture: &[u8],
+    title: &str,
+    command: &str,
+) -> (view::ScreenView, Vec<bool>) {
+    match draw_capture(capture) {
+        Some(screen) => (
+            view::ScreenView {
+                rows: screen.rows(),
+                title: title.to_string(),
+                command: command.to_string(),
+            },
+            shading::screen_rows(&screen),
+        ),
+        None => (view_of_capture(capture, title, command), Vec::new()),
+    }
+}
+
+/// A `capture-pane -e` capture drawn by a terminal, one captured line per row; `None` for plain
+/// text.
+fn draw_capture(capture: &[u8]) -> Option<crate::screen::PaneScreen> {
+    if !capture.contains(&0x1b) {
+        return None;
+    }
     let text = String::from_utf8_lossy(capture);
     let lines: Vec<&str> = text.split('\n').collect();
     let width = lines
@@ -138,11 +170,7 @@ pub fn view_of_capture(capture: &[u8], title: &str, command: &str) -> view::Scre
     let height = lines.len().clamp(1, 10_000);
     let mut screen = crate::screen::PaneScreen::with_scrollback(width as u16, height as u16, 0);
     screen.feed(text.replace('\n', "\r\n").as_bytes());
-    view::ScreenView {
-        rows: screen.rows(),
-        title: title.to_string(),
-        command: command.to_string(),
-    }
+    Some(screen)
 }
 
 /// Classifies one screen on its own (no history): what `panectl detect` reports. A `ready`

@@ -2,8 +2,9 @@
 //! prompts and tool rows from the model's answers only by colour, so the last answer is the
 //! plain text after the last shaded row.
 //!
-//! Reads the lines of `capture-pane -p -e`: text with SGR sequences. tmux writes a colour only
-//! where it changes, so the background carries from one line to the next.
+//! Read from the lines of `capture-pane -p -e` ([`rows`]: text with SGR sequences; tmux writes a
+//! colour only where it changes, so the background carries from one line to the next), or from
+//! a drawn screen's cells ([`screen_rows`]).
 
 /// A captured row: its text without escape sequences, and whether it is shaded (a character
 /// drawn on a background colour, or, for a row with no character, a background set at its
@@ -53,6 +54,20 @@ pub fn rows<L: AsRef<[u8]>>(lines: &[L]) -> Vec<Row> {
             let text = String::from_utf8_lossy(&text).trim_end().to_string();
             let shaded = shaded || (text.trim().is_empty() && background);
             Row { text, shaded }
+        })
+        .collect()
+}
+
+/// Which visible rows of a drawn screen have a character (not a space) on a background colour:
+/// how some CLIs mark the selected option of a menu. The same test as [`rows`], on cells.
+pub fn screen_rows(screen: &crate::screen::PaneScreen) -> Vec<bool> {
+    screen
+        .styled_rows()
+        .iter()
+        .map(|row| {
+            row.iter().any(|cell| {
+                !cell.text.trim().is_empty() && cell.style.bg != crate::screen::Colour::Default
+            })
         })
         .collect()
 }

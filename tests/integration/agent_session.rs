@@ -3,9 +3,11 @@
 //! every provider is checked through (recognised by its processes, a queued message's turn,
 //! `close`).
 
+use std::path::Path;
 use std::time::Duration;
 
-use crate::hook_install::{ProcessTree, respawn};
+use crate::answer_claude::{answer, touch, wait_for_decision};
+use crate::hook_install::{ProcessTree, respawn, send_line};
 use crate::signals::pane;
 use crate::support::{Daemon, TmuxServer};
 
@@ -61,6 +63,31 @@ impl AgentSession {
             inbox.contains(id.trim()) && inbox.contains("delivered"),
             "{inbox}"
         );
+    }
+
+    /// Asks the model to run `touch FILE`; the agent's dialog about it is a decision of this
+    /// provider while `%0` waits for the user, `panectl answer --yes` picks `label`, and the
+    /// command runs and the turn ends. Returns the decision as `decisions` listed it.
+    pub fn allow_with_answer(&self, file: &Path, label: &str) -> serde_json::Value {
+        let server = &self.server;
+        send_line(server, &touch(file));
+        let name = file.file_name().unwrap_or_default().to_string_lossy();
+        let waiting = wait_for_decision(server, &name);
+        assert_eq!(waiting["provider"], self.provider, "{waiting:#}");
+        assert_eq!(pane(server)["status"], "waiting_user_answer");
+        assert!(!file.exists());
+        let fingerprint = waiting["decision"]["fingerprint"].as_str().unwrap();
+        let (outcome, code) = answer(server, &["--yes", "--decision", fingerprint]);
+        assert_eq!(outcome["outcome"], "answered", "{outcome:#}");
+        assert_eq!(outcome["label"], label, "{outcome:#}");
+        assert_eq!(code, Some(0));
+        server.wait_for(
+            "the allowed command to run",
+            Duration::from_secs(60),
+            || file.exists(),
+        );
+        self.wait_status(&["completed"]);
+        waiting
     }
 
     /// `panectl close %0`: the agent is asked to leave with `text` and Enter, and does.

@@ -4,14 +4,10 @@
 //! confirmation menu answered through `panectl answer` (its selection read from the
 //! background), an error, and closed with its own `exit`.
 
-use std::time::Duration;
-
 use crate::agent_clis::binary;
 use crate::agent_session::AgentSession;
-use crate::answer_claude::{answer, touch, wait_for_decision};
 use crate::fake_model::FakeModel;
 use crate::hook_install::send_line;
-use crate::signals::pane;
 use crate::support::daemon_test_lock;
 
 #[test]
@@ -39,26 +35,11 @@ fn grok_clis_statuses_answer_dialog_and_close_follow_a_real_session() {
 
     // Its confirmation menu is a decision although no pointer marks the selected option (its
     // background does); `--yes` picks "Yes" and the command runs.
-    let allowed = work.path().join("allowed");
-    send_line(server, &touch(&allowed));
-    let waiting = wait_for_decision(server, "allowed");
-    assert_eq!(waiting["provider"], "grok_cli", "{waiting:#}");
-    assert_eq!(pane(server)["status"], "waiting_user_answer");
+    let waiting = agent.allow_with_answer(&work.path().join("allowed"), "Yes");
     assert_eq!(
         waiting["decision"]["options"][0]["pointed"], true,
         "{waiting:#}"
     );
-    let fingerprint = waiting["decision"]["fingerprint"].as_str().unwrap();
-    let (outcome, code) = answer(server, &["--yes", "--decision", fingerprint]);
-    assert_eq!(outcome["outcome"], "answered", "{outcome:#}");
-    assert_eq!(outcome["label"], "Yes", "{outcome:#}");
-    assert_eq!(code, Some(0));
-    server.wait_for(
-        "the allowed command to run",
-        Duration::from_secs(60),
-        || allowed.exists(),
-    );
-    agent.wait_status(&["completed"]);
 
     // An error the model answers is the status until the next turn.
     send_line(server, "fail:400");

@@ -4,13 +4,10 @@
 //! through `panectl answer`, and closed with its own `/quit`.
 
 use std::path::Path;
-use std::time::Duration;
 
 use crate::agent_clis::binary;
 use crate::agent_session::AgentSession;
-use crate::answer_claude::{answer, touch, wait_for_decision};
 use crate::fake_model::FakeModel;
-use crate::signals::pane;
 use crate::support::daemon_test_lock;
 
 /// A home whose settings make Qwen Code talk to an OpenAI-compatible server and ask before
@@ -72,28 +69,13 @@ fn qwen_codes_statuses_answer_dialog_and_close_follow_a_real_session() {
     );
 
     // Its tool dialog is a decision; `--yes` picks "Yes, allow once" and the command runs.
-    let allowed = qwen.work().join("allowed");
-    crate::hook_install::send_line(server, &touch(&allowed));
-    let waiting = wait_for_decision(server, "allowed");
-    assert_eq!(waiting["provider"], "qwen_code", "{waiting:#}");
+    let waiting = agent.allow_with_answer(&qwen.work().join("allowed"), "Yes, allow once");
     assert!(
         waiting["decision"]["question"]
             .as_str()
             .is_some_and(|q| q.contains("Allow execution of") && !q.contains('█')),
         "{waiting:#}"
     );
-    assert_eq!(pane(server)["status"], "waiting_user_answer");
-    let fingerprint = waiting["decision"]["fingerprint"].as_str().unwrap();
-    let (outcome, code) = answer(server, &["--yes", "--decision", fingerprint]);
-    assert_eq!(outcome["outcome"], "answered", "{outcome:#}");
-    assert_eq!(outcome["label"], "Yes, allow once", "{outcome:#}");
-    assert_eq!(code, Some(0));
-    server.wait_for(
-        "the allowed command to run",
-        Duration::from_secs(60),
-        || allowed.exists(),
-    );
-    agent.wait_status(&["completed"]);
 
     // `close` asks it to leave its own way.
     agent.close_with("/quit");
