@@ -134,6 +134,14 @@ impl PaneScreen {
         self.terminal.screen.saved_grid.is_some()
     }
 
+    /// Whether the program is in the middle of a synchronized update (it sent `?2026h` and not
+    /// yet `?2026l`): the screen may hold half a frame, erased rows not yet drawn again. Qwen
+    /// Code, Gemini CLI and Pi frame their redraws so; the status reader waits for the frame's
+    /// end before it reads the screen.
+    pub fn mid_frame(&self) -> bool {
+        self.terminal.synchronized
+    }
+
     /// Cursor `(column, row)`, 0-based, as tmux's `#{cursor_x}` and `#{cursor_y}`: the column
     /// is the width itself when a character filled the last column and the wrap is pending.
     pub fn cursor(&self) -> (u16, u16) {
@@ -573,5 +581,24 @@ mod tests {
         copy.feed(b"\x1b[?1049l");
         screen.feed(b"\x1b[?1049l");
         assert_eq!(copy.capture_rows(false), screen.capture_rows(false));
+    }
+
+    #[test]
+    fn a_synchronized_update_is_mid_frame_until_it_ends_or_the_terminal_resets() {
+        let mut screen = PaneScreen::new(20, 4);
+        assert!(!screen.mid_frame());
+        // Cut inside the sequence, as `%output` may cut it.
+        screen.feed(b"\x1b[?20");
+        screen.feed(b"26h\x1b[2Khalf");
+        assert!(screen.mid_frame());
+        // Drawn as it comes (tmux does not hold the frame back), and copies keep the state.
+        assert_eq!(screen.rows()[0], "half");
+        assert!(screen.without_history().mid_frame());
+        screen.feed(b"\x1b[?2026l");
+        assert!(!screen.mid_frame());
+        screen.feed(b"\x1b[?25;2026h");
+        assert!(screen.mid_frame());
+        screen.feed(b"\x1bc");
+        assert!(!screen.mid_frame());
     }
 }

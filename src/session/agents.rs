@@ -17,7 +17,7 @@ use crate::ids::PaneId;
 use crate::query::{self, PROVIDER_OVERRIDE_OPTION};
 use crate::status::Status;
 use crate::status::engine::{self, RuleReport};
-use crate::status::pane::{PaneAgent, ProviderSource};
+use crate::status::pane::{FRAME_HOLD, PaneAgent, ProviderSource};
 use crate::status::providers::SHELL;
 use crate::status::signal::{Effect, HookAnswer, HookReport, Reported, Signal, StatusSource};
 use crate::status::tracker::Change;
@@ -240,11 +240,19 @@ impl SessionCore {
     /// The pane's program printed `data`. Answers whether the pane may yet turn out to run an
     /// agent (no provider or the shell's, none assigned): then `programs` asks for its process.
     /// On the `%output` path: one lookup, and one scan for the agent's OSC reports.
-    pub(super) fn status_output(&mut self, pane: PaneId, data: &[u8], now: Instant) -> bool {
+    /// `mid_frame`: the output left the screen inside a synchronized update.
+    pub(super) fn status_output(
+        &mut self,
+        pane: PaneId,
+        data: &[u8],
+        mid_frame: bool,
+        now: Instant,
+    ) -> bool {
         match self.agents.get_mut(pane) {
             Some(agent) => {
                 agent.output_seen();
                 agent.touched(now);
+                agent.set_mid_frame(mid_frame);
                 let maybe_agent = agent.source() != Some(ProviderSource::Assigned)
                     && agent.provider().is_none_or(|p| &*p.id == SHELL);
                 if let Some(change) = agent.scan_output(data, now) {
@@ -349,8 +357,13 @@ impl SessionCore {
     }
 
     pub(super) fn status_touch(&mut self, pane: PaneId, now: Instant) {
+        let mid_frame = self
+            .panes
+            .get(pane)
+            .is_some_and(|mirror| mirror.screen().mid_frame());
         if let Some(agent) = self.agents.get_mut(pane) {
             agent.touched(now);
+            agent.set_mid_frame(mid_frame);
         }
     }
 
@@ -515,11 +528,36 @@ impl SessionCore {
     /// The answer comes as [`Answer::LastResponse`] under `id`.
     pub fn last_response(&mut self, id: ReplyId, pane: PaneId, now: Instant) {
         self.now = now;
-        if !self.panes.contains(pane) {
+        let Some(mirror) = self.panes.get(pane) else {
             self.actions
                 .push(Action::Reply(id, Answer::LastResponse(None)));
             return;
+        };
+        // Half a frame on the screen (rows erased, not yet drawn again) would hide the answer:
+        // read once the frame ends.
+        if mirror.screen().mid_frame() {
+            self.held_reads.push((id, pane, now + FRAME_HOLD));
+            return;
         }
+        self.capture_last_response(id, pane);
+    }
+
+    /// Sends the reads of last answers that waited for `pane`'s frame to end (any pane's, for
+    /// `None`) and those that waited [`FRAME_HOLD`].
+    pub(super) fn release_reads(&mut self, pane: Option<PaneId>, now: Instant) {
+        if self.held_reads.is_empty() {
+            return;
+        }
+        let (due, held) = std::mem::take(&mut self.held_reads)
+            .into_iter()
+            .partition(|(_, held, until)| Some(*held) == pane || *until <= now);
+        self.held_reads = held;
+        for (id, pane, _) in due {
+            self.capture_last_response(id, pane);
+        }
+    }
+
+    fn capture_last_response(&mut self, id: ReplyId, pane: PaneId) {
         // The whole history and the screen, wrapped lines joined; with the colours for a
         // provider whose answer is told from the prompts by its background.
         let shaded = self

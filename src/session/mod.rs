@@ -197,6 +197,8 @@ pub struct SessionCore {
     /// Replay: no commands are sent, and panes are taken as they appear in the stream (at
     /// this size until a layout states theirs).
     observer: Option<(u16, u16)>,
+    /// Reads of a last answer waiting for their pane's frame to end, until when at most.
+    held_reads: Vec<(ReplyId, PaneId, Instant)>,
 }
 
 impl SessionCore {
@@ -239,6 +241,7 @@ impl SessionCore {
             recover_at: None,
             synced: false,
             observer: None,
+            held_reads: Vec::new(),
         }
     }
 
@@ -335,10 +338,14 @@ impl SessionCore {
     /// When [`SessionCore::wake`] is next due (a status evaluation or a question about a
     /// pane's program), if ever.
     pub fn next_wakeup(&self, now: Instant) -> Option<Instant> {
-        match (self.next_status_due(now), self.programs.next_due(now)) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [
+            self.next_status_due(now),
+            self.programs.next_due(now),
+            self.held_reads.iter().map(|(_, _, until)| *until).min(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Evaluates the panes whose status is due and asks the questions that are due.
@@ -346,6 +353,7 @@ impl SessionCore {
         self.now = now;
         self.evaluate_due(now);
         self.program_checks_due(now);
+        self.release_reads(None, now);
     }
 
     /// The provider rules were reloaded: every pane's provider is looked up again.

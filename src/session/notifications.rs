@@ -99,14 +99,18 @@ impl SessionCore {
         match self.panes.get_mut(pane) {
             Some(mirror) => {
                 let seq = mirror.output(data);
+                let mid_frame = mirror.screen().mid_frame();
                 self.publish(EventKind::Output {
                     pane,
                     seq,
                     len: data.len() as u64,
                 });
                 let now = self.now;
-                if self.observer.is_none() && self.status_output(pane, data, now) {
+                if self.observer.is_none() && self.status_output(pane, data, mid_frame, now) {
                     self.program_output(pane, now);
+                }
+                if !mid_frame {
+                    self.release_reads(Some(pane), now);
                 }
                 // No map lookup for the usual case of no pipes at all.
                 let on_control =

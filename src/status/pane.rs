@@ -3,7 +3,11 @@
 //!
 //! Detection runs on the composited screen, not on the raw stream: after the output has been
 //! quiet for `quiet` (a redraw is complete), or at the latest `max_wait` after the first
-//! output not yet evaluated (a pane that never stops printing is still followed).
+//! output not yet evaluated (a pane that never stops printing is still followed). A program
+//! that frames its redraws as synchronized updates (`?2026h` … `?2026l`) is read only once a
+//! frame has ended, or [`FRAME_HOLD`] after the output began if a frame never ends: on a
+//! loaded machine one frame's writes can be further apart than `quiet`, and half a frame (rows
+//! erased, not yet drawn again) must not decide a status.
 //!
 //! **Two channels.** The screen is the base; the agent's own signals ([`super::signal`]:
 //! hooks, OSC reports, titles) are a second channel. When they disagree, the newest evidence
@@ -45,6 +49,9 @@ const RESPAWN_REPORT_DELAY: Duration = Duration::from_millis(1500);
 /// How long a signal that a dialog opened waits for the screen to show the dialog before it
 /// applies anyway (a dialog that no rule of the provider knows).
 pub const DIALOG_GRACE: Duration = Duration::from_millis(1000);
+
+/// How long an unfinished synchronized update may hold off reading the screen.
+pub const FRAME_HOLD: Duration = Duration::from_millis(500);
 
 /// When evaluations run.
 #[derive(Debug, Clone, Copy)]
@@ -103,6 +110,8 @@ pub struct PaneAgent {
     dirty_since: Option<Instant>,
     /// Latest output.
     last_output: Option<Instant>,
+    /// The latest output left a synchronized update open (see [`FRAME_HOLD`]).
+    mid_frame: bool,
     /// When the current status began.
     since: Instant,
     /// The pane was respawned and its new program has printed nothing yet: the screen is the
@@ -166,6 +175,7 @@ impl PaneAgent {
             timing,
             dirty_since: None,
             last_output: None,
+            mid_frame: false,
             since: now,
             awaiting_output: false,
             status: Status::Unknown,
@@ -484,6 +494,12 @@ impl PaneAgent {
         self.last_output = Some(now);
     }
 
+    /// Whether the pane's screen is in the middle of a synchronized update after its latest
+    /// output ([`crate::screen::PaneScreen::mid_frame`]).
+    pub fn set_mid_frame(&mut self, mid_frame: bool) {
+        self.mid_frame = mid_frame;
+    }
+
     /// Whether the status reflects the latest output (no evaluation is pending). A status read
     /// while output waits to be evaluated may be out of date. An exited agent's status, and a
     /// pane without a provider, are never evaluated, so output does not unsettle them.
@@ -507,6 +523,7 @@ impl PaneAgent {
             .as_ref()
             .map(|(_, _, deadline)| *deadline);
         let screen = match self.dirty_since {
+            Some(dirty) if self.mid_frame => Some(dirty + FRAME_HOLD),
             Some(dirty) => {
                 let quiet = self.last_output.unwrap_or(dirty) + self.timing.quiet;
                 Some(quiet.min(dirty + self.timing.max_wait))

@@ -64,6 +64,9 @@ pub(crate) struct Terminal {
     osc: Vec<u8>,
     /// The OSC string outgrew tmux's buffer: it is ignored.
     osc_discard: bool,
+    /// The program began a synchronized update (`?2026h`) and has not ended it: the screen
+    /// holds half a frame. tmux draws it as it comes; only the status reader waits for the end.
+    pub(crate) synchronized: bool,
 }
 
 /// The longest OSC string tmux reads (`INPUT_BUF_LIMIT`); a longer one is ignored.
@@ -96,6 +99,7 @@ impl Terminal {
             last: None,
             osc: Vec::new(),
             osc_discard: false,
+            synchronized: false,
         }
     }
 
@@ -125,6 +129,7 @@ impl Terminal {
             last: self.last,
             osc: self.osc.clone(),
             osc_discard: self.osc_discard,
+            synchronized: self.synchronized,
         }
     }
 
@@ -353,6 +358,7 @@ impl Terminal {
                 self.pen = Pen::default();
                 self.saved_pen = Pen::default();
                 self.saved_cursor = (0, 0);
+                self.synchronized = false;
                 self.screen.reset();
             }
             (b'D', []) => self.screen.linefeed(false, bg),
@@ -620,6 +626,7 @@ impl Terminal {
                     }
                 }
                 2004 => screen.mode_clear(writer::MODE_BRACKETPASTE),
+                2026 => self.synchronized = false,
                 _ => {}
             }
         }
@@ -662,6 +669,7 @@ impl Terminal {
                 47 | 1047 => screen.alternate_on(self.pen.style, false),
                 1049 => screen.alternate_on(self.pen.style, true),
                 2004 => screen.mode_set(writer::MODE_BRACKETPASTE),
+                2026 => self.synchronized = true,
                 _ => {}
             }
         }

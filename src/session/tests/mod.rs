@@ -12,6 +12,7 @@ use crate::mirror::SyncState;
 use crate::pipe::Transport;
 
 mod detection;
+mod frames;
 
 /// Pane IO whose pipes always start, which remembers what it was asked, and whose every pane
 /// runs the processes of `tree`.
