@@ -62,10 +62,10 @@ fn sidecar_title(file: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// A capture as read: its view, which of its rows are shaded, and the provider picked.
+/// A capture as read: its view, how its rows are coloured, and the provider picked.
 type Read<'a> = (
     panectl::status::view::ScreenView,
-    Vec<bool>,
+    Vec<panectl::status::shading::RowShade>,
     Option<&'a std::sync::Arc<panectl::status::rules::Provider>>,
 );
 

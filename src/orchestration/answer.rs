@@ -359,9 +359,12 @@ const POINTER_SETTLE: Duration = Duration::from_millis(300);
 /// The pause between a letter and the Enter after it (a letter prompt reads a line).
 const KEY_GAP: Duration = Duration::from_millis(100);
 
-/// Whether keys only move a menu's pointer.
+/// Whether keys only move a menu's pointer (or the selection among buttons side by side).
 fn is_menu_move(keys: &[String]) -> bool {
-    !keys.is_empty() && keys.iter().all(|k| k == "Up" || k == "Down")
+    !keys.is_empty()
+        && keys
+            .iter()
+            .all(|k| matches!(k.as_str(), "Up" | "Down" | "Left" | "Right"))
 }
 
 /// How many times the arrows still needed are pressed again when the pointer stopped short.
@@ -420,9 +423,17 @@ async fn pointer_on(
 fn arrows_to(shown: &Decision, number: usize) -> Vec<String> {
     let from = shown.options.iter().position(|o| o.pointed);
     let to = shown.options.iter().position(|o| o.number == number);
+    // Buttons side by side move with Left and Right, a menu with Up and Down.
+    let sideways =
+        (shown.options.iter()).any(|o| o.keys.iter().any(|k| k == "Left" || k == "Right"));
+    let (back, forward) = if sideways {
+        ("Left", "Right")
+    } else {
+        ("Up", "Down")
+    };
     match (from, to) {
         (Some(from), Some(to)) => {
-            let key = if to > from { "Down" } else { "Up" };
+            let key = if to > from { forward } else { back };
             std::iter::repeat_n(key.to_string(), from.abs_diff(to)).collect()
         }
         _ => Vec::new(),
@@ -451,6 +462,11 @@ mod tests {
         assert_eq!(arrows_to(&shown, 1), ["Up"]);
         assert!(arrows_to(&shown, 2).is_empty());
         assert!(arrows_to(&shown, 9).is_empty());
+        // Buttons side by side: the options' own keys say which way they move.
+        let mut buttons = shown.clone();
+        buttons.options[0].keys = vec!["Left".into(), "Enter".into()];
+        assert_eq!(arrows_to(&buttons, 3), ["Right"]);
+        assert_eq!(arrows_to(&buttons, 1), ["Left"]);
     }
 
     #[test]
@@ -458,6 +474,7 @@ mod tests {
         let keys = |k: &[&str]| k.iter().map(|k| k.to_string()).collect::<Vec<_>>();
         assert!(is_menu_move(&keys(&["Down", "Down"])));
         assert!(is_menu_move(&keys(&["Up"])));
+        assert!(is_menu_move(&keys(&["Right", "Right"])));
         assert!(!is_menu_move(&keys(&["y"])));
         assert!(!is_menu_move(&keys(&["Down", "3"])));
         assert!(!is_menu_move(&[]));

@@ -483,10 +483,10 @@ impl SessionCore {
                 let rows: Vec<&str> = view.rows.iter().map(String::as_str).collect();
                 waiting
                     .then(|| {
-                        let shaded = (self.panes.get(pane))
+                        let shades = (self.panes.get(pane))
                             .map(|m| crate::status::shading::screen_rows(m.screen()));
-                        let shaded = shaded.unwrap_or_default();
-                        crate::status::decision::for_provider(provider, &rows, &shaded)
+                        let shades = shades.unwrap_or_default();
+                        crate::status::decision::for_provider(provider, &rows, &shades)
                     })
                     .flatten()
             }),

@@ -9,7 +9,10 @@
 //!   an option is picked by moving the pointer to it and pressing Enter, which works whether
 //!   or not the CLI also takes digits;
 //! - a **letter prompt** on the last row: `Run shell command? (Y)es/(N)o/(D)on't ask again
-//!   [Yes]:` (Aider); an option is picked by its letter and Enter.
+//!   [Yes]:` (Aider); an option is picked by its letter and Enter;
+//! - **buttons** side by side on one row, the selected one told only by its colour (OpenCode
+//!   and Kilo CLI: `Allow once   Allow always   Reject`); an option is picked by moving the
+//!   selection to it with Left or Right and pressing Enter.
 //!
 //! The fingerprint hashes the question and the options' text, not the pointer: the same dialog
 //! with the pointer moved is the same decision, another dialog in the same place is not.
@@ -20,8 +23,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use super::menu::{Row, classify, content, number_marker};
+use super::menu::{Row, classify, content, is_border, number_marker};
 use super::rules::{DEFAULT_MENU_POINTERS, Menu, Provider};
+use super::shading::RowShade;
 
 /// The most rows above the options read as the question.
 const QUESTION_ROWS: usize = 12;
@@ -144,10 +148,11 @@ impl Decision {
 }
 
 /// The decision on a screen of `provider`'s agent: its menus with the pointers the provider's
-/// dialogs use. `shaded` says which rows are drawn on a background colour (empty when not
-/// known): a numbered menu with no pointer glyph whose selected option is told by its
-/// background alone (Grok CLI) is read with that option pointed.
-pub fn for_provider(provider: &Provider, rows: &[&str], shaded: &[bool]) -> Option<Decision> {
+/// dialogs use. `shades` says how the rows are coloured (empty when not known): a numbered
+/// menu with no pointer glyph whose selected option is told by its background alone (Grok
+/// CLI) is read with that option pointed, and buttons side by side whose selected one is told
+/// by its colour (OpenCode) are read as options.
+pub fn for_provider(provider: &Provider, rows: &[&str], shades: &[RowShade]) -> Option<Decision> {
     let menu = Menu {
         numbered: None,
         min_options: 2,
@@ -157,45 +162,184 @@ pub fn for_provider(provider: &Provider, rows: &[&str], shaded: &[bool]) -> Opti
             .clone()
             .unwrap_or_else(|| DEFAULT_MENU_POINTERS.to_string()),
     };
-    extract(rows, &menu).or_else(|| {
-        let marked = highlighted_as_pointed(rows, shaded, menu.pointers.chars().next()?)?;
-        let marked: Vec<&str> = marked.iter().map(String::as_str).collect();
-        from_menu(&marked, &menu)
+    extract(rows, &menu)
+        .or_else(|| {
+            let marked = highlighted_as_pointed(rows, shades, menu.pointers.chars().next()?)?;
+            let marked: Vec<&str> = marked.iter().map(String::as_str).collect();
+            from_menu(&marked, &menu)
+        })
+        .or_else(|| from_buttons(rows, shades))
+}
+
+/// The widest gap (in spaces) between two buttons of one row; hints further right (`ctrl+f
+/// fullscreen  ⇆ select`) sit further away.
+const BUTTON_GAP: usize = 4;
+
+/// The longest label read as a button.
+const BUTTON_LABEL: usize = 40;
+
+/// Buttons side by side: the lowest row where a stretch of text singled out by its colour
+/// (see [`RowShade::singled_out`]) is one of two or more labels, each apart from the next by
+/// two to [`BUTTON_GAP`] spaces. The options are those labels, the selected one pointed; the
+/// question is the dialog's text above the row.
+fn from_buttons(rows: &[&str], shades: &[RowShade]) -> Option<Decision> {
+    shades.iter().enumerate().rev().find_map(|(index, shade)| {
+        let row = rows.get(index)?;
+        (shade.singled_out.iter()).find_map(|selected| buttons(rows, index, row, selected))
     })
 }
 
-/// `rows` with a pointer glyph put before the one shaded option of a numbered menu drawn
-/// without pointers (options `N. label` on consecutive rows at one indentation of at least two
-/// spaces, exactly one of them shaded), so that the menu reader sees which one is selected.
-/// `None` when there is no such menu.
-fn highlighted_as_pointed(rows: &[&str], shaded: &[bool], pointer: char) -> Option<Vec<String>> {
-    static OPTION: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^( {2,})\d{1,2}\. \S").expect("option pattern"));
-    let indent = |row: &str| OPTION.captures(row).map(|c| c[1].len());
+/// The buttons of `row` (the `index`th of `rows`) if `selected` is one of them.
+fn buttons(rows: &[&str], index: usize, row: &str, selected: &str) -> Option<Decision> {
+    let segments = segments(row);
+    let at = segments.iter().position(|(_, _, text)| *text == selected)?;
+    // The buttons next to the selected one, on both sides.
+    let mut first = at;
+    while first > 0 && segments[first].0 - segments[first - 1].1 <= BUTTON_GAP {
+        first -= 1;
+    }
+    let mut last = at;
+    while last + 1 < segments.len() && segments[last + 1].0 - segments[last].1 <= BUTTON_GAP {
+        last += 1;
+    }
+    let buttons = &segments[first..=last];
+    let is_label =
+        |text: &str| text.chars().count() <= BUTTON_LABEL && text.chars().any(char::is_alphabetic);
+    if buttons.len() < 2 || !buttons.iter().all(|(_, _, text)| is_label(text)) {
+        return None;
+    }
+    let pointed = at - first;
+    let options: Vec<Choice> = buttons
+        .iter()
+        .enumerate()
+        .map(|(place, (_, _, label))| {
+            let key = if place > pointed { "Right" } else { "Left" };
+            Choice {
+                number: place + 1,
+                label: label.to_string(),
+                detail: String::new(),
+                pointed: place == pointed,
+                keys: std::iter::repeat_n(key.to_string(), place.abs_diff(pointed))
+                    .chain(std::iter::once("Enter".to_string()))
+                    .collect(),
+            }
+        })
+        .collect();
+    let question = question_above(rows, index);
+    Some(Decision {
+        fingerprint: fingerprint(&question, &options),
+        question,
+        options,
+    })
+}
+
+/// A row's pieces of text apart by two spaces or more, each as its first column, the column
+/// after it (in chars) and its text; frame glyphs are not text.
+fn segments(row: &str) -> Vec<(usize, usize, &str)> {
+    let mut segments = Vec::new();
+    let mut start: Option<(usize, usize)> = None;
+    let mut end = (0, 0);
+    let mut spaces = 0;
+    for (column, (offset, c)) in row.char_indices().enumerate() {
+        if c == ' ' || is_border(c) {
+            spaces += 1;
+            if spaces >= 2
+                && let Some((first, from)) = start.take()
+            {
+                segments.push((first, end.0, &row[from..end.1]));
+            }
+            continue;
+        }
+        spaces = 0;
+        start.get_or_insert((column, offset));
+        end = (column + 1, offset + c.len_utf8());
+    }
+    if let Some((first, from)) = start {
+        segments.push((first, end.0, &row[from..end.1]));
+    }
+    segments
+}
+
+/// `rows` with a pointer glyph put before the one selected option of a numbered menu drawn
+/// without pointers, so that the menu reader sees which one is selected: options `N. label`
+/// at one column (inside a frame or not, rows indented deeper between them belong to the
+/// option above), exactly one of them shaded, or exactly one on another background than the
+/// others (three options or more: with two, either could be the odd one). `None` when there
+/// is no such menu.
+fn highlighted_as_pointed(
+    rows: &[&str],
+    shades: &[RowShade],
+    pointer: char,
+) -> Option<Vec<String>> {
+    let option_column = |row: &str| {
+        let (column, text) = content(row)?;
+        (column >= 2 && number_marker(text).is_some()).then_some(column)
+    };
     let mut end = rows.len();
     while end > 0 {
-        let Some(width) = indent(rows[end - 1]) else {
+        let Some(width) = option_column(rows[end - 1]) else {
             end -= 1;
             continue;
         };
+        // Up while rows are options at this column or deeper rows under one.
         let mut start = end - 1;
-        while start > 0 && indent(rows[start - 1]) == Some(width) {
-            start -= 1;
+        while start > 0 {
+            let above = rows[start - 1];
+            match (option_column(above), content(above)) {
+                (Some(column), _) if column == width => start -= 1,
+                (None, Some((column, _))) if column > width => start -= 1,
+                _ => break,
+            }
         }
-        let lit: Vec<usize> = (start..end)
-            .filter(|&i| shaded.get(i).copied().unwrap_or(false))
+        let options: Vec<usize> = (start..end)
+            .filter(|&i| option_column(rows[i]) == Some(width))
             .collect();
-        if end - start >= 2
-            && let [selected] = lit.as_slice()
-        {
+        if let Some(selected) = selected_option(&options, shades) {
             let mut marked: Vec<String> = rows.iter().map(|r| r.to_string()).collect();
-            let row = rows[*selected];
-            marked[*selected] = format!("{}{pointer} {}", &row[..width - 2], &row[width..]);
+            let row = rows[selected];
+            let before: String = row.chars().take(width - 2).collect();
+            let text: String = row.chars().skip(width).collect();
+            marked[selected] = format!("{before}{pointer} {text}");
             return Some(marked);
         }
         end = start;
     }
     None
+}
+
+/// The one option row of `options` marked by its colour (see [`highlighted_as_pointed`]).
+fn selected_option(options: &[usize], shades: &[RowShade]) -> Option<usize> {
+    if options.len() < 2 {
+        return None;
+    }
+    let shade = |i: usize| shades.get(i).cloned().unwrap_or_default();
+    let lit: Vec<usize> = options
+        .iter()
+        .copied()
+        .filter(|&i| shade(i).shaded)
+        .collect();
+    if let [selected] = lit.as_slice() {
+        return Some(*selected);
+    }
+    if options.len() < 3 {
+        return None;
+    }
+    let background = |i: usize| shade(i).text_background;
+    let odd: Vec<usize> = options
+        .iter()
+        .copied()
+        .filter(|&i| {
+            options
+                .iter()
+                .filter(|&&j| background(j) == background(i))
+                .count()
+                == 1
+        })
+        .collect();
+    match odd.as_slice() {
+        [selected] if background(*selected).is_some() => Some(*selected),
+        _ => None,
+    }
 }
 
 /// The decision on `rows` (the screen's rows, top to bottom): the last menu `menu` finds, else
@@ -353,9 +497,21 @@ fn question_above(rows: &[&str], first: usize) -> String {
 static LETTER_OPTIONS: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"\([A-Za-z]\)[^/()]*(?:/\([A-Za-z]\)[^/()]*)+$").ok());
 
-/// `(Y)es/(N)o/(D)on't ask again [Yes]:` at the end of the last row with text.
+/// `(Y)es/(N)o/(D)on't ask again [Yes]:` at the end of the last row with text. The question is
+/// that row's text before the options, under the row above it when that has text: Aider prints
+/// the command it asks about there (`touch notes.txt` over `Run shell command?`), so two
+/// prompts about two commands are two decisions.
 fn from_letter_prompt(rows: &[&str]) -> Option<Decision> {
-    let last = rows.iter().rev().find_map(|row| content(row))?.1;
+    let (index, last) = rows
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(index, row)| Some((index, content(row)?.1)))?;
+    let subject = index
+        .checked_sub(1)
+        .and_then(|above| content(rows[above]))
+        .map(|(_, text)| text)
+        .filter(|text| !text.chars().all(is_rule_char));
     let (before_default, default) = match last.trim_end().strip_suffix(':') {
         Some(rest) => match rest.trim_end().strip_suffix(']') {
             Some(rest) => {
@@ -391,9 +547,11 @@ fn from_letter_prompt(rows: &[&str]) -> Option<Decision> {
     if options.len() < 2 {
         return None;
     }
-    let question = before_default[..before_default.len() - tail.len()]
-        .trim()
-        .to_string();
+    let asked = before_default[..before_default.len() - tail.len()].trim();
+    let question = match subject {
+        Some(subject) => format!("{subject}\n{asked}"),
+        None => asked.to_string(),
+    };
     Some(Decision {
         fingerprint: fingerprint(&question, &options),
         question,

@@ -23,7 +23,7 @@ pub struct MenuMatch {
 }
 
 /// Characters that frame a dialog's rows.
-fn is_border(c: char) -> bool {
+pub(super) fn is_border(c: char) -> bool {
     matches!(c, '│' | '┃' | '║' | '|' | '▌' | '▐')
 }
 

@@ -133,13 +133,13 @@ pub fn view_of_capture(capture: &[u8], title: &str, command: &str) -> view::Scre
     }
 }
 
-/// [`view_of_capture`], and which of its rows are shaded ([`shading::screen_rows`]; none for a
+/// [`view_of_capture`], and how its rows are coloured ([`shading::screen_rows`]; nothing for a
 /// capture without colours): what a decision is read from.
 pub fn view_and_shading_of_capture(
     capture: &[u8],
     title: &str,
     command: &str,
-) -> (view::ScreenView, Vec<bool>) {
+) -> (view::ScreenView, Vec<shading::RowShade>) {
     match draw_capture(capture) {
         Some(screen) => (
             view::ScreenView {

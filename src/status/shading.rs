@@ -58,18 +58,96 @@ pub fn rows<L: AsRef<[u8]>>(lines: &[L]) -> Vec<Row> {
         .collect()
 }
 
-/// Which visible rows of a drawn screen have a character (not a space) on a background colour:
-/// how some CLIs mark the selected option of a menu. The same test as [`rows`], on cells.
-pub fn screen_rows(screen: &crate::screen::PaneScreen) -> Vec<bool> {
+/// How one row of a drawn screen is coloured: what tells a dialog's selected option when no
+/// pointer glyph does.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RowShade {
+    /// A character (not a space) is drawn on a background colour: a menu's selected row
+    /// (Grok CLI).
+    pub shaded: bool,
+    /// The background most of the row's text is drawn on (`None`: no text): an option whose
+    /// background differs from the other options' is the selected one (OpenCode's questions,
+    /// all drawn on a dialog's colour).
+    pub text_background: Option<crate::screen::Colour>,
+    /// Stretches of the row's text each drawn on a background that no other text of the row
+    /// has (reverse video counts as the foreground's background), trimmed: a selected button
+    /// among buttons side by side (OpenCode's `Allow once   Allow always   Reject`, where the
+    /// others share the row's colour; Kilo CLI's, where they share one of their own). Empty
+    /// when the row's text is all of one background.
+    pub singled_out: Vec<String>,
+}
+
+/// How each visible row of a drawn screen is coloured (see [`RowShade`]). The same test of a
+/// shaded row as [`rows`], on cells.
+pub fn screen_rows(screen: &crate::screen::PaneScreen) -> Vec<RowShade> {
     screen
         .styled_rows()
         .iter()
-        .map(|row| {
-            row.iter().any(|cell| {
-                !cell.text.trim().is_empty() && cell.style.bg != crate::screen::Colour::Default
-            })
-        })
+        .map(|row| row_shade(row))
         .collect()
+}
+
+fn row_shade(row: &[crate::screen::StyledCell]) -> RowShade {
+    use crate::screen::{Attrs, Colour};
+    let background = |cell: &crate::screen::StyledCell| {
+        let style = cell.style.as_seen();
+        if style.attrs.contains(Attrs::REVERSE) {
+            Some(style.fg)
+        } else {
+            (style.bg != Colour::Default).then_some(style.bg)
+        }
+    };
+    let shaded = row
+        .iter()
+        .any(|cell| !cell.text.trim().is_empty() && cell.style.bg != Colour::Default);
+    // Text, not a frame: box-drawing and block glyphs (a dialog's border drawn on a colour of
+    // its own) do not count.
+    let inked = |cell: &crate::screen::StyledCell| {
+        cell.text
+            .chars()
+            .any(|c| !c.is_whitespace() && !('\u{2500}'..='\u{259f}').contains(&c))
+    };
+    // Stretches of one background, and how many inked cells each has.
+    let mut stretches: Vec<(Option<Colour>, String, usize)> = Vec::new();
+    for cell in row {
+        let colour = background(cell);
+        match stretches.last_mut() {
+            Some((last, text, inked_cells)) if *last == colour => {
+                text.push_str(&cell.text);
+                *inked_cells += usize::from(inked(cell));
+            }
+            _ => stretches.push((colour, cell.text.clone(), usize::from(inked(cell)))),
+        }
+    }
+    let inked: Vec<&(Option<Colour>, String, usize)> = stretches
+        .iter()
+        .filter(|(_, _, cells)| *cells > 0)
+        .collect();
+    let singled_out = if inked.len() < 2 {
+        Vec::new()
+    } else {
+        inked
+            .iter()
+            .filter(|(colour, _, _)| inked.iter().filter(|(c, _, _)| c == colour).count() == 1)
+            .map(|(_, text, _)| text.trim().to_string())
+            .collect()
+    };
+    let mut counts: Vec<(Option<Colour>, usize)> = Vec::new();
+    for (colour, _, cells) in &inked {
+        match counts.iter_mut().find(|(c, _)| c == colour) {
+            Some((_, count)) => *count += cells,
+            None => counts.push((*colour, *cells)),
+        }
+    }
+    let text_background = counts
+        .iter()
+        .max_by_key(|(_, count)| *count)
+        .map(|(colour, _)| colour.unwrap_or_default());
+    RowShade {
+        shaded,
+        text_background,
+        singled_out,
+    }
 }
 
 /// Where an OSC sequence starting at `from` (after `ESC ]`) ends: after its BEL or `ESC \`.

@@ -19,12 +19,16 @@ pub fn cache_dir() -> PathBuf {
 }
 
 /// Installs (once per machine) and returns the path of an agent CLI (`claude`, `codex`,
-/// `gemini`). Panics with the installer's output if it cannot be installed: these tests need
+/// `gemini`, ..., `aider`). Panics with the installer's output if it cannot be installed: these tests need
 /// the real program, they do not skip.
 pub fn binary(name: &str) -> PathBuf {
     static INSTALL: Mutex<()> = Mutex::new(());
     let _guard = INSTALL.lock().unwrap_or_else(|p| p.into_inner());
-    let path = cache_dir().join(name).join("node_modules/.bin").join(name);
+    let path = match name {
+        // A Python program, in a virtual environment of its own.
+        "aider" => cache_dir().join("aider/venv/bin/aider"),
+        _ => cache_dir().join(name).join("node_modules/.bin").join(name),
+    };
     if !path.exists() {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/install-agent-clis.sh");
         let output = Command::new("bash")

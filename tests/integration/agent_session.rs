@@ -69,6 +69,21 @@ impl AgentSession {
     /// provider while `%0` waits for the user, `panectl answer --yes` picks `label`, and the
     /// command runs and the turn ends. Returns the decision as `decisions` listed it.
     pub fn allow_with_answer(&self, file: &Path, label: &str) -> serde_json::Value {
+        let waiting = self.answer_dialog(file, &["--yes"], label);
+        self.server.wait_for(
+            "the allowed command to run",
+            Duration::from_secs(60),
+            || file.exists(),
+        );
+        self.wait_status(&["completed"]);
+        waiting
+    }
+
+    /// Asks the model to run `touch FILE`; the agent's dialog about it is a decision of this
+    /// provider while `%0` waits for the user, and `panectl answer ARGS --decision F` (F the
+    /// dialog's fingerprint) picks the option labelled `label`. Returns the decision as
+    /// `decisions` listed it.
+    pub fn answer_dialog(&self, file: &Path, args: &[&str], label: &str) -> serde_json::Value {
         let server = &self.server;
         send_line(server, &touch(file));
         let name = file.file_name().unwrap_or_default().to_string_lossy();
@@ -77,16 +92,12 @@ impl AgentSession {
         assert_eq!(pane(server)["status"], "waiting_user_answer");
         assert!(!file.exists());
         let fingerprint = waiting["decision"]["fingerprint"].as_str().unwrap();
-        let (outcome, code) = answer(server, &["--yes", "--decision", fingerprint]);
+        let mut all = args.to_vec();
+        all.extend(["--decision", fingerprint]);
+        let (outcome, code) = answer(server, &all);
         assert_eq!(outcome["outcome"], "answered", "{outcome:#}");
         assert_eq!(outcome["label"], label, "{outcome:#}");
         assert_eq!(code, Some(0));
-        server.wait_for(
-            "the allowed command to run",
-            Duration::from_secs(60),
-            || file.exists(),
-        );
-        self.wait_status(&["completed"]);
         waiting
     }
 

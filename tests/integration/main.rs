@@ -4,6 +4,7 @@
 mod agent_clis;
 mod agent_session;
 mod agent_status;
+mod aider;
 mod answer_claude;
 mod answer_codex_gemini;
 mod api;
@@ -37,7 +38,6 @@ mod hook_install;
 mod hostile_paths;
 mod inbox;
 mod inbox_claude;
-mod kilo;
 mod launch_profiles;
 mod lifecycle;
 #[cfg(feature = "mcp")]
@@ -46,6 +46,7 @@ mod mcp;
 mod mcp_agents;
 mod notify;
 mod openapi_check;
+mod opencode;
 mod orchestrate;
 mod package;
 mod pi;
