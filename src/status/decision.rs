@@ -169,6 +169,56 @@ pub fn for_provider(provider: &Provider, rows: &[&str], shades: &[RowShade]) -> 
             from_menu(&marked, &menu)
         })
         .or_else(|| from_buttons(rows, shades))
+        .or_else(|| {
+            // Last: numbered options apart by blank rows (Codex's first-run sign-in menus).
+            let compact = without_blank_rows_between_options(rows)?;
+            let compact: Vec<&str> = compact.iter().map(String::as_str).collect();
+            from_menu(&compact, &menu)
+        })
+}
+
+/// The column (in chars) where a numbered option's number starts on `row`, after any frame
+/// and pointer glyph: `> 1. Sign in` and `  2. Use a key` both give 2.
+fn numbered_option_column(row: &str) -> Option<usize> {
+    let (column, text) = content(row)?;
+    if number_marker(text).is_some() {
+        return Some(column);
+    }
+    let mut chars = text.chars();
+    let pointer = chars.next()?;
+    let rest = chars.as_str();
+    let spaces = rest.chars().take_while(|&c| c == ' ').count();
+    (!pointer.is_alphanumeric() && spaces > 0 && number_marker(&rest[spaces..]).is_some())
+        .then_some(column + 1 + spaces)
+}
+
+/// `rows` without the blank rows that stand between the numbered options of one menu (at one
+/// column, each option's deeper rows under it): a menu read so has its options together. `None`
+/// when no blank row stands so.
+fn without_blank_rows_between_options(rows: &[&str]) -> Option<Vec<String>> {
+    let mut kept: Vec<String> = Vec::with_capacity(rows.len());
+    // The column of the menu the rows above belong to, while they do.
+    let mut menu: Option<usize> = None;
+    let mut dropped = false;
+    for (index, row) in rows.iter().enumerate() {
+        match (content(row), numbered_option_column(row)) {
+            (None, _) => {
+                let next = rows[index + 1..].iter().find(|r| content(r).is_some());
+                let joins = menu.is_some_and(|column| {
+                    next.and_then(|r| numbered_option_column(r)) == Some(column)
+                });
+                if joins {
+                    dropped = true;
+                    continue;
+                }
+            }
+            (Some(_), Some(column)) if menu.is_none_or(|m| m == column) => menu = Some(column),
+            (Some((column, _)), None) if menu.is_some_and(|m| column > m) => {}
+            _ => menu = None,
+        }
+        kept.push(row.to_string());
+    }
+    dropped.then_some(kept)
 }
 
 /// The widest gap (in spaces) between two buttons of one row; hints further right (`ctrl+f

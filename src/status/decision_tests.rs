@@ -231,17 +231,10 @@ fn an_ambiguous_label_prefix_picks_nothing() {
 }
 
 /// Recorded dialogs (by a part of their scenario's name) whose decision is not read, and why.
-const NOT_READ: &[(&str, &str)] = &[
-    (
-        "--onboarding-api-key-",
-        "a text field for an API key: something to type, no options",
-    ),
-    (
-        "--onboarding-sign-in-",
-        "Codex's first-run sign-in menus put a blank row between options, which ends a menu for \
-         the dialog layer (a prompt and a footer under it must stay no menu)",
-    ),
-];
+const NOT_READ: &[(&str, &str)] = &[(
+    "--onboarding-api-key-",
+    "a text field for an API key: something to type, no options",
+)];
 
 /// The decision on a recorded screen as the daemon reads it: the provider's menus on the
 /// drawn capture, with its colours where the recording kept them.
@@ -302,6 +295,41 @@ fn every_recorded_dialog_but_the_listed_ones_yields_a_decision_with_one_pointer(
         }
     }
     assert!(read >= 60, "only {read} recorded dialogs");
+}
+
+#[test]
+fn numbered_options_apart_by_blank_rows_are_one_menu() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let file = root.join("incoming/codex/0.171.0/waiting_user_answer--onboarding-sign-in-menu.txt");
+    let decision = recorded_as_the_daemon_reads(&file, "codex").unwrap();
+    assert_eq!(
+        labels(&decision),
+        [
+            "Sign in with ChatGPT",
+            "Sign in with Device Code",
+            "Sign in another way"
+        ]
+    );
+    assert!(decision.options[0].pointed);
+    assert_eq!(decision.options[2].keys, ["Down", "Down", "Enter"]);
+    assert_eq!(
+        decision.options[2].detail,
+        "Use an API key or another provider"
+    );
+    assert_eq!(
+        decision.question,
+        "Welcome to Codex, OpenAI's command-line coding agent\n\nChoose how you want to use Codex."
+    );
+    // A numbered list in an answer, or options with something else between them, stay apart.
+    let set = crate::status::providers::ProviderSet::builtin().unwrap();
+    let codex = set.get("codex").unwrap();
+    for screen in [
+        "Steps:\n  1. build\n\n  2. test\n\n> ",
+        "> 1. Yes\n\nThat was the question.\n\n  2. No",
+    ] {
+        let rows: Vec<&str> = screen.lines().collect();
+        assert_eq!(for_provider(codex, &rows, &[]), None, "{screen:?}");
+    }
 }
 
 #[test]
