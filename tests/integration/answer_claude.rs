@@ -142,3 +142,95 @@ fn answer_picks_the_option_asked_for_on_claude_codes_permission_dialog() {
         model.log()
     );
 }
+
+/// Whether the fake model was sent a tool result that says `chosen` and not `other`: which
+/// option of Claude Code's AskUserQuestion took effect.
+fn answered_with(model: &FakeModel, chosen: &str, other: &str) -> bool {
+    model.log().iter().any(|request| {
+        let Ok(messages) = serde_json::from_str::<Value>(&request.conversation) else {
+            return false;
+        };
+        let results = messages.as_array().into_iter().flatten().flat_map(|m| {
+            m["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|c| c["type"] == "tool_result")
+                .map(|c| c["content"].to_string())
+        });
+        results
+            .into_iter()
+            .any(|text| text.contains(chosen) && !text.contains(other))
+    })
+}
+
+#[test]
+fn answer_picks_claude_codes_question_option_by_label_and_allows_a_file_write() {
+    let _guard = daemon_test_lock();
+    let model = FakeModel::start();
+    let claude = ClaudeHome::new();
+    let server = TmuxServer::start(120, 40);
+    server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
+    let _daemon = server.start_daemon(&[]);
+    server.wait_for_panes(2);
+    claude.respawn_in(&server, "%0", &model.url());
+    let ready = |what: &str| {
+        server.wait_for(what, Duration::from_secs(60), || {
+            server.panes().iter().any(|p| {
+                p["pane"] == "%0"
+                    && p["provider"] == "claude_code"
+                    && matches!(p["status"].as_str(), Some("idle" | "completed"))
+            })
+        })
+    };
+    ready("Claude Code idle");
+
+    // AskUserQuestion: its options as shown (a description under each), picked by label.
+    server.panectl_ok(&[
+        "send",
+        "%0",
+        "ask:Which colour should the banner use?|Crimson|Teal",
+    ]);
+    let waiting = wait_for_decision(&server, "Which colour");
+    let decision = &waiting["decision"];
+    let labels: Vec<&str> = (decision["options"].as_array().unwrap().iter())
+        .map(|o| o["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels[..2], ["Crimson", "Teal"], "{decision:#}");
+    assert_eq!(
+        decision["options"][1]["detail"], "Choose Teal",
+        "{decision:#}"
+    );
+    let fingerprint = decision["fingerprint"].as_str().unwrap();
+    let (outcome, code) = answer(&server, &["--label", "teal", "--decision", fingerprint]);
+    assert_eq!(outcome["outcome"], "answered", "{outcome:#}");
+    assert_eq!(outcome["label"], "Teal", "{outcome:#}");
+    assert_eq!(code, Some(0));
+    // The CLI's next request to the model carries the option picked.
+    server.wait_for(
+        "the answer Teal sent to the model",
+        Duration::from_secs(30),
+        || answered_with(&model, "Teal", "Crimson"),
+    );
+    ready("Claude Code ready after the question");
+
+    // A file write: the dialog shows the file and its contents; --yes writes it.
+    let notes = claude.work().join("notes.txt");
+    server.panectl_ok(&[
+        "send",
+        "%0",
+        &format!("write:{}|hello from panectl", notes.display()),
+    ]);
+    let waiting = wait_for_decision(&server, "notes.txt");
+    let question = waiting["decision"]["question"].as_str().unwrap();
+    assert!(question.contains("hello from panectl"), "{waiting:#}");
+    assert!(!notes.exists());
+    let fingerprint = waiting["decision"]["fingerprint"].as_str().unwrap();
+    let (outcome, code) = answer(&server, &["--yes", "--decision", fingerprint]);
+    assert_eq!(outcome["outcome"], "answered", "{outcome:#}");
+    assert_eq!(outcome["label"], "Yes", "{outcome:#}");
+    assert_eq!(code, Some(0));
+    server.wait_for("the file written", Duration::from_secs(30), || {
+        std::fs::read_to_string(&notes).is_ok_and(|text| text.contains("hello from panectl"))
+    });
+}
