@@ -234,3 +234,56 @@ fn answer_picks_claude_codes_question_option_by_label_and_allows_a_file_write() 
         std::fs::read_to_string(&notes).is_ok_and(|text| text.contains("hello from panectl"))
     });
 }
+
+#[test]
+fn answer_refuses_claude_codes_plan_by_option() {
+    let _guard = daemon_test_lock();
+    let model = FakeModel::start();
+    let claude = ClaudeHome::new();
+    let server = TmuxServer::start(120, 40);
+    server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
+    let _daemon = server.start_daemon(&[]);
+    server.wait_for_panes(2);
+    // In plan mode, where the model presents a plan (`ExitPlanMode`) for approval.
+    let work = claude.work().to_string_lossy().into_owned();
+    let command = format!("{} --permission-mode plan", claude.command(&model.url()));
+    server.tmux(&["respawn-pane", "-k", "-t", "%0", "-c", &work, &command]);
+    server.wait_for("Claude Code idle", Duration::from_secs(60), || {
+        server
+            .panes()
+            .iter()
+            .any(|p| p["pane"] == "%0" && p["provider"] == "claude_code" && p["status"] == "idle")
+    });
+    let screen = || server.tmux(&["capture-pane", "-p", "-t", "%0"]);
+    let ready = |what: &str| {
+        server.wait_for(what, Duration::from_secs(60), || {
+            matches!(
+                server.panes()[0]["status"].as_str(),
+                Some("idle" | "completed")
+            )
+        })
+    };
+    // The plan's dialog ("Exit plan mode?"): `--no` keeps planning.
+    server.panectl_ok(&["send", "%0", "plan:Rename the banner colour to teal."]);
+    let waiting = wait_for_decision(&server, "Exit plan mode?");
+    let decision = &waiting["decision"];
+    let labels: Vec<&str> = (decision["options"].as_array().unwrap().iter())
+        .map(|o| o["label"].as_str().unwrap())
+        .collect();
+    assert!(
+        labels.len() >= 2 && labels[0].starts_with("Yes"),
+        "{decision:#}"
+    );
+    assert!(labels.contains(&"No"), "{decision:#}");
+    let fingerprint = decision["fingerprint"].as_str().unwrap();
+    let (outcome, code) = answer(&server, &["--no", "--decision", fingerprint]);
+    assert_eq!(outcome["outcome"], "answered", "{outcome:#}");
+    assert_eq!(outcome["label"], "No", "{outcome:#}");
+    assert_eq!(code, Some(0));
+    ready("Claude Code ready after the refused plan");
+    let shown = screen();
+    assert!(
+        shown.contains("Rejected Claude's plan") && shown.contains("plan mode on"),
+        "{shown}"
+    );
+}

@@ -14,6 +14,7 @@
 //! | `fail:STATUS` | HTTP `STATUS` (500 and 429 make the CLIs retry) |
 //! | `ask:QUESTION\|OPTION1\|OPTION2` | calls the CLI's ask-the-user tool (`AskUserQuestion`, `ask_user`, `request_user_input`, `question`) |
 //! | `write:PATH\|TEXT` | calls the CLI's file-writing tool (`Write`, `write_file`, `apply_patch`, `write`; for Aider an edit block) |
+//! | `plan:TEXT` | presents TEXT as a plan for approval (Claude Code in plan mode: `ExitPlanMode`) |
 //! | `fetch:URL` | calls the CLI's web-fetch tool (`WebFetch`, `web_fetch`, `webfetch`) |
 //! | `compactslow:MS` | answered at once; a later request whose own prompt has no directive (a `/compact` summary) waits `MS` ms |
 //!
@@ -56,6 +57,8 @@ pub enum Behaviour {
     Write { path: String, text: String },
     /// Fetch a web page.
     Fetch { url: String },
+    /// Present a plan for approval (Claude Code in plan mode: `ExitPlanMode`).
+    Plan { plan: String },
 }
 
 /// What Claude Code writes between an interrupted prompt and the next one it sends with it.
@@ -75,7 +78,9 @@ pub fn behaviour(prompt: &str, after_tool: bool) -> Behaviour {
             let rest = &prompt[at + key.len()..];
             let end = match key {
                 // Text and commands run to the end of their line.
-                "reply:" | "tool:" | "ask:" | "write:" => rest.find('\n').unwrap_or(rest.len()),
+                "reply:" | "tool:" | "ask:" | "write:" | "plan:" => {
+                    rest.find('\n').unwrap_or(rest.len())
+                }
                 _ => rest.find(char::is_whitespace).unwrap_or(rest.len()),
             };
             rest[..end].trim().to_string()
@@ -100,6 +105,9 @@ pub fn behaviour(prompt: &str, after_tool: bool) -> Behaviour {
         }
         if let Some(url) = directive("fetch:") {
             return Behaviour::Fetch { url };
+        }
+        if let Some(plan) = directive("plan:") {
+            return Behaviour::Plan { plan };
         }
     }
     let delay_ms = directive("slow:")
@@ -162,6 +170,14 @@ fn tool_call(behaviour: &Behaviour, offered: &[String]) -> Option<(String, Value
             };
             Some((name, arguments))
         }
+        Behaviour::Plan { plan } => match pick(&["ExitPlanMode"]) {
+            Some(name) => Some((name, json!({"plan": plan}))),
+            // A deferred tool: loaded by name first.
+            None => Some((
+                pick(&["ToolSearch"])?,
+                json!({"query": "select:ExitPlanMode", "max_results": 1}),
+            )),
+        },
         Behaviour::Fetch { url } => {
             let name = pick(&["WebFetch", "web_fetch", "webfetch"])?;
             let arguments = match name.as_str() {
@@ -224,6 +240,19 @@ fn offered_tools(request: &Value) -> Vec<String> {
     names
 }
 
+/// The name of the tool the last assistant message of an Anthropic request called.
+fn last_tool_use(request: &Value) -> Option<String> {
+    let messages = request["messages"].as_array()?;
+    let last = messages.iter().rev().find(|m| m["role"] == "assistant")?;
+    let content = last["content"].as_array()?;
+    content
+        .iter()
+        .rev()
+        .find(|c| c["type"] == "tool_use")
+        .and_then(|c| c["name"].as_str())
+        .map(str::to_string)
+}
+
 /// The behaviour a request asks for, the tool call it makes (other than a shell command) and
 /// the extra delay of a `/compact` summary.
 fn resolve(
@@ -231,13 +260,30 @@ fn resolve(
     prompt: &str,
     after_tool: bool,
 ) -> (Behaviour, Option<(String, Value)>, u64) {
-    let wanted = behaviour(prompt, after_tool);
-    let call = tool_call(&wanted, &offered_tools(request));
+    let mut wanted = behaviour(prompt, after_tool);
+    // Claude Code offers `ExitPlanMode` only once `ToolSearch` loaded it: the plan follows.
+    if after_tool && last_tool_use(request).as_deref() == Some("ToolSearch") {
+        let messages = request["messages"].as_array().cloned().unwrap_or_default();
+        let asked = (messages.iter().rev())
+            .filter(|m| m["role"] == "user")
+            .map(|m| last_user(std::slice::from_ref(m)).0)
+            .find(|text| text.contains("plan:"));
+        if let Some(plan) = asked.map(|text| behaviour(&text, false))
+            && matches!(plan, Behaviour::Plan { .. })
+        {
+            wanted = plan;
+        }
+    }
+    let offered = offered_tools(request);
+    let call = tool_call(&wanted, &offered);
     let wanted = match wanted {
-        Behaviour::Ask { .. } | Behaviour::Write { .. } | Behaviour::Fetch { .. }
+        Behaviour::Ask { .. }
+        | Behaviour::Write { .. }
+        | Behaviour::Fetch { .. }
+        | Behaviour::Plan { .. }
             if call.is_none() =>
         {
-            missing_tool(&wanted)
+            missing_tool(&wanted, &offered)
         }
         other => other,
     };
@@ -245,9 +291,13 @@ fn resolve(
     (wanted, call, delay)
 }
 
-/// A request body may ask for a tool the CLI lacks: that turns into a plain reply saying so.
-fn missing_tool(behaviour: &Behaviour) -> Behaviour {
-    let text = format!("fake model: no tool for {behaviour:?}");
+/// A request body may ask for a tool the CLI lacks: that turns into a plain reply saying so,
+/// and which tools it offers.
+fn missing_tool(behaviour: &Behaviour, offered: &[String]) -> Behaviour {
+    let text = format!(
+        "fake model: no tool for {behaviour:?} (offered: {})",
+        offered.join(", ")
+    );
     Behaviour::Reply { text, delay_ms: 0 }
 }
 
@@ -506,7 +556,10 @@ async fn anthropic(
             "end_turn",
             *delay_ms + extra_delay,
         ),
-        Behaviour::Ask { .. } | Behaviour::Write { .. } | Behaviour::Fetch { .. } => {
+        Behaviour::Ask { .. }
+        | Behaviour::Write { .. }
+        | Behaviour::Fetch { .. }
+        | Behaviour::Plan { .. } => {
             let (name, input) = call.clone().unwrap_or_default();
             (
                 json!({"type": "tool_use", "id": tool_id, "name": name, "input": input}),
@@ -632,7 +685,10 @@ async fn openai(State(state): State<Shared>, axum::Json(request): axum::Json<Val
                    "content": [{"type": "output_text", "text": text, "annotations": []}]}),
             *delay_ms + extra_delay,
         ),
-        Behaviour::Ask { .. } | Behaviour::Write { .. } | Behaviour::Fetch { .. } => {
+        Behaviour::Ask { .. }
+        | Behaviour::Write { .. }
+        | Behaviour::Fetch { .. }
+        | Behaviour::Plan { .. } => {
             let (name, arguments) = call.clone().unwrap_or_default();
             let item = if custom(&name) {
                 json!({"id": format!("ctc_fake_{number}"), "type": "custom_tool_call", "status": "completed",
@@ -738,10 +794,18 @@ async fn openai_chat(
             json!({"role": "assistant", "content": text}),
             *delay_ms + extra_delay,
         ),
-        Behaviour::Ask { .. } | Behaviour::Write { .. } | Behaviour::Fetch { .. } if side => {
+        Behaviour::Ask { .. }
+        | Behaviour::Write { .. }
+        | Behaviour::Fetch { .. }
+        | Behaviour::Plan { .. }
+            if side =>
+        {
             (json!({"role": "assistant", "content": "ok"}), 0)
         }
-        Behaviour::Ask { .. } | Behaviour::Write { .. } | Behaviour::Fetch { .. } => {
+        Behaviour::Ask { .. }
+        | Behaviour::Write { .. }
+        | Behaviour::Fetch { .. }
+        | Behaviour::Plan { .. } => {
             let (name, arguments) = call.clone().unwrap_or_default();
             (
                 json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("call_fake_{}", next_id()), "type": "function",
@@ -859,7 +923,10 @@ async fn gemini(
     let (part, delay) = match &behaviour {
         Behaviour::Fail { status } => return fail(*status),
         Behaviour::Reply { text, delay_ms } => (json!({"text": text}), *delay_ms + extra_delay),
-        Behaviour::Ask { .. } | Behaviour::Write { .. } | Behaviour::Fetch { .. } => {
+        Behaviour::Ask { .. }
+        | Behaviour::Write { .. }
+        | Behaviour::Fetch { .. }
+        | Behaviour::Plan { .. } => {
             let (name, args) = call.clone().unwrap_or_default();
             (json!({"functionCall": {"name": name, "args": args}}), 0)
         }
