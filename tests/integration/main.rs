@@ -57,6 +57,7 @@ mod plugin_keys;
 mod portable;
 mod profiles;
 mod qwen_code;
+mod readme_examples;
 mod remote;
 mod resize_reflow;
 mod restore;
