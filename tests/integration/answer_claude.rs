@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::agent_clis::ClaudeHome;
 use crate::fake_model::FakeModel;
-use crate::support::{TmuxServer, daemon_test_lock};
+use crate::support::{Daemon, TmuxServer, daemon_test_lock};
 
 /// Waits until `%0` shows a dialog the daemon reads; returns it as `panectl decisions` does.
 /// Fails with the pane's screen and the decisions listed when none comes.
@@ -57,23 +57,38 @@ pub fn touch(file: &Path) -> String {
     format!("tool:touch {}", file.display())
 }
 
+/// A server of 120x40 with the daemon and, in `%0`, Claude Code (with `args` added to its
+/// command line) against `model`, idle at its prompt. A second pane keeps the session alive
+/// whatever happens to the first.
+fn claude_session(model: &FakeModel, claude: &ClaudeHome, args: &str) -> (TmuxServer, Daemon) {
+    let server = TmuxServer::start(120, 40);
+    server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
+    let daemon = server.start_daemon(&[]);
+    server.wait_for_panes(2);
+    let work = claude.work().to_string_lossy().into_owned();
+    let command = format!("{} {args}", claude.command(&model.url()));
+    server.tmux(&["respawn-pane", "-k", "-t", "%0", "-c", &work, &command]);
+    wait_ready(&server, "Claude Code idle");
+    (server, daemon)
+}
+
+/// Waits until `%0`'s Claude Code is ready: `idle` or `completed`.
+fn wait_ready(server: &TmuxServer, what: &str) {
+    server.wait_for(what, Duration::from_secs(60), || {
+        server.panes().iter().any(|p| {
+            p["pane"] == "%0"
+                && p["provider"] == "claude_code"
+                && matches!(p["status"].as_str(), Some("idle" | "completed"))
+        })
+    });
+}
+
 #[test]
 fn answer_picks_the_option_asked_for_on_claude_codes_permission_dialog() {
     let _guard = daemon_test_lock();
     let model = FakeModel::start();
     let claude = ClaudeHome::new();
-    let server = TmuxServer::start(120, 40);
-    // A second pane keeps the session alive whatever happens to the first.
-    server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
-    let _daemon = server.start_daemon(&[]);
-    server.wait_for_panes(2);
-    claude.respawn_in(&server, "%0", &model.url());
-    server.wait_for("Claude Code idle", Duration::from_secs(60), || {
-        server
-            .panes()
-            .iter()
-            .any(|p| p["pane"] == "%0" && p["provider"] == "claude_code" && p["status"] == "idle")
-    });
+    let (server, _daemon) = claude_session(&model, &claude, "");
 
     // --no: the option labelled No, so the command never runs.
     let refused = claude.work().join("refused");
@@ -169,21 +184,7 @@ fn answer_picks_claude_codes_question_option_by_label_and_allows_a_file_write() 
     let _guard = daemon_test_lock();
     let model = FakeModel::start();
     let claude = ClaudeHome::new();
-    let server = TmuxServer::start(120, 40);
-    server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
-    let _daemon = server.start_daemon(&[]);
-    server.wait_for_panes(2);
-    claude.respawn_in(&server, "%0", &model.url());
-    let ready = |what: &str| {
-        server.wait_for(what, Duration::from_secs(60), || {
-            server.panes().iter().any(|p| {
-                p["pane"] == "%0"
-                    && p["provider"] == "claude_code"
-                    && matches!(p["status"].as_str(), Some("idle" | "completed"))
-            })
-        })
-    };
-    ready("Claude Code idle");
+    let (server, _daemon) = claude_session(&model, &claude, "");
 
     // AskUserQuestion: its options as shown (a description under each), picked by label.
     server.panectl_ok(&[
@@ -212,7 +213,7 @@ fn answer_picks_claude_codes_question_option_by_label_and_allows_a_file_write() 
         Duration::from_secs(30),
         || answered_with(&model, "Teal", "Crimson"),
     );
-    ready("Claude Code ready after the question");
+    wait_ready(&server, "Claude Code ready after the question");
 
     // A file write: the dialog shows the file and its contents; --yes writes it.
     let notes = claude.work().join("notes.txt");
@@ -240,29 +241,9 @@ fn answer_refuses_claude_codes_plan_by_option() {
     let _guard = daemon_test_lock();
     let model = FakeModel::start();
     let claude = ClaudeHome::new();
-    let server = TmuxServer::start(120, 40);
-    server.tmux(&["split-window", "-d", "-t", "%0", "sh"]);
-    let _daemon = server.start_daemon(&[]);
-    server.wait_for_panes(2);
     // In plan mode, where the model presents a plan (`ExitPlanMode`) for approval.
-    let work = claude.work().to_string_lossy().into_owned();
-    let command = format!("{} --permission-mode plan", claude.command(&model.url()));
-    server.tmux(&["respawn-pane", "-k", "-t", "%0", "-c", &work, &command]);
-    server.wait_for("Claude Code idle", Duration::from_secs(60), || {
-        server
-            .panes()
-            .iter()
-            .any(|p| p["pane"] == "%0" && p["provider"] == "claude_code" && p["status"] == "idle")
-    });
+    let (server, _daemon) = claude_session(&model, &claude, "--permission-mode plan");
     let screen = || server.tmux(&["capture-pane", "-p", "-t", "%0"]);
-    let ready = |what: &str| {
-        server.wait_for(what, Duration::from_secs(60), || {
-            matches!(
-                server.panes()[0]["status"].as_str(),
-                Some("idle" | "completed")
-            )
-        })
-    };
     // The plan's dialog ("Exit plan mode?"): `--no` keeps planning.
     server.panectl_ok(&["send", "%0", "plan:Rename the banner colour to teal."]);
     let waiting = wait_for_decision(&server, "Exit plan mode?");
@@ -280,7 +261,7 @@ fn answer_refuses_claude_codes_plan_by_option() {
     assert_eq!(outcome["outcome"], "answered", "{outcome:#}");
     assert_eq!(outcome["label"], "No", "{outcome:#}");
     assert_eq!(code, Some(0));
-    ready("Claude Code ready after the refused plan");
+    wait_ready(&server, "Claude Code ready after the refused plan");
     let shown = screen();
     assert!(
         shown.contains("Rejected Claude's plan") && shown.contains("plan mode on"),
