@@ -28,6 +28,8 @@ mod scenarios;
 mod tmux;
 #[path = "record_agent_screens/turns.rs"]
 mod turns;
+#[path = "record_agent_screens/typing.rs"]
+mod typing;
 
 use cli::notes;
 use tmux::{same_lines, strip_escapes};
