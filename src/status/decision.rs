@@ -177,13 +177,20 @@ pub fn for_provider(provider: &Provider, rows: &[&str], shades: &[RowShade]) -> 
         })
 }
 
+/// The column (in chars) where a numbered option without a pointer starts on `row` (`1. Yes`,
+/// inside a frame or not).
+fn plain_option_column(row: &str) -> Option<usize> {
+    let (column, text) = content(row)?;
+    number_marker(text).is_some().then_some(column)
+}
+
 /// The column (in chars) where a numbered option's number starts on `row`, after any frame
 /// and pointer glyph: `> 1. Sign in` and `  2. Use a key` both give 2.
 fn numbered_option_column(row: &str) -> Option<usize> {
-    let (column, text) = content(row)?;
-    if number_marker(text).is_some() {
+    if let Some(column) = plain_option_column(row) {
         return Some(column);
     }
+    let (column, text) = content(row)?;
     let mut chars = text.chars();
     let pointer = chars.next()?;
     let rest = chars.as_str();
@@ -321,10 +328,7 @@ fn highlighted_as_pointed(
     shades: &[RowShade],
     pointer: char,
 ) -> Option<Vec<String>> {
-    let option_column = |row: &str| {
-        let (column, text) = content(row)?;
-        (column >= 2 && number_marker(text).is_some()).then_some(column)
-    };
+    let option_column = |row: &str| plain_option_column(row).filter(|&column| column >= 2);
     let mut end = rows.len();
     while end > 0 {
         let Some(width) = option_column(rows[end - 1]) else {

@@ -3,19 +3,6 @@
 use super::*;
 use crate::status::pane::{FRAME_HOLD, Timing};
 
-/// A core whose `%0` runs Claude Code, seeded, at a time after attaching.
-fn agent_pane() -> (Harness, Instant) {
-    let mut h = Harness::new(ConnectionConfig::default());
-    let (start, _) = split_at(&transcript("shell-utf8"), "%output");
-    h.feed(&start);
-    h.attach(&[&row("%0", "@0", (100, 30), "claude_code")]);
-    h.seed(PaneId(0), (100, 30), &["$"], (2, 0));
-    let t0 = h.now + Duration::from_secs(1);
-    h.core.wake(t0);
-    h.now = t0;
-    (h, t0)
-}
-
 #[test]
 fn a_frame_begun_is_read_when_it_ends_not_when_its_output_pauses() {
     let (mut h, t0) = agent_pane();

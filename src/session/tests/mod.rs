@@ -526,8 +526,8 @@ fn a_failed_pipe_falls_back_to_the_control_transport() {
     assert_eq!(h.core.stats().pipe_bytes, 5);
 }
 
-#[test]
-fn status_evaluation_is_due_when_output_goes_quiet_and_at_most_max_wait_after() {
+/// A core whose `%0` runs Claude Code, seeded, at a time after attaching.
+fn agent_pane() -> (Harness, Instant) {
     let mut h = Harness::new(ConnectionConfig::default());
     let (start, _) = split_at(&transcript("shell-utf8"), "%output");
     h.feed(&start);
@@ -536,6 +536,12 @@ fn status_evaluation_is_due_when_output_goes_quiet_and_at_most_max_wait_after() 
     let t0 = h.now + Duration::from_secs(1);
     h.core.wake(t0);
     h.now = t0;
+    (h, t0)
+}
+
+#[test]
+fn status_evaluation_is_due_when_output_goes_quiet_and_at_most_max_wait_after() {
+    let (mut h, t0) = agent_pane();
     h.output("%0", "working");
     let timing = crate::status::pane::Timing::default();
     assert_eq!(h.core.next_wakeup(t0), Some(t0 + timing.quiet));
