@@ -183,12 +183,13 @@ mod tests {
             keys: vec!["C-c".into(), "C-d".into()],
             fallback: true,
             cancelled: vec![7, 8],
+            finished_first: vec![6],
             removed_worktree: None,
             worktree_error: None,
         };
         assert_eq!(
             round_trip(&closed),
-            r#"{"pane":"%4","how":"killed","provider":null,"text":null,"keys":["C-c","C-d"],"fallback":true,"cancelled":[7,8]}"#
+            r#"{"pane":"%4","how":"killed","provider":null,"text":null,"keys":["C-c","C-d"],"fallback":true,"cancelled":[7,8],"finished_first":[6]}"#
         );
         assert_eq!(round_trip(&CloseBody::default()), "{}");
         round_trip(&WaitAnswer {

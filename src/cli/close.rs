@@ -80,6 +80,13 @@ fn summary(closed: &Closed) -> String {
     } else {
         format!("closed {}: sent {sent}; {how}", closed.pane)
     };
+    if !closed.finished_first.is_empty() {
+        let ids: Vec<String> = closed.finished_first.iter().map(i64::to_string).collect();
+        text.push_str(&format!(
+            "; waited for the delivery of messages {} to finish",
+            ids.join(", ")
+        ));
+    }
     if !closed.cancelled.is_empty() {
         let ids: Vec<String> = closed.cancelled.iter().map(i64::to_string).collect();
         text.push_str(&format!("; cancelled messages {}", ids.join(", ")));
@@ -113,6 +120,7 @@ mod tests {
             },
             fallback,
             cancelled: vec![],
+            finished_first: vec![],
             removed_worktree: None,
             worktree_error: None,
         }
@@ -142,10 +150,11 @@ mod tests {
         );
         let mut killed = closed(CloseHow::Killed, None, true);
         killed.cancelled = vec![4, 5];
+        killed.finished_first = vec![3];
         assert_eq!(
             summary(&killed),
             "closed %3: no agent recognised, sent C-c C-d; it did not exit in time and its pane \
-             was killed; cancelled messages 4, 5"
+             was killed; waited for the delivery of messages 3 to finish; cancelled messages 4, 5"
         );
         assert!(
             summary(&closed(CloseHow::Exited, Some("mine"), true))

@@ -392,6 +392,7 @@ pub async fn run(
     };
     tracker.spawn(crate::orchestration::handoff::resume(context.clone()));
     tracker.spawn(crate::orchestration::dialogs::follow(context.clone()));
+    tracker.spawn(crate::orchestration::conversations::follow(context.clone()));
     let api_state = ApiState {
         ctx: context,
         started,

@@ -237,6 +237,36 @@ impl Store {
         Ok(())
     }
 
+    /// Records the worker's new pane: its task followed the agent there (restored, or launched
+    /// again under its name).
+    pub fn set_assignment_worker(&mut self, id: i64, pane: &str) -> Result<(), InboxError> {
+        self.connection
+            .execute(
+                "UPDATE assignments SET worker = ?2 WHERE id = ?1 AND state = 'working'",
+                params![id, pane],
+            )
+            .map_err(self.db())?;
+        Ok(())
+    }
+
+    /// Points a working assignment's answer at its assigner's pane now (`pane`, running
+    /// `agent`): the assigner, named, was restored or launched again in another pane.
+    pub fn set_assignment_reply_to(
+        &mut self,
+        id: i64,
+        pane: &str,
+        agent: &str,
+    ) -> Result<(), InboxError> {
+        self.connection
+            .execute(
+                "UPDATE assignments SET reply_to = ?2, reply_agent = ?3
+                 WHERE id = ?1 AND state = 'working'",
+                params![id, pane, agent],
+            )
+            .map_err(self.db())?;
+        Ok(())
+    }
+
     /// Ends a working assignment and queues `reply` for its assigner, in one transaction: the
     /// reply is queued exactly once even if the daemon dies here. `reason` makes it failed.
     pub fn finish_assignment(

@@ -1,5 +1,7 @@
 //! `POST /v1/panes/{pane}/close`: closes an agent the way a person would. Its messages still
-//! pending are cancelled first (no delivery may type into a CLI on its way out), then the CLI
+//! pending are cancelled first (no delivery may type into a CLI on its way out), one being
+//! typed at that moment is let finish (its text and the close keys must not interleave), then
+//! the CLI
 //! is asked to exit its own way (its provider's `[close]` table: `/exit` and Enter; without
 //! one, Ctrl-C then Ctrl-D), and given until the timeout to do so; whatever is left of the
 //! pane (a shell it returned to, a dead pane, or the program that ignored the keys) is then
@@ -38,6 +40,11 @@ const TEXT_DELAY: Duration = Duration::from_millis(150);
 
 /// How often the pane's process is looked at while the agent is given time to exit.
 const POLL: Duration = Duration::from_millis(100);
+
+/// The longest a close waits for a message being typed into the agent to be done (a delivery
+/// types, submits and confirms in well under this; one that takes longer is given up on in
+/// the inbox as `uncertain`).
+const DELIVERY_WAIT: Duration = Duration::from_secs(15);
 
 /// The body of `POST /v1/panes/{pane}/close`.
 #[derive(Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
@@ -81,6 +88,9 @@ pub struct Closed {
     /// The messages that were still pending for the pane, now cancelled with the reason
     /// `agent closed`.
     pub cancelled: Vec<i64>,
+    /// The messages that were being typed into the agent when the close came: each was let
+    /// finish (delivered, or failed) before the close keys, so that the two did not mix.
+    pub finished_first: Vec<i64>,
     /// With `remove_worktree`: the worktree removed (its branch kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub removed_worktree: Option<String>,
@@ -157,6 +167,7 @@ pub async fn close(state: &Context, name: &str, body: &CloseBody) -> Result<Clos
     // Closed on purpose: not to be restored, and nothing waits for it any more.
     cancelled.extend(super::follow::forget_closed(state, &pane, CANCEL_REASON).await?);
     cancelled.sort_unstable();
+    let finished_first = deliveries_done(state, &id.to_string()).await?;
     let ended = if pane.dead || pane.status == Status::Exited {
         Ended::Exited
     } else {
@@ -193,9 +204,46 @@ pub async fn close(state: &Context, name: &str, body: &CloseBody) -> Result<Clos
         keys: close.keys,
         fallback,
         cancelled,
+        finished_first,
         removed_worktree,
         worktree_error,
     })
+}
+
+/// Waits until no message is being typed into `pane` (none can start now: its pending ones
+/// were cancelled), at most [`DELIVERY_WAIT`]; the ids of those it waited for.
+async fn deliveries_done(state: &Context, pane: &str) -> Result<Vec<i64>, Error> {
+    let deadline = tokio::time::Instant::now() + DELIVERY_WAIT;
+    let mut waited = Vec::new();
+    loop {
+        let receiver = pane.to_string();
+        let typing: Vec<i64> = state
+            .inbox
+            .call(move |store| store.list(Some(&receiver), Some(crate::inbox::State::Delivering)))
+            .await?
+            .into_iter()
+            .map(|m| m.id)
+            .collect();
+        for id in &typing {
+            if !waited.contains(id) {
+                tracing::info!(%pane, message = id, "a message is being typed into the agent: closing after it");
+                waited.push(*id);
+            }
+        }
+        if typing.is_empty() {
+            return Ok(waited);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            tracing::warn!(%pane, ?typing, "a delivery did not finish in time: closing anyway");
+            return Ok(waited);
+        }
+        tokio::select! {
+            () = state.shutdown.cancelled() => {
+                return Err(Error::Unavailable("the daemon is stopping".into()));
+            }
+            () = tokio::time::sleep(POLL) => {}
+        }
+    }
 }
 
 /// Types the close text and presses the close keys. A pane that is gone by then is no error

@@ -124,13 +124,17 @@ async fn worker(state: &Context, body: &HandoffBody, mcp: bool) -> Result<PaneId
     }
 }
 
-/// Queues `text` for `pane` from `from`, if `permission` lets it go there.
+/// Queues `text` for `pane` from `from`, if `permission` lets it go there. `by_name`: a worker
+/// with a name gets the task by its name, so the task follows the agent to a new pane (held
+/// while it is down, its again when restored); `handoff`, which waits in the request, follows
+/// the pane alone.
 async fn task_message(
     state: &Context,
     pane: PaneId,
     text: &str,
     from: &str,
     permission: ShellPermission,
+    by_name: bool,
 ) -> Result<NewMessage, Error> {
     let (summary, handle) = state.find(&pane.to_string()).await?;
     permission.check(&summary)?;
@@ -141,9 +145,7 @@ async fn task_message(
         pane: pane.to_string(),
         agent,
         sender: from.to_string(),
-        // Not by name: an assignment watches its worker's pane, and a task that waited for a
-        // restored worker would be taken by a turn no one follows.
-        to_agent: None,
+        to_agent: summary.name.clone().filter(|_| by_name),
         body: text.as_bytes().to_vec(),
         now: crate::inbox::now_ms(),
         ttl_ms: None,
@@ -220,12 +222,13 @@ pub async fn handoff(
         &body.message,
         body.from.as_deref().unwrap_or("api"),
         permission,
+        false,
     )
     .await?;
     // Subscribe before queueing, so that nothing the delivery does is missed.
     let events = state.bus.subscribe();
     let message = state.inbox.enqueue(new).await.map_err(Error::from)?;
-    let end = follow(
+    let (end, pane) = follow(
         state,
         events,
         message.id,
@@ -233,6 +236,7 @@ pub async fn handoff(
         false,
         Some(deadline),
         || {},
+        |_| {},
     )
     .await?;
     let (status, answer) = read_answer(state, pane, message.id, end)
@@ -280,7 +284,7 @@ pub async fn assign(state: &Context, body: &HandoffBody, mcp: bool) -> Result<As
         .from
         .clone()
         .unwrap_or_else(|| reply_pane.pane.to_string());
-    let task = task_message(state, pane, &body.message, &from, permission).await?;
+    let task = task_message(state, pane, &body.message, &from, permission, true).await?;
     let deadline_at = timeout.map(|t| task.now + t.as_millis() as i64);
     let new = NewAssignment {
         task,
@@ -335,7 +339,7 @@ async fn finish(
     assignment: Assignment,
 ) {
     let id = assignment.id;
-    let worker = assignment.worker.clone();
+    let mut worker = assignment.worker.clone();
     let (body, reason) = match assignment.worker.parse::<PaneId>() {
         Err(_) => (
             format!("[panectl] Assignment {id} failed: {worker} is not a pane."),
@@ -356,7 +360,20 @@ async fn finish(
                     }
                 });
             };
-            let end = match follow(
+            let (inbox, tasks) = (state.inbox.clone(), state.tasks.clone());
+            let on_moved = move |pane: PaneId| {
+                let inbox = inbox.clone();
+                tasks.spawn(async move {
+                    let pane = pane.to_string();
+                    if let Err(error) = inbox
+                        .call(move |store| store.set_assignment_worker(id, &pane))
+                        .await
+                    {
+                        warn!(%error, id, "cannot record the worker's new pane");
+                    }
+                });
+            };
+            let (end, pane) = match follow(
                 &state,
                 events,
                 assignment.message_id,
@@ -364,6 +381,7 @@ async fn finish(
                 assignment.busy_seen,
                 deadline,
                 on_busy,
+                on_moved,
             )
             .await
             {
@@ -371,9 +389,11 @@ async fn finish(
                 // The daemon is stopping: the next start follows it again.
                 Err(_) => return,
             };
+            worker = pane.to_string();
             outcome(&state, &assignment, pane, end).await
         }
     };
+    follow_the_assigner(&state, &assignment).await;
     let reply = crate::inbox::assignments::reply_body(&body);
     let now = crate::inbox::now_ms();
     let reason_now = reason.clone();
@@ -399,6 +419,46 @@ async fn finish(
             }
         }
         Err(error) => warn!(%error, id, "cannot finish the assignment"),
+    }
+}
+
+/// Points the answer at the assigner's pane now when the assigner has a name and runs in
+/// another pane than the one it assigned from (it was restored, or launched again): its old
+/// pane may be gone, or run another program. An assigner that is down gets the answer held
+/// for it by name (see [`crate::inbox::held`]).
+async fn follow_the_assigner(state: &Context, assignment: &Assignment) {
+    let Some(name) = assignment.reply_name.as_deref() else {
+        return;
+    };
+    let Some(now) = state
+        .all_panes()
+        .await
+        .into_iter()
+        .find(|p| !p.dead && p.name.as_deref() == Some(name))
+    else {
+        return;
+    };
+    let Ok((_, handle)) = state.find(&now.pane.to_string()).await else {
+        return;
+    };
+    let agent = match crate::inbox::delivery::agent_identity(&handle, now.pane).await {
+        Ok(agent) => agent,
+        Err(error) => {
+            warn!(%error, id = assignment.id, "cannot tell who runs in the assigner's pane");
+            return;
+        }
+    };
+    if now.pane.to_string() == assignment.reply_to && agent == assignment.reply_agent {
+        return;
+    }
+    let (id, pane) = (assignment.id, now.pane.to_string());
+    info!(id, from = %assignment.reply_to, to = %pane, agent = name, "the answer follows its assigner to its pane now");
+    if let Err(error) = state
+        .inbox
+        .call(move |store| store.set_assignment_reply_to(id, &pane, &agent))
+        .await
+    {
+        warn!(%error, id, "cannot point the answer at the assigner's pane");
     }
 }
 

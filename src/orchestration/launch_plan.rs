@@ -213,6 +213,7 @@ mod tests {
             system_prompt_flag: prompt.map(str::to_string),
             resume_args: Vec::new(),
             session_args: Vec::new(),
+            conversation_list: Vec::new(),
             hook_args: Vec::new(),
         }
     }

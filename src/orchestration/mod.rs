@@ -7,6 +7,7 @@
 pub mod agent_records;
 pub mod answer;
 pub mod close;
+pub mod conversations;
 pub mod dialogs;
 pub mod follow;
 pub mod handoff;

@@ -5,6 +5,10 @@
 //! delivered (or failed), status events when the worker was busy and when it is ready again.
 //! Only what happens after the delivery began counts, so a worker that was busy with something
 //! else when the task was queued is not taken to have answered it.
+//!
+//! A task sent to a named agent follows the agent (see [`crate::inbox::held`]): when the
+//! worker's pane goes before the task was delivered, the task is held, and the follower waits
+//! for the agent to be restored or launched again under its name, then follows the new pane.
 
 use std::time::Duration;
 
@@ -48,6 +52,11 @@ struct Turn {
     status: Option<Status>,
     busy_seen: bool,
     missing_since: Option<tokio::time::Instant>,
+    /// The task's pane, as the inbox has it now: another than the one followed when the task
+    /// followed its agent to a new pane.
+    message_pane: Option<PaneId>,
+    /// Whether the task is for a named agent (it waits for the agent when its pane goes).
+    by_name: bool,
 }
 
 impl Turn {
@@ -98,9 +107,12 @@ impl Turn {
 }
 
 /// Follows the turn that message `message_id` starts in `pane` until it ends or `deadline`
-/// passes. `events` must have been subscribed before the message was queued (or, for a turn
-/// followed again after a restart, before this call). `busy_seen` carries what an earlier
-/// follower saw; `on_busy` is called once when the worker is first seen busy.
+/// passes; how it ended, and the pane it ended in (another than `pane` when the task followed
+/// its agent to a new pane). `events` must have been subscribed before the message was queued
+/// (or, for a turn followed again after a restart, before this call). `busy_seen` carries what
+/// an earlier follower saw; `on_busy` is called once when the worker is first seen busy, and
+/// `on_moved` each time the task moves to another pane.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn follow(
     state: &Context,
     events: broadcast::Receiver<std::sync::Arc<DaemonEvent>>,
@@ -109,7 +121,8 @@ pub(crate) async fn follow(
     busy_seen: bool,
     deadline: Option<tokio::time::Instant>,
     mut on_busy: impl FnMut(),
-) -> Result<TurnEnd, Error> {
+    mut on_moved: impl FnMut(PaneId),
+) -> Result<(TurnEnd, PaneId), Error> {
     let mut turn = Turn {
         message: State::Pending,
         reason: None,
@@ -117,13 +130,25 @@ pub(crate) async fn follow(
         status: None,
         busy_seen,
         missing_since: None,
+        message_pane: None,
+        by_name: false,
     };
     let mut watch = PaneWatch::on(events, pane);
-    refresh(state, message_id, pane, &mut turn).await?;
+    refresh(state, message_id, watch.pane(), &mut turn).await?;
     loop {
+        // The task followed its agent to a new pane (restored, or launched again): follow that.
+        if let Some(moved) = turn.message_pane.filter(|p| *p != watch.pane()) {
+            tracing::info!(message = message_id, from = %watch.pane(), to = %moved, "the task followed its agent to a new pane");
+            watch.retarget(moved);
+            on_moved(moved);
+            turn.status = None;
+            turn.missing_since = None;
+            refresh(state, message_id, moved, &mut turn).await?;
+            continue;
+        }
         let now = tokio::time::Instant::now();
         if let Some(end) = turn.end(now) {
-            return Ok(end);
+            return Ok((end, watch.pane()));
         }
         let wake = match (turn.next_check(), deadline) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -142,12 +167,12 @@ pub(crate) async fn follow(
             () = sleep => {
                 if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
                     if let Some(end) = turn.end(tokio::time::Instant::now()) {
-                        return Ok(end);
+                        return Ok((end, watch.pane()));
                     }
-                    return Ok(TurnEnd::TimedOut(turn.message, turn.status));
+                    return Ok((TurnEnd::TimedOut(turn.message, turn.status), watch.pane()));
                 }
                 if turn.missing_since.is_some() {
-                    refresh(state, message_id, pane, &mut turn).await?;
+                    refresh(state, message_id, watch.pane(), &mut turn).await?;
                 }
             }
             seen = watch.next() => match seen {
@@ -163,9 +188,13 @@ pub(crate) async fn follow(
                             turn.delivered_at = Some(tokio::time::Instant::now());
                         }
                         if matches!(new, State::Failed | State::Uncertain | State::Expired | State::Cancelled) {
-                            refresh(state, message_id, pane, &mut turn).await?;
+                            refresh(state, message_id, watch.pane(), &mut turn).await?;
                         }
                         turn.message = *new;
+                        // Held for its agent, or given to the agent's new pane: read where.
+                        if matches!(new, State::Held | State::Pending) && turn.by_name {
+                            refresh(state, message_id, watch.pane(), &mut turn).await?;
+                        }
                     }
                 }
                 Seen::Status { status, .. } => {
@@ -173,8 +202,13 @@ pub(crate) async fn follow(
                     note_busy(&mut turn, &mut on_busy);
                 }
                 // Listed now, or events were missed: read both afresh.
-                Seen::Stale => refresh(state, message_id, pane, &mut turn).await?,
-                Seen::Gone => return Ok(TurnEnd::PaneGone),
+                Seen::Stale => refresh(state, message_id, watch.pane(), &mut turn).await?,
+                // A task not yet delivered to a named agent waits for the agent to come back.
+                Seen::Gone if turn.by_name && matches!(turn.message, State::Pending | State::Held) => {
+                    turn.status = None;
+                    refresh(state, message_id, watch.pane(), &mut turn).await?;
+                }
+                Seen::Gone => return Ok((TurnEnd::PaneGone, watch.pane())),
                 Seen::Closed => return Err(Error::Unavailable("the daemon is stopping".into())),
             }
         }
@@ -216,6 +250,13 @@ async fn refresh(
     }
     turn.message = message.state;
     turn.reason = message.reason;
+    turn.by_name = message.to_agent.is_some();
+    turn.message_pane = message.pane.parse().ok();
+    if turn.by_name && message.state == State::Held {
+        // Waiting for its agent: the pane it left may be gone, and that is no end.
+        turn.missing_since = None;
+        return Ok(());
+    }
     match state.find(&pane.to_string()).await {
         Ok((summary, _)) => {
             turn.missing_since = None;
@@ -243,6 +284,8 @@ mod tests {
             status: Some(status),
             busy_seen,
             missing_since: None,
+            message_pane: None,
+            by_name: false,
         }
     }
 

@@ -60,6 +60,12 @@ impl PaneWatch {
         self.pane
     }
 
+    /// Watches another pane on the same subscription (a turn whose task followed its agent to
+    /// a new pane); read that pane after this, not before.
+    pub fn retarget(&mut self, pane: PaneId) {
+        self.pane = pane;
+    }
+
     /// Waits for the next event and says what it means for the pane.
     pub async fn next(&mut self) -> Seen {
         match self.events.recv().await {

@@ -78,6 +78,34 @@ fn close_waits_for_a_busy_agent_to_exit_and_cancels_its_pending_messages() {
 }
 
 #[test]
+fn close_lets_a_message_being_typed_finish_before_its_keys() {
+    let _guard = daemon_test_lock();
+    let setup = Setup::start(0.5);
+    // Three seconds between a message's text and its Enter: the message is being typed
+    // (`delivering`) when the close comes.
+    let dir = setup.rules_dir().display().to_string();
+    let _daemon = setup
+        .server
+        .start_daemon(&["--rules-dir", &dir, "--submit-delay", "3s"]);
+    setup.server.wait_for_panes(2);
+    setup.wait_status(&["idle"], Duration::from_secs(10));
+    let server = &setup.server;
+    let typed = setup.send("typed as the close came");
+    setup.wait_state(typed, "delivering", Duration::from_secs(10));
+
+    let started = Instant::now();
+    let closed = close_json(server, &["%0"]);
+    // Its Enter came first, then the close's Ctrl-C: the message went whole, and once.
+    assert_eq!(closed["finished_first"], json!([typed]), "{closed}");
+    assert_eq!(closed["cancelled"], json!([]), "{closed}");
+    assert_eq!(closed["how"], "exited", "{closed}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{closed}");
+    assert_eq!(setup.message(typed)["state"], "delivered");
+    assert_eq!(setup.bodies(), [b"typed as the close came".to_vec()]);
+    assert!(!pane_exists(server, "%0"));
+}
+
+#[test]
 fn close_by_name_kills_what_ignores_the_keys_and_refuses_a_missing_pane() {
     let _guard = daemon_test_lock();
     let setup = Setup::start(0.2);

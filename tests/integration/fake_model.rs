@@ -516,7 +516,12 @@ async fn openai_chat(
 ) -> Response {
     dump(&request);
     let (prompt, after_tool) = openai_chat_prompt(&request);
-    record(&state, "/v1/chat/completions", &prompt, "");
+    record(
+        &state,
+        "/v1/chat/completions",
+        &prompt,
+        &request["messages"].to_string(),
+    );
     let model = request["model"].as_str().unwrap_or("gpt-fake").to_string();
     // Without tools (Aider), a file is written with an edit block in the answer.
     let wanted = behaviour(&prompt, after_tool);

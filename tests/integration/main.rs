@@ -64,6 +64,7 @@ mod restore;
 mod restore_claude;
 mod restore_codex;
 mod restore_gemini;
+mod restore_opencode;
 mod screen_fixtures;
 mod screen_watch;
 mod seen;

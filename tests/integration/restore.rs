@@ -304,3 +304,103 @@ fn a_daemon_killed_during_a_restore_starts_no_agent_twice_when_run_again() {
     assert_eq!(named(&setup), names, "an agent started twice or not at all");
     assert_eq!(restore(&setup, &["--dry-run"]).len(), names.len());
 }
+
+#[test]
+fn an_assignment_to_a_named_worker_follows_it_across_a_restore_and_answers_once() {
+    let _guard = daemon_test_lock();
+    let mut setup = Setup::start(0.2);
+    let _daemon = setup.daemon();
+    setup.wait_status(&["idle"], Duration::from_secs(10));
+    for (name, session) in [("boss", "hq"), ("crew1", "crew")] {
+        setup.server.panectl_ok(&[
+            "launch",
+            "fake_agent",
+            "--name",
+            name,
+            "--new-session",
+            "--session",
+            session,
+        ]);
+    }
+    // A dialog holds the worker: the task stays queued until tmux dies.
+    let (asked, _) = send_to(&setup, "crew1", "ASK first");
+    setup.wait_state(asked, "delivered", Duration::from_secs(15));
+    let id = setup
+        .server
+        .panectl_ok(&["assign", "crew1", "task three", "--reply-to", "boss"])
+        .trim()
+        .to_string();
+    let assignment = |setup: &Setup| -> Value {
+        let listed = setup.server.panectl_ok(&["assignments", "--json"]);
+        listed
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("an assignment line"))
+            .find(|a| a["id"].as_i64().map(|n| n.to_string()).as_deref() == Some(id.as_str()))
+            .unwrap_or_else(|| panic!("no assignment {id}: {listed}"))
+    };
+    let task = assignment(&setup)["message_id"].as_i64().unwrap();
+    let old_worker = assignment(&setup)["worker"].as_str().unwrap().to_string();
+    assert_eq!(setup.message(task)["to_agent"], "crew1");
+
+    setup.server.tmux(&["kill-server"]);
+    setup.server.wait_for(
+        "the daemon to see the server gone",
+        Duration::from_secs(5),
+        || setup.server.health()["server_alive"] == false,
+    );
+    setup.server.wait_for_exit(Duration::from_secs(10));
+    setup.server.start_again("fresh", 100, 30);
+    setup.server.wait_for_panes(1);
+    // The task waits for its worker, and the assignment for its answer.
+    setup.wait_state(task, "held", Duration::from_secs(20));
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(assignment(&setup)["state"], "working");
+
+    let done = restore(&setup, &[]);
+    let worker = outcome(&done, "crew1")["pane"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let boss = outcome(&done, "boss")["pane"].as_str().unwrap().to_string();
+    assert_ne!(worker, boss);
+    setup.wait_state(task, "delivered", Duration::from_secs(20));
+    let mut answered = Value::Null;
+    setup.server.wait_for(
+        "the assignment to be answered",
+        Duration::from_secs(30),
+        || {
+            answered = assignment(&setup);
+            answered["state"] != "working"
+        },
+    );
+    assert_eq!(answered["state"], "answered", "{answered}");
+    // It followed the worker to its new pane (the old one may have the same id after tmux
+    // started again), and the answer went to the restored assigner once.
+    assert_eq!(
+        answered["worker"],
+        worker.as_str(),
+        "was {old_worker}: {answered}"
+    );
+    let reply_id = answered["reply_id"].as_i64().unwrap();
+    let reply = setup.wait_state(reply_id, "delivered", Duration::from_secs(20));
+    assert_eq!(reply["pane"], boss.as_str(), "{reply}");
+    let expected = format!("[panectl] Answer from {worker} to assignment {id}:\neerht ksat");
+    std::thread::sleep(Duration::from_secs(1));
+    let bodies = setup.bodies();
+    assert_eq!(
+        bodies
+            .iter()
+            .filter(|b| b.as_slice() == expected.as_bytes())
+            .count(),
+        1,
+        "{bodies:?}"
+    );
+    assert_eq!(
+        bodies
+            .iter()
+            .filter(|b| b.as_slice() == b"task three")
+            .count(),
+        1,
+        "{bodies:?}"
+    );
+}

@@ -266,20 +266,30 @@ async fn fail_all(inbox: &InboxHandle, pane: &str, reason: &'static str) {
     let pane = pane.to_string();
     let result = inbox
         .call(move |store| {
-            let mut failed = Vec::new();
+            let (mut failed, mut held) = (Vec::new(), Vec::new());
             for m in store.list(Some(&pane), Some(super::State::Delivering))? {
                 failed.push(store.failed(m.id, reason)?.id);
             }
             // A pending message for a named agent restore knows waits for it instead.
             for m in store.list(Some(&pane), Some(super::State::Pending))? {
-                failed.push(store.fail_or_hold(m.id, reason)?.id);
+                let after = store.fail_or_hold(m.id, reason)?;
+                match after.state {
+                    super::State::Held => held.push(after.id),
+                    _ => failed.push(after.id),
+                }
             }
-            Ok(failed)
+            Ok((failed, held))
         })
         .await;
     match result {
-        Ok(ids) if !ids.is_empty() => warn!(?ids, reason, "messages failed"),
-        Ok(_) => {}
+        Ok((failed, held)) => {
+            if !failed.is_empty() {
+                warn!(ids = ?failed, reason, "messages failed");
+            }
+            if !held.is_empty() {
+                tracing::info!(ids = ?held, reason, "messages held for their agent");
+            }
+        }
         Err(error) => warn!(%error, "cannot fail messages"),
     }
 }

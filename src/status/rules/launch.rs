@@ -26,6 +26,11 @@ pub struct Launch {
     /// and a restore that cannot resume it (nothing was said in it yet) starts it again under
     /// the same id. Empty when the CLI chooses its own ids.
     pub session_args: Vec<String>,
+    /// The arguments that, after the launch command's program, list the CLI's conversations as
+    /// JSON (OpenCode's `session list --format json`: objects with `id`, `directory`, `created`
+    /// and `updated` in ms): how the daemon learns the conversation of a CLI that has no hooks
+    /// to say it, at the end of a turn. Empty: none.
+    pub conversation_list: Vec<String>,
     /// The arguments that give an agent `panectl launch` starts panectl's hooks, without the
     /// user's files: `{hook_settings}` is replaced by a `settings_json` text whose hooks run
     /// `panectl hook --socket S` on each event of the provider's `[signals.hooks]`,
@@ -89,6 +94,8 @@ pub(super) struct LaunchSpec {
     pub(super) resume_args: Vec<String>,
     #[serde(default)]
     pub(super) session_args: Vec<String>,
+    #[serde(default)]
+    pub(super) conversation_list: Vec<String>,
     #[serde(default)]
     pub(super) hook_args: Vec<String>,
 }
@@ -192,6 +199,7 @@ mod tests {
             system_prompt_flag: None,
             resume_args: vec!["--resume".into(), "{conversation}".into()],
             session_args: vec!["--session-id={conversation}".into()],
+            conversation_list: Vec::new(),
             hook_args: Vec::new(),
         };
         assert_eq!(

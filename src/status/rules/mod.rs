@@ -32,6 +32,8 @@
 //! system_prompt_flag = "--append-system-prompt" # optional: the flag before a system prompt
 //! resume_args = ["--resume", "{conversation}"] # optional: how `restore` resumes a conversation
 //! session_args = ["--session-id", "{conversation}"] # optional: start on an id panectl chooses
+//! conversation_list = ["session", "list", "--format", "json"] # optional: list conversations
+//!                                    # (JSON: id, directory, created, updated), to learn one
 //! hook_args = ["--settings", "{hook_settings}"] # optional: hooks for a launched agent (Launch)
 //! [[launch.startup_prompts]]         # dialogs at start that `--accept-startup-prompts` answers
 //! rule = "claude_code.trust_folder"  # the waiting_user_answer rule that recognises it
@@ -699,6 +701,7 @@ impl Provider {
                     system_prompt_flag: launch.system_prompt_flag.clone(),
                     resume_args: launch.resume_args.clone(),
                     session_args: launch.session_args.clone(),
+                    conversation_list: launch.conversation_list.clone(),
                     hook_args: launch.hook_args.clone(),
                 })
             }
