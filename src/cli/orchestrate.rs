@@ -111,6 +111,13 @@ pub struct LaunchArgs {
     /// The worktree's base ref (default: the repository's current branch).
     #[arg(long, value_name = "REF", requires = "worktree")]
     base: Option<String>,
+    /// Start the agent in a pane split off PANE (a pane id or an agent's name), to its right,
+    /// instead of in a window of its own; `restore` splits it off that agent again.
+    #[arg(long, value_name = "PANE", add = super::complete::panes(), conflicts_with = "new_session")]
+    split: Option<String>,
+    /// With `--split`: below the pane instead of to its right.
+    #[arg(long, requires = "split")]
+    split_below: bool,
     #[command(flatten)]
     options: LaunchOptions,
     /// Return once started, without waiting until it is ready.
@@ -144,6 +151,7 @@ pub async fn caller_session(client: &ApiClient, caller: Option<String>) -> Optio
 pub async fn default_session(client: &ApiClient, body: &mut LaunchBody, caller: Option<String>) {
     if body.session.is_none()
         && !body.new_session
+        && body.split.is_none()
         && let Some(session) = caller_session(client, caller).await
     {
         body.session = Some(session);
@@ -190,6 +198,8 @@ fn launch(server: &ServerArgs, args: &LaunchArgs) -> anyhow::Result<ExitCode> {
         no_hooks: args.no_hooks,
         worktree: args.worktree.clone().flatten(),
         base: args.base.clone(),
+        split: args.split.clone(),
+        split_below: args.split_below,
         ..args.options.body(
             args.provider.as_deref().unwrap_or_default(),
             server.is_remote(),

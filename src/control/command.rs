@@ -142,12 +142,14 @@ const LITERAL_POSITIONS: &[(&str, Option<&str>)] = &[
     ("delete-buffer", Some("-b")),
     ("paste-buffer", Some("-b")),
     ("send-keys", None),
-    // The shell command of a new window or session is handed to `sh -c` as it is.
+    // The shell command of a new window, pane or session is handed to `sh -c` as it is.
     ("new-window", None),
     ("new-session", None),
+    ("split-window", None),
     // `-e NAME=VALUE` is put into the new process's environment as it is.
     ("new-window", Some("-e")),
     ("new-session", Some("-e")),
+    ("split-window", Some("-e")),
 ];
 
 /// A tmux command with its arguments, checked as it is built.

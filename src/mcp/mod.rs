@@ -242,6 +242,7 @@ impl PanectlMcp {
             return Err("launch_agent: give a provider or a profile".into());
         }
         if body.session.is_none()
+            && body.split.is_none()
             && let Some(session) = self.caller_session().await
         {
             body.session = Some(session);

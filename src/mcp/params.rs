@@ -96,6 +96,13 @@ pub struct LaunchParams {
     /// How long to wait until it is ready, in seconds (default 60).
     #[serde(default)]
     pub timeout_seconds: Option<f64>,
+    /// Start it in a pane split off this agent (its name) or pane (`%N`), to its right,
+    /// instead of in a window of its own (`session` is then that pane's).
+    #[serde(default)]
+    pub split: Option<String>,
+    /// With `split`: below it instead.
+    #[serde(default)]
+    pub split_below: bool,
 }
 
 /// What `restore_agents` is given.
@@ -203,6 +210,8 @@ pub fn launch_body(params: &LaunchParams) -> LaunchBody {
         env: params.env.clone().unwrap_or_default(),
         args: params.args.clone().unwrap_or_default(),
         timeout_seconds: params.timeout_seconds,
+        split: params.split.clone(),
+        split_below: params.split_below,
         ..LaunchBody::default()
     }
 }
@@ -403,12 +412,15 @@ mod tests {
             env: Some(BTreeMap::from([("A".into(), "b".into())])),
             args: None,
             timeout_seconds: Some(5.0),
+            split: Some("boss".into()),
+            split_below: true,
         };
         assert_eq!(
             sent(&launch_body(&params)),
             plain_launch(
                 json!({"provider": "claude_code", "name": "worker", "cwd": "/tmp",
-                   "env": {"A": "b"}, "timeout_seconds": 5.0})
+                   "env": {"A": "b"}, "timeout_seconds": 5.0, "split": "boss",
+                   "split_below": true})
             )
         );
         let send = SendMessageParams {

@@ -35,6 +35,22 @@ pub async fn record_launch(
     launch.remove("caller_env");
     launch.remove("worktree");
     launch.remove("base");
+    // Split off a pane: restore splits off the agent of that pane again, known by its name
+    // (pane ids change when tmux starts again); one with no name is not split off again.
+    if let Some(target) = body.split.as_deref()
+        && target.parse::<PaneId>().is_ok()
+    {
+        let named = state
+            .all_panes()
+            .await
+            .into_iter()
+            .find(|p| p.pane.to_string() == target)
+            .and_then(|p| p.name);
+        match named {
+            Some(name) => launch.insert("split".into(), name.into()),
+            None => launch.remove("split"),
+        };
+    }
     if let Some(path) = worktree_path {
         launch.insert("cwd".into(), path.into());
     }

@@ -229,7 +229,32 @@ pub async fn launch_agent(
     let handles = state.handles();
     let panes = state.all_panes().await;
     const NEW_PANE: Format = Format::new("#{pane_id}");
-    let (handle, create, new_window) = if body.new_session {
+    let (handle, create, new_window) = if let Some(target) = &body.split {
+        if body.new_session {
+            return Err(Error::bad_request(
+                "split puts the agent in that pane's window: not with new_session",
+            ));
+        }
+        let (beside, handle) = state.find(target).await?;
+        // The pane of the window that is active now gets the focus back after the split.
+        let active = panes
+            .iter()
+            .find(|p| p.window_id == beside.window_id && p.active)
+            .map_or(beside.pane, |p| p.pane);
+        let create = Command::new("split-window")
+            .flag("-P")
+            .format_option("-F", NEW_PANE)
+            .flag(if body.split_below { "-v" } else { "-h" })
+            .target("-t", Target::Pane(beside.pane));
+        (
+            handle,
+            create,
+            NewWindow::Split {
+                window: beside.window_id,
+                refocus: active,
+            },
+        )
+    } else if body.new_session {
         let name = body
             .session
             .as_deref()
@@ -332,8 +357,13 @@ pub async fn launch_agent(
     // provider and name too: tmux runs the whole line or none of it, so no pane of a launch is
     // ever left without them (a daemon killed in between would not know it as the agent, and
     // a restore would start it twice).
+    // A split pane's window is the user's: the option is the new pane's alone.
+    let scope = match new_window {
+        NewWindow::Split { .. } => "-p",
+        _ => "-w",
+    };
     let keep = new_window
-        .target(Command::new("set-option").flag("-w"))
+        .target(Command::new("set-option").flag(scope))
         .safe(&remain_on_exit()?)
         .safe(&on()?);
     let provider_value =
@@ -352,6 +382,11 @@ pub async fn launch_agent(
                 .option_name(NAME_OPTION)
                 .safe(&name),
         );
+    }
+    if let NewWindow::Split { refocus, .. } = &new_window {
+        // The split made the agent's pane active, so that the commands above could aim at it
+        // through its window: the pane that was active is again.
+        line = line.then(Command::new("select-pane").target("-t", Target::Pane(*refocus)));
     }
     let pane: PaneId = first_reply_line(&handle, line)
         .await?
@@ -374,7 +409,8 @@ pub async fn launch_agent(
         None => None,
     };
     let worktree_path = worktree.as_ref().map(|w| w.path.as_str());
-    started_or_failed(state, &handle, pane).await?;
+    let split = matches!(new_window, NewWindow::Split { .. });
+    started_or_failed(state, &handle, pane, split).await?;
     // Only a command that started is recorded: restore would start a failing one again.
     super::agent_records::record_launch(
         state,
@@ -435,6 +471,15 @@ enum NewWindow {
     At(crate::ids::SessionId, u32),
     /// The last window of the session of this name (`new-session`).
     InSessionNamed(SafeValue),
+    /// A pane split off another in `window` (`split-window` without `-d`: the new pane is the
+    /// window's active one, which is what a window target of `set-option -p` names), and the
+    /// pane to make active again after.
+    Split {
+        /// The window split.
+        window: crate::ids::WindowId,
+        /// Its active pane before the split.
+        refocus: PaneId,
+    },
 }
 
 impl NewWindow {
@@ -444,6 +489,7 @@ impl NewWindow {
             NewWindow::In(session) => command.target_last_window("-t", *session),
             NewWindow::At(session, index) => command.target_window_index("-t", *session, *index),
             NewWindow::InSessionNamed(name) => command.target_last_window_named("-t", name),
+            NewWindow::Split { window, .. } => command.target("-t", Target::Window(*window)),
         }
     }
 }
@@ -476,6 +522,7 @@ async fn started_or_failed(
     state: &Context,
     handle: &ConnectionHandle,
     pane: PaneId,
+    split: bool,
 ) -> Result<(), Error> {
     const DEAD: Format = Format::new(
         "#{pane_dead}:#{pane_dead_status}#{?pane_dead_signal,signal #{pane_dead_signal},}:#{pane_current_command}",
@@ -532,8 +579,9 @@ async fn started_or_failed(
     }
     let died = died.map(|(status, _)| status);
     let Some(status) = died else {
+        // Where it was set: a split pane's window is the user's, and keeps its own value.
         let unset = Command::new("set-option")
-            .flag("-w")
+            .flag(if split { "-p" } else { "-w" })
             .flag("-u")
             .target("-t", pane)
             .safe(&remain_on_exit()?);

@@ -92,6 +92,14 @@ pub struct LaunchBody {
     /// The worktree's base ref (default: the repository's current branch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<String>,
+    /// Start the agent in a pane split off this pane or agent (`%N` or a name) instead of a
+    /// window of its own: beside it, or below it with `split_below`. Not with `new_session`
+    /// (the window is that pane's). `restore` splits the same agent again when it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<String>,
+    /// With `split`: the new pane goes below (`split-window -v`) instead of to the right.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub split_below: bool,
     /// A restore's launch of a recorded agent (never from a request): not recorded again.
     #[serde(skip)]
     #[schema(ignore)]

@@ -138,7 +138,8 @@ pub async fn restore(state: &Context, body: &RestoreBody) -> Result<Vec<Restored
             done.push(report);
             continue;
         }
-        let (launch, resumed) = match relaunch_body(state, &record, body, &sessions, true) {
+        let now = state.all_panes().await;
+        let (launch, resumed) = match relaunch_body(state, &record, body, (&sessions, &now), true) {
             Ok(planned) => planned,
             Err(error) => {
                 report.outcome = RestoreOutcome::Failed;
@@ -168,7 +169,7 @@ pub async fn restore(state: &Context, body: &RestoreBody) -> Result<Vec<Restored
             tracing::info!(agent = %record.key, %error, "the conversation cannot be resumed; starting it again under its id");
             report.error = Some(format!("not resumed: {error}"));
             resumed = false;
-            launched = match relaunch_body(state, &record, body, &sessions, false) {
+            launched = match relaunch_body(state, &record, body, (&sessions, &now), false) {
                 Ok((fresh, _)) => launch_agent(state, &fresh, false).await,
                 Err(error) => Err(error),
             };
@@ -224,7 +225,7 @@ fn relaunch_body(
     state: &Context,
     record: &AgentRecord,
     body: &RestoreBody,
-    sessions: &BTreeSet<String>,
+    (sessions, panes): (&BTreeSet<String>, &[PaneSummary]),
     resume: bool,
 ) -> Result<(LaunchBody, bool), Error> {
     let mut launch: LaunchBody = serde_json::from_str(&record.launch)
@@ -235,7 +236,18 @@ fn relaunch_body(
     launch.window_index = record.window_index;
     launch.no_wait = false;
     launch.timeout_seconds = body.timeout_seconds.or(launch.timeout_seconds);
-    if sessions.contains(&record.session) {
+    // Split off an agent that runs (restored before it, in launch order): split off it again;
+    // else in a window of its own.
+    if let Some(target) = launch.split.take()
+        && panes
+            .iter()
+            .any(|p| !p.dead && p.name.as_deref() == Some(target.as_str()))
+    {
+        launch.split = Some(target);
+        launch.session = None;
+        launch.new_session = false;
+        launch.window_index = None;
+    } else if sessions.contains(&record.session) {
         launch.session = Some(record.session.clone());
         launch.new_session = false;
     } else if !record.session.is_empty() {

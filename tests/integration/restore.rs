@@ -404,3 +404,102 @@ fn an_assignment_to_a_named_worker_follows_it_across_a_restore_and_answers_once(
         "{bodies:?}"
     );
 }
+
+/// `NAME LEFT TOP ACTIVE` for each pane of session `session`'s window at `index`, by name.
+fn placed(setup: &Setup, session: &str) -> Vec<(String, u32, u32, bool)> {
+    let listed = setup.server.tmux(&[
+        "list-panes",
+        "-s",
+        "-t",
+        session,
+        "-F",
+        "#{@panectl_name} #{window_index} #{pane_left} #{pane_top} #{pane_active}",
+    ]);
+    let mut placed: Vec<(String, u32, u32, bool)> = listed
+        .lines()
+        .map(|line| {
+            let fields: Vec<&str> = line.split(' ').collect();
+            assert_eq!(fields[1], "0", "a pane outside the first window: {listed}");
+            (
+                fields[0].to_string(),
+                fields[2].parse().unwrap(),
+                fields[3].parse().unwrap(),
+                fields[4] == "1",
+            )
+        })
+        .collect();
+    placed.sort();
+    placed
+}
+
+#[test]
+fn agents_split_off_another_come_back_split_off_it() {
+    let _guard = daemon_test_lock();
+    let mut setup = Setup::start(0.2);
+    let _daemon = setup.daemon();
+    setup.wait_status(&["idle"], Duration::from_secs(10));
+    setup.server.panectl_ok(&[
+        "launch",
+        "fake_agent",
+        "--name",
+        "lead",
+        "--new-session",
+        "--session",
+        "team",
+    ]);
+    // Beside it (split by its name) and below it (split by its pane id).
+    let lead = setup
+        .server
+        .tmux(&["display", "-p", "-t", "team:0", "#{pane_id}"]);
+    setup
+        .server
+        .panectl_ok(&["launch", "fake_agent", "--name", "side", "--split", "lead"]);
+    setup.server.panectl_ok(&[
+        "launch",
+        "fake_agent",
+        "--name",
+        "under",
+        "--split",
+        lead.trim(),
+        "--split-below",
+    ]);
+    let check = |setup: &Setup| {
+        let panes = placed(setup, "team");
+        let names: Vec<&str> = panes.iter().map(|p| p.0.as_str()).collect();
+        assert_eq!(names, ["lead", "side", "under"], "{panes:?}");
+        let (lead, side, under) = (&panes[0], &panes[1], &panes[2]);
+        assert!(
+            side.1 > lead.1 && side.2 == lead.2,
+            "side is not beside lead: {panes:?}"
+        );
+        assert!(
+            under.2 > lead.2 && under.1 == lead.1,
+            "under is not below lead: {panes:?}"
+        );
+        // The focus stays where it was: the splits did not take it.
+        assert!(lead.3 && !side.3 && !under.3, "{panes:?}");
+    };
+    check(&setup);
+    // The user's window keeps its own remain-on-exit: only the agents' panes had it, and
+    // only while they started.
+    let window = setup
+        .server
+        .tmux(&["show-options", "-w", "-t", "team:0", "remain-on-exit"]);
+    assert_eq!(window.trim(), "", "{window}");
+
+    setup.server.tmux(&["kill-server"]);
+    setup.server.wait_for(
+        "the daemon to see the server gone",
+        Duration::from_secs(5),
+        || setup.server.health()["server_alive"] == false,
+    );
+    setup.server.wait_for_exit(Duration::from_secs(10));
+    setup.server.start_again("fresh", 100, 30);
+    setup.server.wait_for_panes(1);
+    let done = restore(&setup, &[]);
+    for key in ["lead", "side", "under"] {
+        assert_eq!(outcome(&done, key)["outcome"], "started_fresh", "{done:#?}");
+    }
+    check(&setup);
+    assert_eq!(restore(&setup, &[]).len(), 3);
+}
