@@ -8,6 +8,12 @@
 //!   and without the daemon attached;
 //! * `scale`: 200 panes over 40 sessions: cold start, RSS, idle CPU and processes started over
 //!   60 s;
+//! * `wide`: 100 sessions x 10 panes: cold start, idle CPU of the daemon and the tmux server,
+//!   processes started, and the memory of the daemon, its control clients and relays and the
+//!   tmux server's growth (PSS);
+//! * `flood-lag`: how late `completed` is when a flood in an agent's pane ends;
+//! * `events-wide`: `latency`'s daemon row with 70 panes (10 printing) and with 1000 panes (50
+//!   printing) in one run: p50/p99 of a byte to its event, and daemon CPU per MB printed;
 //! * `transport`: the pipe transport against the control transport in one run: latency, and
 //!   CPU for a 200 MB burst;
 //! * `remote`: a server reached over ssh (a real sshd on 127.0.0.1) against the same server
@@ -24,6 +30,8 @@ mod agent_clis;
 #[path = "../tests/integration/fake_model.rs"]
 #[allow(dead_code)]
 mod fake_model;
+#[path = "daemon/flood_lag.rs"]
+mod flood_lag;
 #[path = "../tests/integration/screen_watch.rs"]
 #[allow(dead_code)]
 mod screen_watch;
@@ -33,6 +41,8 @@ mod sshd;
 #[path = "../tests/integration/support/mod.rs"]
 #[allow(dead_code)]
 mod support;
+#[path = "daemon/wide.rs"]
+mod wide;
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -116,9 +126,14 @@ fn stats(mut latencies_ms: Vec<f64>) -> Stats {
 
 /// Creates the probe windows in session `probes`, each waiting on `channel` before writing
 /// markers to a log. Returns (pane id, log path) per probe.
-fn create_probes(server: &TmuxServer, channel: &str, dir: &Path) -> Vec<(String, PathBuf)> {
+fn create_probes(
+    server: &TmuxServer,
+    channel: &str,
+    dir: &Path,
+    count: usize,
+) -> Vec<(String, PathBuf)> {
     let marker = scripts().join("marker.py");
-    (0..PROBES)
+    (0..count)
         .map(|i| {
             let log = dir.join(format!("{channel}-{i}.log"));
             let command = format!(
@@ -191,10 +206,14 @@ fn latencies(writes: &[u64], arrivals: &[(u64, u64)]) -> Vec<f64> {
 }
 
 fn latency_server() -> TmuxServer {
+    latency_server_of(IDLE_PANES)
+}
+
+/// A server with a `probes` session and `idle` idle panes: sessions of 5 windows of 2 panes.
+fn latency_server_of(idle: usize) -> TmuxServer {
     let server = TmuxServer::start(80, 24);
     server.tmux(&["rename-session", "-t", "$0", "probes"]);
-    // 60 idle panes: 6 sessions of 5 windows of 2 panes.
-    for s in 0..IDLE_PANES / 10 {
+    for s in 0..idle / 10 {
         let name = format!("idle{s}");
         server.tmux(&["new-session", "-d", "-s", &name, "-x", "80", "-y", "24"]);
         server.tmux(&["split-window", "-t", &name]);
@@ -210,11 +229,22 @@ fn latency_server() -> TmuxServer {
 type Arrivals = BTreeMap<String, Vec<(u64, u64)>>;
 
 fn run_daemon_latency(server: &TmuxServer, dir: &Path, daemon_args: &[&str]) -> Stats {
+    run_daemon_latency_of(server, dir, daemon_args, (IDLE_PANES, PROBES)).0
+}
+
+/// [`run_daemon_latency`] with `idle` idle panes and `count` probes; also the daemon's CPU
+/// seconds from the probes' start to their end.
+fn run_daemon_latency_of(
+    server: &TmuxServer,
+    dir: &Path,
+    daemon_args: &[&str],
+    (idle, count): (usize, usize),
+) -> (Stats, f64) {
     // Each run its own channel (and so its own probe logs).
     let channel = format!("go-daemon{}", daemon_args.join("-"));
-    let probes = create_probes(server, &channel, dir);
+    let probes = create_probes(server, &channel, dir, count);
     let daemon = server.start_daemon(daemon_args);
-    let panes = IDLE_PANES + PROBES + 1;
+    let panes = idle + count + 1;
     server.wait_for_panes(panes);
     if daemon_args.contains(&"pipe") {
         server.wait_for("every pipe", Duration::from_secs(30), || {
@@ -275,9 +305,11 @@ fn run_daemon_latency(server: &TmuxServer, dir: &Path, daemon_args: &[&str]) -> 
         })
     };
     std::thread::sleep(Duration::from_millis(300));
+    let cpu_before = cpu_seconds(daemon.pid());
     server.tmux(&["wait-for", "-S", &channel]);
     let writes = write_times(&probes);
     std::thread::sleep(Duration::from_millis(200));
+    let cpu = cpu_seconds(daemon.pid()) - cpu_before;
     stop.cancel();
     let _ = consumer.join();
     let arrivals = arrivals.lock().unwrap();
@@ -294,11 +326,11 @@ fn run_daemon_latency(server: &TmuxServer, dir: &Path, daemon_args: &[&str]) -> 
     for (pane, _) in &probes {
         server.tmux(&["kill-pane", "-t", pane]);
     }
-    stats(all)
+    (stats(all), cpu)
 }
 
 fn run_polling_latency(server: &TmuxServer, dir: &Path) -> Stats {
-    let probes = create_probes(server, "go-poll", dir);
+    let probes = create_probes(server, "go-poll", dir, PROBES);
     std::thread::sleep(Duration::from_millis(500));
     let seen: Vec<Mutex<Vec<u64>>> = (0..PROBES).map(|_| Mutex::new(Vec::new())).collect();
     server.tmux(&["wait-for", "-S", "go-poll"]);
@@ -344,7 +376,7 @@ fn run_polling_latency(server: &TmuxServer, dir: &Path) -> Stats {
 }
 
 fn run_pipe_pane_latency(server: &TmuxServer, dir: &Path) -> Stats {
-    let probes = create_probes(server, "go-pipe", dir);
+    let probes = create_probes(server, "go-pipe", dir, PROBES);
     let mut readers = Vec::new();
     for (i, (pane, _)) in probes.iter().enumerate() {
         let fifo = dir.join(format!("fifo-{i}"));
@@ -834,6 +866,15 @@ fn main() {
     }
     if wanted("scale") {
         scale();
+    }
+    if wanted("wide") {
+        wide::wide();
+    }
+    if wanted("events-wide") {
+        wide::events_wide();
+    }
+    if wanted("flood-lag") {
+        flood_lag::flood_lag();
     }
     if wanted("status-lag") {
         status_lag();

@@ -13,6 +13,8 @@ arrived meanwhile is logged as `{"input_during_work": true}`). With FAKE_TRUST=1
 environment it starts with a folder-trust dialog, `Trust this folder? (Enter)`, that Enter
 closes (logged as `{"trusted": true}`). A message starting with `ASK` opens a dialog instead, `Allow? (y/n)`, which
 only `y` or `n` closes; any other key pressed in the dialog is logged as `{"dialog_key": ...}`.
+A message `FLOOD N ...` prints N bytes of 70-byte lines while it works (a build's output), then
+answers as any message.
 """
 
 import json
@@ -103,6 +105,8 @@ def main():
                         record({"hex": message.hex()})
                         out("\r\nworking on it...")
                         time.sleep(work)
+                        if message.startswith(b"FLOOD "):
+                            flood(int(message.split()[1]))
                         # Anything typed while working is a delivery that did not wait.
                         if select.select([fd], [], [], 0)[0]:
                             record({"input_during_work": True})
@@ -116,6 +120,17 @@ def main():
                     out("\r\x1b[Kfake> " + preview(buffer))
     finally:
         termios.tcsetattr(fd, termios.TCSADRAIN, old)
+
+
+def flood(size):
+    line = b"\r\n" + b"0123456789" * 6 + b"flood!!!"
+    block = line * 1024
+    while size > 0:
+        chunk = block[:size]
+        written = 0
+        while written < len(chunk):
+            written += os.write(1, chunk[written:])
+        size -= len(chunk)
 
 
 def dialog(fd, message, record):
