@@ -97,6 +97,10 @@ impl Sshd {
             }
             bin
         };
+        // The sessions' home: the login shell reads its start-up files from there, not from the
+        // user's home, whose files the tests do not own (a stale pyenv rehash lock left in
+        // ~/.bashrc's way by some killed shell made every ssh command wait 60 s for it).
+        std::fs::create_dir(path.join("home")).expect("the sessions' home directory");
         let no_tmux = limited("bin-no-tmux", &["sh", "ps", "python3"]);
         let no_python = limited("bin-no-python", &["sh", "ps", "tmux"]);
         for _attempt in 0..5 {
@@ -123,7 +127,7 @@ impl Sshd {
                      PidFile {dir}/sshd.pid\nAuthorizedKeysFile {dir}/authorized_keys\n\
                      StrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
                      UsePAM no\nPermitRootLogin prohibit-password\nLogLevel ERROR\n\
-                     MaxSessions 100\nMaxStartups 100\n\
+                     MaxSessions 100\nMaxStartups 100\nSetEnv HOME={dir}/home\n\
                      Match LocalPort {no_tmux_port}\n  {}\
                      Match LocalPort {no_python_port}\n  {}",
                     forced(&no_tmux),
