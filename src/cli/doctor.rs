@@ -192,8 +192,8 @@ fn checks(server: &ServerArgs) -> anyhow::Result<Vec<Check>> {
                 "model",
                 Level::Note,
                 format!(
-                    "the screen model follows tmux 3.5a; with tmux {version} {}; the daemon \
-                     resyncs a pane where it sees one (BENCHMARKS.md, \"tmux versions\")",
+                    "with tmux {version}: {}; the daemon resyncs a pane where it sees a \
+                     difference (BENCHMARKS.md, \"tmux versions\")",
                     differences.join("; ")
                 ),
             ));

@@ -1,5 +1,5 @@
 //! Which tmux a screen follows. tmux changed how it joins characters, how wide some of them
-//! are and what `capture-pane` prints in each release from 3.2 to 3.5; a mirror follows the rules of the
+//! are and what `capture-pane` prints in each release from 3.2 to 3.6; a mirror follows the rules of the
 //! server it reads, or the watchdog keeps repairing screens that were right all along.
 //!
 //! The session core decides the dialect once, from the version the server reports
@@ -48,21 +48,38 @@ pub enum Dialect {
     /// ASCII, as in 3.3.
     #[serde(rename = "3.4")]
     V3_4,
-    /// tmux 3.5 (Debian 13's 3.5a) and later: 3.4's rules, the widening padding in its place,
-    /// and REP repeats any character (UTF-8 too) in the current style without line drawing.
-    /// tmux 3.6 changed more (tabs kept as tabs, invalid UTF-8 as U+FFFD, Hangul jamo, flags),
-    /// which this dialect does not follow yet (the watchdog repairs what they change).
+    /// tmux 3.5 (Debian 13's 3.5a): 3.4's rules, the widening padding in its place, and REP
+    /// repeats any character (UTF-8 too) in the current style without line drawing.
     #[serde(rename = "3.5")]
     V3_5,
+    /// tmux 3.6 (Debian's source of "3.6a" reports 3.6): 3.6a's rules, but a skin tone joins
+    /// an emoji only when it comes first (3.6a fixed the other order).
+    #[serde(rename = "3.6")]
+    V3_6,
+    /// tmux 3.6a (Homebrew's) and later: 3.5's rules, and a tab over blank
+    /// cells kept as one tab cell (`capture-pane` prints `\t`); invalid UTF-8 written as
+    /// U+FFFD; a regional indicator one wide, joining only another one (a flag); a skin tone
+    /// joining only the emoji that take one (in either order); U+3164 ignored; a Hangul
+    /// leading consonant never joining; cells of up to 32 bytes; REP keeping the line-drawing
+    /// set; ASCII over the second column of a wide character at column 0 clearing it.
+    #[serde(rename = "3.6a")]
+    V3_6a,
 }
 
 impl Dialect {
     /// The newest dialect: for a server whose version says no number (`master`, a packager's
     /// own name), which is most likely newer than every release.
-    pub const NEWEST: Dialect = Dialect::V3_5;
+    pub const NEWEST: Dialect = Dialect::V3_6a;
 
     /// Every dialect, oldest first (for tests and tools that try each).
-    pub const ALL: [Dialect; 4] = [Dialect::V3_2, Dialect::V3_3, Dialect::V3_4, Dialect::V3_5];
+    pub const ALL: [Dialect; 6] = [
+        Dialect::V3_2,
+        Dialect::V3_3,
+        Dialect::V3_4,
+        Dialect::V3_5,
+        Dialect::V3_6,
+        Dialect::V3_6a,
+    ];
 
     /// Whether tmux 3.4's joining applies (joiners kept, VS16 and modifiers widen).
     pub(crate) fn joins_like_3_4(self) -> bool {
@@ -79,6 +96,28 @@ impl Dialect {
     /// than dropped, and with it code points past U+10FFFF: 3.3 drops them.
     pub(crate) fn prints_unknown_characters(self) -> bool {
         self != Dialect::V3_3
+    }
+
+    /// Whether code points past U+10FFFF (up to U+13FFFF) are kept, one column wide: every
+    /// tmux but 3.3, which drops them.
+    pub(crate) fn keeps_past_unicode(self) -> bool {
+        self.prints_unknown_characters()
+    }
+
+    /// Whether tmux 3.6's rules apply: tabs kept, U+FFFD for invalid UTF-8, the joining of
+    /// flags, skin tones and Hangul by 3.6's tables.
+    pub(crate) fn follows_3_6(self) -> bool {
+        self >= Dialect::V3_6
+    }
+
+    /// Whether a skin tone joins the emoji before it as well as the one after it (3.6a).
+    pub(crate) fn joins_skin_tones_either_way(self) -> bool {
+        self >= Dialect::V3_6a
+    }
+
+    /// The most bytes one cell holds (`UTF8_SIZE`): 21, and 32 from 3.6.
+    pub(crate) fn cluster_bytes(self) -> usize {
+        if self.follows_3_6() { 32 } else { 21 }
     }
 
     /// Whether `capture-pane` (without `-T`) prints every allocated cell of a line rather than
@@ -124,19 +163,21 @@ impl fmt::Display for Dialect {
             Dialect::V3_3 => "3.3",
             Dialect::V3_4 => "3.4",
             Dialect::V3_5 => "3.5",
+            Dialect::V3_6 => "3.6",
+            Dialect::V3_6a => "3.6a",
         })
     }
 }
 
 /// A dialect name that is none of [`Dialect::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown tmux dialect {0:?} (known: 3.2, 3.3, 3.4, 3.5)")]
+#[error("unknown tmux dialect {0:?} (known: 3.2, 3.3, 3.4, 3.5, 3.6, 3.6a)")]
 pub struct UnknownDialect(pub String);
 
 impl std::str::FromStr for Dialect {
     type Err = UnknownDialect;
 
-    /// `3.2`, `3.3`, `3.4`, `3.5`: how a divergence record names it.
+    /// `3.2`, `3.3`, `3.4`, `3.5`, `3.6`, `3.6a`: how a divergence record names it.
     fn from_str(text: &str) -> Result<Dialect, UnknownDialect> {
         Dialect::ALL
             .into_iter()

@@ -17,6 +17,9 @@ const CLUSTER: u32 = 0x8000_0000;
 pub(crate) const PADDING: u8 = 0x1;
 /// The cell was cleared, not written (tmux's `GRID_FLAG_CLEARED`).
 pub(crate) const CLEARED: u8 = 0x2;
+/// The cell is a tab (tmux 3.6's `GRID_FLAG_TAB`): `ch` is `\t` and `width` the columns it
+/// covers, the ones after the first padding.
+pub(crate) const TAB: u8 = 0x8;
 /// The cell is stored as tmux's extended entry (wide, non-ASCII, RGB, underline colour, high
 /// attributes); tmux never skips rewriting such a cell, which decides what counts as used.
 pub(crate) const EXTENDED: u8 = 0x4;
@@ -28,7 +31,7 @@ pub(crate) struct Cell {
     pub(crate) ch: u32,
     /// Columns: 1 or 2 (0 for padding).
     pub(crate) width: u8,
-    /// [`PADDING`], [`CLEARED`], [`EXTENDED`].
+    /// [`PADDING`], [`CLEARED`], [`EXTENDED`], [`TAB`].
     pub(crate) flags: u8,
     /// Colours and attributes.
     pub(crate) style: Style,
@@ -96,6 +99,7 @@ impl Cell {
             || matches!(self.style.bg, Colour::Rgb(..))
             || self.style.underline != Colour::Default
             || self.style.link != 0
+            || self.flags & TAB != 0
     }
 }
 

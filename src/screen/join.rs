@@ -3,14 +3,17 @@
 //! also keeps the joiner in its cell and widens with VS16 and the emoji modifiers. The rest of
 //! writing a cell is in `writer.rs`.
 
-use super::grid::Cell;
+use super::grid::{Cell, TAB};
+use super::width::tmux36::{self, JamoClass};
 use super::width::{Width, is_modifier};
-use super::writer::{CLUSTER_BYTES, Glyph, Screen};
+use super::writer::{Glyph, Screen};
 
 impl Screen {
     /// Writes one character (tmux's `screen_write_cell`).
     pub(crate) fn cell(&mut self, glyph: Glyph) {
-        let joined = if self.dialect.joins_like_3_4() {
+        let joined = if self.dialect.follows_3_6() {
+            self.combine_3_6(&glyph)
+        } else if self.dialect.joins_like_3_4() {
             self.combine_3_4(&glyph)
         } else if self.dialect.joins_after_a_joiner() {
             self.joins_like_3_3(&glyph)
@@ -80,7 +83,7 @@ impl Screen {
         // A code point past U+10FFFF joins as U+FFFD: the cells and the cursor as tmux has
         // them, the cluster's bytes not (a cluster is text here).
         let joining = char::from_u32(glyph.ch).unwrap_or(char::REPLACEMENT_CHARACTER);
-        if text.len() + joining.len_utf8() > CLUSTER_BYTES {
+        if text.len() + joining.len_utf8() > self.dialect.cluster_bytes() {
             // Written as a cell of its own (one of no width too, see `write_cell`).
             return false;
         }
@@ -102,6 +105,97 @@ impl Screen {
         }
         self.set_cursor(Some(cx), None);
         true
+    }
+
+    /// tmux 3.6a's `screen_write_combine`: 3.4's, except that U+3164 is ignored, a skin tone
+    /// and the emoji that take one join in either order and two regional indicators join (each
+    /// making the cell two wide), a Hangul vowel or trailing consonant of some width joins the
+    /// jamo it follows or is dropped, and a leading consonant starts a cell even after a joiner.
+    fn combine_3_6(&mut self, glyph: &Glyph) -> bool {
+        if glyph.ch == tmux36::HANGUL_FILLER {
+            return true;
+        }
+        let vs16 = glyph.ch == 0xfe0f;
+        let zero_width = glyph.ch == 0x200d || vs16 || glyph.width == Width::Zero;
+        let mut force_wide = vs16;
+        if glyph.ch < 0x80 || self.cx == 0 {
+            return zero_width;
+        }
+        let py = self.grid.view(self.cy);
+        let mut n = 1;
+        let mut last = self.grid.cell(self.cx - 1, py);
+        if self.cx != 1 && last.is_padding() {
+            n = 2;
+            last = self.grid.cell(self.cx - 2, py);
+        }
+        if usize::from(last.width) != n || last.is_padding() {
+            return zero_width;
+        }
+        // A tab cell holds its width in spaces, as tmux stores it.
+        let mut text = String::new();
+        if last.flags & TAB != 0 {
+            text.extend(std::iter::repeat_n(' ', usize::from(last.width)));
+        } else {
+            self.clusters.push_text(last.ch, &mut text);
+        }
+        if !zero_width {
+            let last_three = text
+                .char_indices()
+                .next_back()
+                .filter(|(i, c)| text.len() - i == 3 && c.len_utf8() == 3)
+                .map(|(_, c)| u32::from(c));
+            let composable = |class| last_three.and_then(tmux36::jamo_class) == Some(class);
+            match tmux36::jamo_class(glyph.ch) {
+                Some(JamoClass::Leading) => return false,
+                Some(JamoClass::Vowel) if !composable(JamoClass::Leading) => return true,
+                Some(JamoClass::Trailing) if !composable(JamoClass::Vowel) => return true,
+                Some(_) => {}
+                None => {
+                    let first = text.chars().next().map_or(0, u32::from);
+                    if tmux36::should_combine(first, glyph.ch)
+                        || (self.dialect.joins_skin_tones_either_way()
+                            && tmux36::should_combine(glyph.ch, first))
+                    {
+                        force_wide = true;
+                    } else if !text.ends_with('\u{200d}') {
+                        return false;
+                    }
+                }
+            }
+        }
+        let Some(joining) = char::from_u32(glyph.ch) else {
+            return false;
+        };
+        if text.len() + joining.len_utf8() > self.dialect.cluster_bytes() {
+            return false;
+        }
+        text.push(joining);
+        let mut cell = last;
+        if last.flags & TAB == 0 {
+            cell.ch = self.intern_3_6(&text);
+        }
+        let mut cx = self.cx;
+        if last.width == 1 && force_wide {
+            cell.width = 2;
+            n = 2;
+            cx += 1;
+        } else {
+            force_wide = false;
+        }
+        self.grid.set_cell(cx - n, py, cell);
+        if force_wide {
+            self.grid.set_padding(cx - 1, py);
+        }
+        self.set_cursor(Some(cx), None);
+        true
+    }
+
+    /// A cluster's cell value as tmux 3.6 stores it: a cluster of exactly 32 bytes keeps its
+    /// size in five bits, so it reads back empty (tmux prints nothing for it, and nothing
+    /// joins it after).
+    pub(super) fn intern_3_6(&mut self, text: &str) -> u32 {
+        let kept = if text.len() == 32 { "" } else { text };
+        self.clusters.intern(kept).unwrap_or(u32::from(b' '))
     }
 
     /// Joins `ch` to the cell left of the cursor (tmux's `screen_write_combine`).
@@ -127,7 +221,7 @@ impl Screen {
         let Some(joining) = char::from_u32(ch) else {
             return;
         };
-        if text.len() + joining.len_utf8() > CLUSTER_BYTES {
+        if text.len() + joining.len_utf8() > self.dialect.cluster_bytes() {
             return;
         }
         text.push(joining);

@@ -20,6 +20,7 @@ mod links;
 mod reflow;
 #[cfg(test)]
 mod regressions;
+mod tab;
 mod width;
 mod writer;
 

@@ -4,6 +4,9 @@
 mod table;
 #[path = "width_tmux34.rs"]
 mod tmux34;
+#[path = "width_tmux36.rs"]
+#[allow(dead_code)]
+pub(crate) mod tmux36;
 
 use super::dialect::Dialect;
 
@@ -65,6 +68,11 @@ pub(crate) fn width_in(cp: u32, dialect: Dialect) -> Width {
             Width::Dropped => Width::One,
             width => width,
         };
+    }
+    // tmux 3.6 takes regional indicators out of the always-wide emoji: a flag is two of them
+    // joined, and one alone is one column.
+    if dialect.follows_3_6() && tmux36::is_regional_indicator(cp) {
+        return Width::One;
     }
     if tmux34::FORCE_WIDE.binary_search(&cp).is_ok() {
         return Width::Two;
@@ -141,6 +149,9 @@ mod tests {
         assert_eq!(width_in(0x65e5, new), Width::Two);
         assert_eq!(width_in(0x301, new), Width::Zero);
         assert!(is_modifier(0x1f3fb) && is_modifier(0x1f1e6) && !is_modifier(0x1f44d));
+        assert_eq!(width_in(0x1f1e6, new), Width::Two); // 🇦
+        assert_eq!(width_in(0x1f1e6, Dialect::V3_6), Width::One);
+        assert_eq!(width_in(0x1f3fb, Dialect::V3_6), Width::Two); // 🏻
     }
 
     #[test]

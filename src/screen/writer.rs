@@ -45,9 +45,6 @@ pub(crate) const MODE_CURSOR_BLINKING_SET: u32 = 0x20000;
 /// Every mouse mode.
 pub(crate) const ALL_MOUSE_MODES: u32 = MODE_MOUSE_STANDARD | MODE_MOUSE_BUTTON | MODE_MOUSE_ALL;
 
-/// Longest cluster tmux keeps in a cell, in bytes (`UTF8_SIZE`).
-pub(super) const CLUSTER_BYTES: usize = 21;
-
 /// A character to write: one code point with its width, in a style.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Glyph {
@@ -709,6 +706,11 @@ impl Screen {
                 self.grid.set_cell(xx, py, Cell::DEFAULT);
                 xx -= 1;
             }
+            // tmux 3.6 reads the cell again when the walk reached column 0 (3.5 looked at the
+            // last padding cell there, so a wide character at column 0 stayed).
+            if xx == 0 && xx != self.cx && self.dialect.follows_3_6() {
+                cell = self.grid.cell(0, py);
+            }
             if cell.width > 1 {
                 self.grid.set_cell(xx, py, Cell::DEFAULT);
             }
@@ -737,6 +739,11 @@ impl Screen {
             Width::Zero if self.dialect.joins_like_3_4() => 0,
             _ => 1,
         };
+        self.write_sized(Cell::of_char(glyph.ch, width as u8, glyph.style), width);
+    }
+
+    /// Writes `cell`, `width` columns wide, at the cursor: a character, or a tab (tmux 3.6).
+    pub(super) fn write_sized(&mut self, cell: Cell, width: usize) {
         let (sx, sy) = (self.sx(), self.sy());
         if self.mode & MODE_WRAP == 0
             && width > 1
@@ -766,7 +773,6 @@ impl Screen {
             self.grid.set_padding(xx, py);
             skip = false;
         }
-        let cell = Cell::of_char(glyph.ch, width as u8, glyph.style);
         if !(skip && self.grid.write_is_noop(self.cx, py, &cell)) {
             self.grid.set_cell(self.cx, py, cell);
         }
@@ -803,7 +809,13 @@ impl Screen {
                 if !self.grid.cell(xx, py).is_padding() {
                     break;
                 }
-                self.grid.set_cell(xx, py, Cell::DEFAULT);
+                // tmux 3.6 leaves what a tab covered as tabs of one column each.
+                let rest = if now.flags & super::grid::TAB != 0 {
+                    Cell { width: 1, ..now }
+                } else {
+                    Cell::DEFAULT
+                };
+                self.grid.set_cell(xx, py, rest);
                 done = true;
                 xx += 1;
             }

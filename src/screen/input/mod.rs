@@ -10,9 +10,10 @@
 mod osc;
 mod sgr;
 mod states;
+mod utf8;
 
 use super::cell::{Attrs, Colour, Style};
-use super::width::{Width, width_in};
+use super::width::Width;
 use super::writer::{self, Glyph, Screen};
 use sgr::{set_256, set_rgb, set_underline, sgr_colon};
 use states::{Action, State, transition};
@@ -207,21 +208,15 @@ impl Terminal {
 
     /// What [`Terminal::print`] does for each byte of `run`.
     fn print_run(&mut self, run: &[u8]) {
-        self.utf8_size = 0;
-        let line_drawing = if self.pen.set == 0 {
-            self.pen.g0_line_drawing
-        } else {
-            self.pen.g1_line_drawing
-        };
-        if line_drawing {
+        self.stop_utf8();
+        if self.line_drawing() {
             for &ch in run {
                 self.print(ch);
             }
             return;
         }
-        let mut style = self.pen.style;
-        style.attrs.remove(Attrs::CHARSET);
-        self.screen.collect_run(run, style);
+        self.pen.style.attrs.remove(Attrs::CHARSET);
+        self.screen.collect_run(run, self.pen.style);
         self.last = run.last().copied().map(Repeat::Ascii);
     }
 
@@ -290,12 +285,10 @@ impl Terminal {
     }
 
     fn print(&mut self, ch: u8) {
-        self.utf8_size = 0;
-        let line_drawing = if self.pen.set == 0 {
-            self.pen.g0_line_drawing
-        } else {
-            self.pen.g1_line_drawing
-        };
+        self.stop_utf8();
+        let line_drawing = self.line_drawing();
+        // What REP left in the pen (tmux 3.6) ends with a printable character.
+        self.pen.style.attrs.remove(Attrs::CHARSET);
         let mut style = self.pen.style;
         if line_drawing {
             style.attrs.insert(Attrs::CHARSET);
@@ -307,10 +300,11 @@ impl Terminal {
     }
 
     fn c0(&mut self, ch: u8) {
-        self.utf8_size = 0;
+        self.stop_utf8();
         let screen = &mut self.screen;
         match ch {
             0x08 => screen.backspace(),
+            0x09 if screen.dialect.follows_3_6() => screen.tab(),
             0x09 => {
                 let sx = screen.sx();
                 if screen.cx < sx - 1 {
@@ -769,7 +763,18 @@ impl Terminal {
             return;
         }
         let mut style = self.pen.style;
-        style.attrs.remove(Attrs::CHARSET);
+        if self.screen.dialect.follows_3_6() {
+            // tmux 3.6 repeats in the character set chosen now, and the pen keeps it until the
+            // next printable character (UTF-8 in between takes it too).
+            if self.line_drawing() {
+                self.pen.style.attrs.insert(Attrs::CHARSET);
+            } else {
+                self.pen.style.attrs.remove(Attrs::CHARSET);
+            }
+            style = self.pen.style;
+        } else {
+            style.attrs.remove(Attrs::CHARSET);
+        }
         for _ in 0..n {
             match last {
                 Repeat::Ascii(ch) => self.screen.collect_add(ch, style),
@@ -778,48 +783,13 @@ impl Terminal {
         }
     }
 
-    fn top_bit_set(&mut self, ch: u8) {
-        self.last = None;
-        if self.utf8_size == 0 {
-            let size = match ch {
-                0xc2..=0xdf => 2,
-                0xe0..=0xef => 3,
-                0xf0..=0xf4 => 4,
-                _ => return,
-            };
-            self.utf8.clear();
-            self.utf8.push(ch);
-            self.utf8_size = size;
-            self.utf8_invalid = false;
-            return;
+    /// Whether the character set in use is the line-drawing one.
+    fn line_drawing(&self) -> bool {
+        if self.pen.set == 0 {
+            self.pen.g0_line_drawing
+        } else {
+            self.pen.g1_line_drawing
         }
-        if ch & 0xc0 != 0x80 {
-            self.utf8_invalid = true;
-        }
-        self.utf8.push(ch);
-        if self.utf8.len() != self.utf8_size {
-            return;
-        }
-        self.utf8_size = 0;
-        if self.utf8_invalid {
-            return;
-        }
-        let dialect = self.screen.dialect;
-        let Some(cp) = decode(&self.utf8, dialect.prints_unknown_characters()) else {
-            return;
-        };
-        let width = width_in(cp, dialect);
-        if width == Width::Dropped {
-            return;
-        }
-        if dialect.repeats_any_character() {
-            self.last = Some(Repeat::Char(cp, width));
-        }
-        self.screen.cell(Glyph {
-            ch: cp,
-            width,
-            style: self.pen.style,
-        });
     }
 }
 
@@ -861,30 +831,6 @@ pub(super) fn number(digits: &[u8]) -> Option<i32> {
         }
     }
     i32::try_from(value).ok()
-}
-
-/// Decodes a complete UTF-8 sequence the way glibc's `mbtowc` accepts it (no overlong forms,
-/// no surrogates, nothing past U+10FFFF).
-/// The code point of a complete UTF-8 sequence, as glibc's `mbtowc()` reads it: surrogates and
-/// overlong forms refused, and code points past U+10FFFF (up to U+13FFFF, what a 4-byte form
-/// can hold) only when `past_unicode` (tmux 3.4 prints them; 3.3 drops them for their width).
-fn decode(bytes: &[u8], past_unicode: bool) -> Option<u32> {
-    let cont = |i: usize| u32::from(bytes[i] & 0x3f);
-    let (cp, min) = match *bytes {
-        [a, _] => ((u32::from(a & 0x1f) << 6) | cont(1), 0x80),
-        [a, _, _] => (
-            (u32::from(a & 0x0f) << 12) | (cont(1) << 6) | cont(2),
-            0x800,
-        ),
-        [a, _, _, _] => (
-            (u32::from(a & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3),
-            0x10000,
-        ),
-        _ => return None,
-    };
-    // The lead and continuation bytes were checked as they came.
-    let max = if past_unicode { 0x13ffff } else { 0x10ffff };
-    (cp >= min && cp <= max && !(0xd800..=0xdfff).contains(&cp)).then_some(cp)
 }
 
 #[cfg(test)]

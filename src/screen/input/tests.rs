@@ -1,5 +1,6 @@
 //! The parser's own tests.
 
+use super::utf8::decode;
 use super::*;
 
 #[test]

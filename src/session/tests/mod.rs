@@ -840,7 +840,9 @@ fn mirrors_follow_the_rules_of_the_servers_tmux() {
         ("3.3a", Dialect::V3_3),
         ("3.4", Dialect::V3_4),
         ("3.5a", Dialect::V3_5),
-        ("next-3.8", Dialect::V3_5),
+        ("3.6", Dialect::V3_6),
+        ("3.6a", Dialect::V3_6a),
+        ("next-3.8", Dialect::V3_6a),
         ("master", Dialect::NEWEST),
     ] {
         let mut h = Harness::new(ConnectionConfig::default());

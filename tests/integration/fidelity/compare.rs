@@ -70,10 +70,19 @@ pub struct Observed {
 pub fn observe_mirror(width: u16, height: u16, bytes: &[u8]) -> Observed {
     let mut screen = super::oracle::model(width, height);
     screen.feed(bytes);
+    // A cell whose cluster tmux 3.6 stores empty (32 bytes) prints nothing, so the capture
+    // parser cannot see it.
     let rows = screen
         .styled_rows()
         .into_iter()
-        .map(|row| trim(row.into_iter().map(seen).collect()))
+        .map(|row| {
+            trim(
+                row.into_iter()
+                    .filter(|c| !c.text.is_empty())
+                    .map(seen)
+                    .collect(),
+            )
+        })
         .collect();
     Observed {
         rows,
@@ -217,8 +226,10 @@ impl Pen {
     }
 }
 
-/// Longest cell tmux keeps, in bytes (`UTF8_SIZE`).
-const CLUSTER_BYTES: usize = 21;
+/// Longest cell tmux keeps, in bytes (`UTF8_SIZE`): 21, and 32 from 3.6.
+fn cluster_bytes(dialect: Dialect) -> usize {
+    if dialect >= Dialect::V3_6 { 32 } else { 21 }
+}
 
 /// Whether `c` starts a new cell in tmux 3.3's grid (rather than joining the cell before it).
 fn starts_cell(c: char) -> bool {
@@ -231,9 +242,17 @@ fn starts_cell(c: char) -> bool {
 #[allow(dead_code)]
 mod tmux34;
 
+/// tmux 3.6's tables (skin tones, regional indicators, Hangul jamo), as the model has them.
+#[path = "../../../src/screen/width_tmux36.rs"]
+#[allow(dead_code)]
+mod tmux36;
+
 /// The width tmux 3.4 and later give a character that starts a cell (`utf8_width`): a
 /// character of no width starts one only when it cannot join the cell before (that is full).
 fn width_3_4(c: char) -> u8 {
+    if super::oracle::dialect() >= Dialect::V3_6 && tmux36::is_regional_indicator(u32::from(c)) {
+        return 1;
+    }
     if tmux34::FORCE_WIDE.binary_search(&u32::from(c)).is_ok() {
         return 2;
     }
@@ -256,7 +275,12 @@ pub fn advance_after_ascii(c: char, dialect: Dialect) -> i32 {
         width: 1,
         style: Style::default(),
     };
-    match joins_3_4(&a, c) {
+    let joins = if dialect >= Dialect::V3_6 {
+        joins_3_6(&a, c)
+    } else {
+        joins_3_4(&a, c)
+    };
+    match joins {
         Some(widen) => i32::from(widen),
         None => i32::from(width_3_4(c)),
     }
@@ -275,6 +299,31 @@ fn joins_3_4(cell: &StyledCell, c: char) -> Option<bool> {
     }
     if tmux34::MODIFIERS.binary_search(&u32::from(c)).is_ok() {
         return (cell.text.len() >= 2).then_some(true);
+    }
+    cell.text.ends_with('\u{200d}').then_some(false)
+}
+
+/// Whether tmux 3.6a joins `c` to `cell`, and makes it two wide when it does: 3.4's rules
+/// with skin tones joining only the emoji that take one (either way round), two regional
+/// indicators joining, and a Hangul leading consonant starting a cell.
+fn joins_3_6(cell: &StyledCell, c: char) -> Option<bool> {
+    if c.is_ascii() {
+        return None;
+    }
+    let zero_width =
+        c == '\u{200d}' || c == '\u{fe0f}' || wcwidth(c) == 0 || ('\u{80}'..='\u{9f}').contains(&c);
+    if zero_width {
+        return Some(c == '\u{fe0f}');
+    }
+    if tmux36::jamo_class(u32::from(c)) == Some(tmux36::JamoClass::Leading) {
+        return None;
+    }
+    let first = cell.text.chars().next().map_or(0, u32::from);
+    let either_way = super::oracle::dialect() >= Dialect::V3_6a;
+    if tmux36::should_combine(first, u32::from(c))
+        || (either_way && tmux36::should_combine(u32::from(c), first))
+    {
+        return Some(true);
     }
     cell.text.ends_with('\u{200d}').then_some(false)
 }
@@ -325,6 +374,18 @@ pub fn parse_capture(bytes: &[u8], dialect: Dialect) -> Result<Vec<Vec<StyledCel
                 pen.sgr(&bytes[start..end])?;
                 i = end + 1;
             }
+            // A tab tmux 3.6 keeps as a cell: as wide as to the next tab stop at the default
+            // stops (a guess for the report's columns; widths are not compared).
+            b'\t' if dialect >= Dialect::V3_6 => {
+                let column: usize = row.iter().map(|c| usize::from(c.width)).sum();
+                row.push(StyledCell {
+                    text: "\t".into(),
+                    width: (8 - column % 8) as u8,
+                    style: pen.style(),
+                });
+                joined = false;
+                i += 1;
+            }
             byte if byte < 0x20 || byte == 0x7f => {
                 return Err(format!("control byte {byte:#04x} in a cell at byte {i}"));
             }
@@ -348,9 +409,18 @@ pub fn parse_capture(bytes: &[u8], dialect: Dialect) -> Result<Vec<Vec<StyledCel
                 };
                 i += len;
                 if dialect >= Dialect::V3_4 {
-                    match row.last_mut().map(|cell| (joins_3_4(cell, c), cell)) {
+                    let joins = |cell: &StyledCell| {
+                        if cell.text == "\t" {
+                            None
+                        } else if dialect >= Dialect::V3_6 {
+                            joins_3_6(cell, c)
+                        } else {
+                            joins_3_4(cell, c)
+                        }
+                    };
+                    match row.last_mut().map(|cell| (joins(cell), cell)) {
                         Some((Some(widen), cell))
-                            if cell.text.len() + c.len_utf8() <= CLUSTER_BYTES =>
+                            if cell.text.len() + c.len_utf8() <= cluster_bytes(dialect) =>
                         {
                             cell.text.push(c);
                             if widen {
@@ -370,7 +440,7 @@ pub fn parse_capture(bytes: &[u8], dialect: Dialect) -> Result<Vec<Vec<StyledCel
                     // (UTF8_SIZE), so one that would is the start of the next cell.
                     Some(cell)
                         if (joined || !starts_cell(c))
-                            && cell.text.len() + c.len_utf8() <= CLUSTER_BYTES =>
+                            && cell.text.len() + c.len_utf8() <= cluster_bytes(dialect) =>
                     {
                         cell.text.push(c)
                     }
