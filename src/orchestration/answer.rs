@@ -349,7 +349,7 @@ pub async fn answer_as(
 }
 
 /// How long the pointer may take to reach the option the arrows moved it to.
-const POINTER_TIMEOUT: Duration = Duration::from_secs(3);
+const POINTER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long after the pointer shows on the option the key that picks it waits: Claude Code
 /// 2.1.332 draws the pointer before its input handler follows it, and drops an Enter that

@@ -570,7 +570,12 @@ async fn started_or_failed(
         } else {
             // (The agent's status is no sign: the provider is assigned before the program
             // runs, and an empty screen may pass for a ready one.)
-            let running = !command.is_empty() && command != "sleep" && !shells.contains(&command);
+            // `tmux` is the server's child before it has run the default shell: a loaded
+            // machine shows it for a while, and it is not the agent yet.
+            let running = !command.is_empty()
+                && command != "sleep"
+                && command != "tmux"
+                && !shells.contains(&command);
             if running || now >= started + START_GRACE {
                 break;
             }
