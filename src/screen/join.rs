@@ -59,15 +59,9 @@ impl Screen {
             return zero_width;
         }
         let py = self.grid.view(self.cy);
-        let mut n = 1;
-        let mut last = self.grid.cell(self.cx - 1, py);
-        if self.cx != 1 && last.is_padding() {
-            n = 2;
-            last = self.grid.cell(self.cx - 2, py);
-        }
-        if usize::from(last.width) != n || last.is_padding() {
+        let Some((last, mut n)) = self.cell_to_join() else {
             return zero_width;
-        }
+        };
         let mut text = String::new();
         self.clusters.push_text(last.ch, &mut text);
         if !zero_width {
@@ -122,15 +116,9 @@ impl Screen {
             return zero_width;
         }
         let py = self.grid.view(self.cy);
-        let mut n = 1;
-        let mut last = self.grid.cell(self.cx - 1, py);
-        if self.cx != 1 && last.is_padding() {
-            n = 2;
-            last = self.grid.cell(self.cx - 2, py);
-        }
-        if usize::from(last.width) != n || last.is_padding() {
+        let Some((last, mut n)) = self.cell_to_join() else {
             return zero_width;
-        }
+        };
         // A tab cell holds its width in spaces, as tmux stores it.
         let mut text = String::new();
         if last.flags & TAB != 0 {
@@ -188,6 +176,23 @@ impl Screen {
         }
         self.set_cursor(Some(cx), None);
         true
+    }
+
+    /// The cell a character at the cursor may join (`screen_write_combine`), and how many
+    /// columns back it starts: the one just before, or the one before its padding. None when
+    /// that is not a whole character, or at column 0.
+    pub(super) fn cell_to_join(&self) -> Option<(Cell, usize)> {
+        if self.cx == 0 {
+            return None;
+        }
+        let py = self.grid.view(self.cy);
+        let mut n = 1;
+        let mut last = self.grid.cell(self.cx - 1, py);
+        if self.cx != 1 && last.is_padding() {
+            n = 2;
+            last = self.grid.cell(self.cx - 2, py);
+        }
+        (usize::from(last.width) == n && !last.is_padding()).then_some((last, n))
     }
 
     /// A cluster's cell value as tmux 3.6 stores it: a cluster of exactly 32 bytes keeps its

@@ -53,19 +53,16 @@ impl Screen {
     /// a cell that ends with a joiner joins it as those spaces (`screen_write_combine`): the
     /// cursor stays. Whether it did.
     fn tab_joins_a_joiner(&mut self, width: usize) -> bool {
-        if width < 2 || self.cx == 0 {
+        if width < 2 {
             return false;
         }
+        let Some((last, n)) = self
+            .cell_to_join()
+            .filter(|(last, _)| last.flags & TAB == 0)
+        else {
+            return false;
+        };
         let py = self.grid.view(self.cy);
-        let mut n = 1;
-        let mut last = self.grid.cell(self.cx - 1, py);
-        if self.cx != 1 && last.is_padding() {
-            n = 2;
-            last = self.grid.cell(self.cx - 2, py);
-        }
-        if usize::from(last.width) != n || last.is_padding() || last.flags & TAB != 0 {
-            return false;
-        }
         let mut text = String::new();
         self.clusters.push_text(last.ch, &mut text);
         if !text.ends_with('\u{200d}') || text.len() + width > self.dialect.cluster_bytes() {

@@ -286,16 +286,23 @@ pub fn advance_after_ascii(c: char, dialect: Dialect) -> i32 {
     }
 }
 
-/// Whether tmux 3.4 and later join `c` to `cell` (`screen_write_combine`), and make it two
-/// wide when they do.
-fn joins_3_4(cell: &StyledCell, c: char) -> Option<bool> {
+/// What 3.4 and later decide for `c` whatever the cell before: ASCII never joins, and a
+/// character of no width (a joiner, VS16, a C1 control) joins, VS16 widening. None when the
+/// cell before decides.
+fn joins_any_non_ascii(c: char) -> Option<Option<bool>> {
     if c.is_ascii() {
-        return None;
+        return Some(None);
     }
     let zero_width =
         c == '\u{200d}' || c == '\u{fe0f}' || wcwidth(c) == 0 || ('\u{80}'..='\u{9f}').contains(&c);
-    if zero_width {
-        return Some(c == '\u{fe0f}');
+    zero_width.then_some(Some(c == '\u{fe0f}'))
+}
+
+/// Whether tmux 3.4 and later join `c` to `cell` (`screen_write_combine`), and make it two
+/// wide when they do.
+fn joins_3_4(cell: &StyledCell, c: char) -> Option<bool> {
+    if let Some(joins) = joins_any_non_ascii(c) {
+        return joins;
     }
     if tmux34::MODIFIERS.binary_search(&u32::from(c)).is_ok() {
         return (cell.text.len() >= 2).then_some(true);
@@ -307,13 +314,8 @@ fn joins_3_4(cell: &StyledCell, c: char) -> Option<bool> {
 /// with skin tones joining only the emoji that take one (either way round), two regional
 /// indicators joining, and a Hangul leading consonant starting a cell.
 fn joins_3_6(cell: &StyledCell, c: char) -> Option<bool> {
-    if c.is_ascii() {
-        return None;
-    }
-    let zero_width =
-        c == '\u{200d}' || c == '\u{fe0f}' || wcwidth(c) == 0 || ('\u{80}'..='\u{9f}').contains(&c);
-    if zero_width {
-        return Some(c == '\u{fe0f}');
+    if let Some(joins) = joins_any_non_ascii(c) {
+        return joins;
     }
     if tmux36::jamo_class(u32::from(c)) == Some(tmux36::JamoClass::Leading) {
         return None;
