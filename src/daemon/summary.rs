@@ -284,6 +284,125 @@ impl Agents {
     }
 }
 
+/// How many waiting events are counted before the summary is written (so that a steady stream
+/// still writes it now and then).
+const DRAIN_AT_MOST: usize = 10_000;
+
+/// What one event did to the counts.
+enum Folded {
+    /// The bus closed: the daemon is stopping.
+    Closed,
+    /// Nothing the summary counts (or events missed: the next status change corrects them).
+    Nothing,
+    /// A count changed; `look` when what clients view must be asked (an agent completed, a
+    /// client moved).
+    Changed { look: bool },
+}
+
+/// Why no event was received: [`broadcast::error::TryRecvError`] and
+/// [`broadcast::error::RecvError`] as one.
+enum Missed {
+    Empty,
+    Lagged,
+    Closed,
+}
+
+impl From<broadcast::error::TryRecvError> for Missed {
+    fn from(error: broadcast::error::TryRecvError) -> Self {
+        match error {
+            broadcast::error::TryRecvError::Empty => Missed::Empty,
+            broadcast::error::TryRecvError::Lagged(_) => Missed::Lagged,
+            broadcast::error::TryRecvError::Closed => Missed::Closed,
+        }
+    }
+}
+
+impl From<broadcast::error::RecvError> for Missed {
+    fn from(error: broadcast::error::RecvError) -> Self {
+        match error {
+            broadcast::error::RecvError::Lagged(_) => Missed::Lagged,
+            broadcast::error::RecvError::Closed => Missed::Closed,
+        }
+    }
+}
+
+impl Agents {
+    /// Counts `first` and then every event already waiting in `events` (at most
+    /// [`DRAIN_AT_MOST`]), so that tmux is asked for the options once for all of them: a start
+    /// with 1000 panes publishes thousands of statuses at once, and a round trip each kept an
+    /// idle tmux server busy for minutes (issue 39).
+    fn fold_waiting(
+        &mut self,
+        first: Result<std::sync::Arc<crate::events::DaemonEvent>, broadcast::error::RecvError>,
+        events: &mut broadcast::Receiver<std::sync::Arc<crate::events::DaemonEvent>>,
+    ) -> Folded {
+        // `Some(look)` once a count changed.
+        let mut changed = None;
+        let mut add = |folded: Folded| match folded {
+            Folded::Closed => false,
+            Folded::Nothing => true,
+            Folded::Changed { look } => {
+                changed = Some(changed.unwrap_or(false) || look);
+                true
+            }
+        };
+        if !add(self.fold(first)) {
+            return Folded::Closed;
+        }
+        for _ in 0..DRAIN_AT_MOST {
+            if events.is_empty() {
+                break;
+            }
+            if !add(self.fold(events.try_recv())) {
+                return Folded::Closed;
+            }
+        }
+        match changed {
+            Some(look) => Folded::Changed { look },
+            None => Folded::Nothing,
+        }
+    }
+
+    /// Counts one event (or says why there was none).
+    fn fold<E: Into<Missed>>(
+        &mut self,
+        event: Result<std::sync::Arc<crate::events::DaemonEvent>, E>,
+    ) -> Folded {
+        let event = match event.map_err(Into::into) {
+            Ok(event) => event,
+            Err(Missed::Closed) => return Folded::Closed,
+            Err(Missed::Empty | Missed::Lagged) => return Folded::Nothing,
+        };
+        let look = match &event.kind {
+            // Agents only: a plain shell is not an agent.
+            EventKind::Status {
+                pane,
+                status,
+                provider,
+                ..
+            } => {
+                if provider.as_deref() == Some(crate::status::providers::SHELL) {
+                    self.statuses.remove(pane);
+                } else {
+                    self.statuses.insert(*pane, *status);
+                }
+                if *status != Status::Completed {
+                    self.seen.remove(pane);
+                }
+                *status == Status::Completed
+            }
+            EventKind::PaneRemoved { pane } => {
+                self.statuses.remove(pane);
+                self.seen.remove(pane);
+                false
+            }
+            EventKind::ViewChanged {} => true,
+            _ => return Folded::Nothing,
+        };
+        Folded::Changed { look }
+    }
+}
+
 /// Keeps `@panectl_summary` current, and the set of seen panes in `seen`, until `cancel`
 /// fires.
 pub async fn run(
@@ -307,40 +426,14 @@ pub async fn run(
             // A summary over every server: the others' statuses change without an event here.
             _ = peers_tick.tick(), if all => None,
         };
-        let look = match event {
-            None => false,
-            Some(event) => match event {
-                Ok(event) => match &event.kind {
-                    // Agents only: a plain shell is not an agent.
-                    EventKind::Status {
-                        pane,
-                        status,
-                        provider,
-                        ..
-                    } => {
-                        if provider.as_deref() == Some(crate::status::providers::SHELL) {
-                            agents.statuses.remove(pane);
-                        } else {
-                            agents.statuses.insert(*pane, *status);
-                        }
-                        if *status != Status::Completed {
-                            agents.seen.remove(pane);
-                        }
-                        *status == Status::Completed
-                    }
-                    EventKind::PaneRemoved { pane } => {
-                        agents.statuses.remove(pane);
-                        agents.seen.remove(pane);
-                        false
-                    }
-                    EventKind::ViewChanged {} => true,
-                    _ => continue,
-                },
-                // Missed events cannot be replayed; the next status change corrects the counts.
-                Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                Err(broadcast::error::RecvError::Closed) => break,
-            },
-        };
+        let mut look = false;
+        if let Some(event) = event {
+            match agents.fold_waiting(event, &mut events) {
+                Folded::Closed => break,
+                Folded::Nothing => continue,
+                Folded::Changed { look: this } => look = this,
+            }
+        }
         let Some(handle) = any_handle(&connections) else {
             continue;
         };
@@ -392,6 +485,62 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Publishes a status of `provider` for pane `pane`.
+    fn status(bus: &EventBus, pane: u32, status: Status, provider: &str) {
+        bus.publish(EventKind::Status {
+            pane: PaneId(pane),
+            status,
+            previous: Status::Unknown,
+            rule: None,
+            provider: Some(provider.into()),
+            source: crate::status::signal::StatusSource::Screen,
+            detail: None,
+        });
+    }
+
+    #[tokio::test]
+    async fn every_waiting_event_is_counted_before_tmux_is_asked_once() {
+        let bus = EventBus::new();
+        let mut events = bus.subscribe();
+        // A start: a status for each of 1000 panes, half of them plain shells.
+        for pane in 0..1000 {
+            let provider = if pane % 2 == 0 {
+                "claude_code"
+            } else {
+                "shell"
+            };
+            status(&bus, pane, Status::Idle, provider);
+        }
+        status(&bus, 2, Status::Completed, "claude_code");
+        let mut agents = Agents::default();
+        let first = events.recv().await;
+        let folded = agents.fold_waiting(first, &mut events);
+        assert!(matches!(folded, Folded::Changed { look: true }));
+        assert!(events.is_empty(), "every waiting event was taken");
+        assert_eq!(agents.statuses.len(), 500, "shells are not agents");
+        assert_eq!(agents.statuses[&PaneId(2)], Status::Completed);
+        // Events that change no count ask nothing; a closed bus ends the task.
+        bus.publish(EventKind::Seen { pane: PaneId(4) });
+        let first = events.recv().await;
+        assert!(matches!(
+            agents.fold_waiting(first, &mut events),
+            Folded::Nothing
+        ));
+        status(&bus, 4, Status::Processing, "claude_code");
+        drop(bus);
+        let first = events.recv().await;
+        assert!(matches!(
+            agents.fold_waiting(first, &mut events),
+            Folded::Changed { look: false }
+        ));
+        assert_eq!(agents.statuses[&PaneId(4)], Status::Processing);
+        let first = events.recv().await;
+        assert!(matches!(
+            agents.fold_waiting(first, &mut events),
+            Folded::Closed
+        ));
+    }
 
     #[test]
     fn summaries_count_statuses_in_a_fixed_order() {
