@@ -57,7 +57,7 @@ fn launched_agents_come_back_by_name_in_their_sessions_once() {
     setup.server.tmux(&["kill-server"]);
     setup.server.wait_for(
         "the daemon to see the server gone",
-        Duration::from_secs(5),
+        Duration::from_secs(30),
         || setup.server.health()["server_alive"] == false,
     );
     setup.server.wait_for_exit(Duration::from_secs(10));
@@ -158,7 +158,7 @@ fn messages_for_an_agent_wait_while_it_is_down_and_arrive_once_when_it_is_restor
     setup.server.tmux(&["kill-server"]);
     setup.server.wait_for(
         "the daemon to see the server gone",
-        Duration::from_secs(5),
+        Duration::from_secs(30),
         || setup.server.health()["server_alive"] == false,
     );
     setup.server.wait_for_exit(Duration::from_secs(10));
@@ -241,9 +241,11 @@ fn a_daemon_killed_during_a_restore_starts_no_agent_twice_when_run_again() {
         setup.server.panectl_ok(&args);
     }
     setup.server.tmux(&["kill-server"]);
+    // How soon the daemon notices is not what this test is about: on a loaded machine (CI) it
+    // once took more than 5 s.
     setup.server.wait_for(
         "the daemon to see the server gone",
-        Duration::from_secs(5),
+        Duration::from_secs(30),
         || setup.server.health()["server_alive"] == false,
     );
     setup.server.wait_for_exit(Duration::from_secs(10));
@@ -345,7 +347,7 @@ fn an_assignment_to_a_named_worker_follows_it_across_a_restore_and_answers_once(
     setup.server.tmux(&["kill-server"]);
     setup.server.wait_for(
         "the daemon to see the server gone",
-        Duration::from_secs(5),
+        Duration::from_secs(30),
         || setup.server.health()["server_alive"] == false,
     );
     setup.server.wait_for_exit(Duration::from_secs(10));
@@ -490,7 +492,7 @@ fn agents_split_off_another_come_back_split_off_it() {
     setup.server.tmux(&["kill-server"]);
     setup.server.wait_for(
         "the daemon to see the server gone",
-        Duration::from_secs(5),
+        Duration::from_secs(30),
         || setup.server.health()["server_alive"] == false,
     );
     setup.server.wait_for_exit(Duration::from_secs(10));
