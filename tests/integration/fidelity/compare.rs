@@ -11,12 +11,11 @@
 //! SI after it; a reset does not end it. The style carries from one line to the next within one
 //! capture.
 //!
-//! A cell is a character and the characters of no width that tmux joined to it (combining marks,
-//! variation selectors, and anything after a ZWJ), so the capture's text is cut into cells with
-//! the C library's `wcwidth` in a UTF-8 locale, the function tmux 3.3a itself measures characters
-//! with. Cells are compared as (text, style) sequences, after dropping trailing blank cells of
-//! the default style on both sides: `-N` keeps the spaces tmux wrote up to the last used
-//! cell of a line, the mirror has every column.
+//! A cell is a character and those of no width tmux joined to it (combining marks, variation
+//! selectors, and anything after a ZWJ), so the capture's text is cut into cells with the C
+//! library's `wcwidth` in a UTF-8 locale, as tmux 3.3a measures them. Cells are compared as (text,
+//! style) sequences, after dropping trailing blank cells of the default style on both sides: `-N`
+//! keeps the spaces tmux wrote up to the last used cell of a line, the mirror has every column.
 
 use std::fmt::Write as _;
 
