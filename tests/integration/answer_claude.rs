@@ -16,6 +16,15 @@ use crate::support::{Daemon, TmuxServer, daemon_test_lock};
 /// Waits until `%0` shows a dialog the daemon reads; returns it as `panectl decisions` does.
 /// Fails with the pane's screen and the decisions listed when none comes.
 pub fn wait_for_decision(server: &TmuxServer, command: &str) -> Value {
+    wait_for_decision_unless(server, command, || false).expect("a dialog")
+}
+
+/// [`wait_for_decision`], or `None` as soon as `done` holds with no such dialog listed.
+pub fn wait_for_decision_unless(
+    server: &TmuxServer,
+    command: &str,
+    done: impl Fn() -> bool,
+) -> Option<Value> {
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     loop {
         let listed: Value =
@@ -27,7 +36,10 @@ pub fn wait_for_decision(server: &TmuxServer, command: &str) -> Value {
                     .is_some_and(|q| q.contains(command))
         });
         if let Some(found) = found {
-            return found.clone();
+            return Some(found.clone());
+        }
+        if done() {
+            return None;
         }
         assert!(
             std::time::Instant::now() < deadline,

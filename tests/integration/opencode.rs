@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crate::agent_clis::binary;
 use crate::agent_session::AgentSession;
-use crate::answer_claude::answer;
+use crate::answer_claude::{answer, wait_for_decision_unless};
 use crate::fake_model::FakeModel;
 use crate::support::daemon_test_lock;
 
@@ -160,28 +160,13 @@ fn confirmation_or_run(
     allowed: &Path,
     cli: &str,
 ) -> Option<serde_json::Value> {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let listed: serde_json::Value =
-            serde_json::from_str(&server.panectl_ok(&["decisions", "--json"])).unwrap();
-        let confirm = listed.as_array().into_iter().flatten().find(|d| {
-            d["pane"] == "%0"
-                && (d["decision"]["question"].as_str()).is_some_and(|q| q.contains("Always allow"))
-        });
-        if let Some(confirm) = confirm {
-            return Some(confirm.clone());
-        }
-        if allowed.exists() && cli == "kilo" {
-            return None;
-        }
-        assert!(
-            std::time::Instant::now() < deadline && !allowed.exists(),
-            "no confirmation (the command ran: {}); decisions: {listed:#}\nthe pane shows:\n{}",
-            allowed.exists(),
-            server.tmux(&["capture-pane", "-p", "-t", "%0"])
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let confirm = wait_for_decision_unless(server, "Always allow", || allowed.exists());
+    assert!(
+        confirm.is_some() || cli == "kilo",
+        "{cli} ran the command without its confirmation; the pane shows:\n{}",
+        server.tmux(&["capture-pane", "-p", "-t", "%0"])
+    );
+    confirm
 }
 
 #[test]
